@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Sets up wick on a fresh Debian machine, builds it, and runs it.
+#
+#   bash scripts/setup.sh          install what is missing, build, run the `wick` default job
+#   bash scripts/setup.sh --test   the same, then the whole test suite and the install check
+#
+# Environment: BUILD_DIR (default build), JOBS (default 2), WICK_CMAKE_ARGS (extra
+# configure arguments, e.g. -DWICK_CUDA=OFF).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=run
+[[ "${1:-}" == "--test" ]] && mode=test
+build_dir=${BUILD_DIR:-build}
+jobs=${JOBS:-2}
+
+# 1. Debian packages (apt-get update first, only when something is missing).
+packages=(cmake ninja-build g++ pkg-config python3 python3-pip
+          libopenblas-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in
+#    /usr/local/cuda).
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${WICK_CMAKE_ARGS:-}
+cmake --build "$build_dir" -j "$jobs"
+
+if [[ $mode == run ]]; then
+  # 3. The main job: the wick command on its built-in default.
+  "$build_dir/tools/wick/wick"
+  exit 0
+fi
+
+# 3. Tests: the whole suite through ctest ...
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+# ... and the install: another project finds wick with find_package(wick).
+prefix=$(mktemp -d)
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+cmake -S examples/consumer -B "$build_dir/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+cmake --build "$build_dir/consumer" -j "$jobs"
+"$build_dir/consumer/consumer"
+rm -rf "$prefix"
+echo "setup: tests and install check passed"

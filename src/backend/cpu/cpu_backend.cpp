@@ -1,0 +1,51 @@
+// CPU memory: 64-byte aligned heap blocks (one cache line, any SIMD width).
+#include "backend/cpu/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "backend/cpu/thread_pool.h"
+
+namespace wick {
+
+std::string CpuBackend::name() const { return "CPU (" + std::to_string(cpu::num_threads()) + " threads)"; }
+
+DeviceInfo CpuBackend::info() const {
+  DeviceInfo d = Backend::info();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      d.name = line.substr(line.find(':') + 2) + " (" + std::to_string(cpu::num_threads()) + " threads)";
+      break;
+    }
+  }
+  d.total_memory = size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE));
+  d.free_memory = size_t(sysconf(_SC_AVPHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE));
+  return d;
+}
+
+std::shared_ptr<Allocation> CpuBackend::allocate(size_t nbytes) {
+  constexpr size_t kAlign = 64;
+  const size_t rounded = (nbytes + kAlign - 1) / kAlign * kAlign;
+  void* p = rounded ? std::aligned_alloc(kAlign, rounded) : nullptr;
+  WICK_CHECK(p != nullptr || rounded == 0, OutOfMemory, "allocate: cannot allocate ", nbytes, " bytes on cpu");
+  std::shared_ptr<void> owner(p, [](void* q) { std::free(q); });
+  return std::make_shared<Allocation>(Device::cpu(), p, nbytes, false, std::move(owner), "cpu heap");
+}
+
+void CpuBackend::copy_from_host(void* dst, const void* src, size_t nbytes) {
+  if (nbytes) std::memcpy(dst, src, nbytes);
+}
+void CpuBackend::copy_to_host(void* dst, const void* src, size_t nbytes) {
+  if (nbytes) std::memcpy(dst, src, nbytes);
+}
+
+CpuBackend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+}  // namespace wick

@@ -1,0 +1,2 @@
+// Placeholder until the safetensors reader lands (removed by that change).
+#include "wick/io.h"

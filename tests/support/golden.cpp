@@ -1,0 +1,47 @@
+#include "support/golden.h"
+
+#include <sstream>
+
+namespace wick::test {
+
+std::string data_path(const std::string& name) { return std::string(WICK_TEST_DATA_DIR) + "/" + name; }
+std::string shared_fixture_path(const std::string& name) { return std::string(WICK_SHARED_FIXTURES_DIR) + "/" + name; }
+
+::testing::AssertionResult all_close(const std::vector<double>& got, const std::vector<double>& expected, double rtol,
+                                     double atol) {
+  if (got.size() != expected.size())
+    return ::testing::AssertionFailure() << "size " << got.size() << " != expected " << expected.size();
+  std::ostringstream os;
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], e = expected[i];
+    bool ok;
+    if (std::isnan(e))
+      ok = std::isnan(g);
+    else if (std::isinf(e))
+      ok = g == e;
+    else
+      ok = std::fabs(g - e) <= atol + rtol * std::fabs(e);
+    if (!ok && ++bad <= 5) os << "\n  [" << i << "] got " << g << ", expected " << e;
+  }
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " values differ:" << os.str();
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult all_close(const Tensor& got, const Tensor& expected, double rtol, double atol) {
+  if (got.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << got.shape() << " != expected " << expected.shape();
+  return all_close(got.to_vector<double>(), expected.to_vector<double>(), rtol, atol);
+}
+
+double default_rtol(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return 1e-12;
+    case DType::F32: return 1e-5;
+    case DType::F16: return 2e-3;
+    case DType::BF16: return 1.6e-2;
+    default: return 0;
+  }
+}
+
+}  // namespace wick::test

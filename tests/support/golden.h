@@ -1,0 +1,42 @@
+// Golden data for tests: reference outputs produced by PyTorch/numpy generator scripts
+// (tests/data/gen_*.py) and stored as safetensors files in tests/data.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "wick/wick.h"
+
+namespace wick::test {
+
+std::string data_path(const std::string& name);
+std::string shared_fixture_path(const std::string& name);
+
+// Compares values elementwise within atol + rtol * |expected|; NaN matches NaN and
+// infinities must match exactly. Reports the first mismatches.
+::testing::AssertionResult all_close(const std::vector<double>& got, const std::vector<double>& expected, double rtol,
+                                     double atol);
+::testing::AssertionResult all_close(const Tensor& got, const Tensor& expected, double rtol, double atol);
+
+// Tolerances for results computed in dtype.
+double default_rtol(DType dtype);
+
+}  // namespace wick::test
+
+#define EXPECT_CLOSE(got, expected, rtol, atol) EXPECT_TRUE(::wick::test::all_close(got, expected, rtol, atol))
+
+// Expects statement to throw wick::Error of the given kind whose message contains text.
+#define EXPECT_WICK_ERROR(statement, error_kind, text)                            \
+  do {                                                                            \
+    try {                                                                         \
+      statement;                                                                  \
+      ADD_FAILURE() << "expected wick::Error(" #error_kind ") from: " #statement; \
+    } catch (const ::wick::Error& e_) {                                           \
+      EXPECT_EQ(e_.kind(), ::wick::ErrorKind::error_kind) << e_.what();           \
+      EXPECT_NE(std::string(e_.what()).find(text), std::string::npos)             \
+          << "message '" << e_.what() << "' lacks '" << text << "'";              \
+    }                                                                             \
+  } while (0)

@@ -1,0 +1,23 @@
+// The subcommands of the `wick` command. Each registers its options on the app and
+// returns the function that runs it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace wick::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_info(CLI::App& app);
+Runner add_inspect(CLI::App& app);
+Runner add_demo(CLI::App& app);
+
+int run_info();
+int run_demo(const std::string& device);
+
+// Runs the default job (no subcommand).
+int run_default();
+
+}  // namespace wick::cli
