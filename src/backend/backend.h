@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "wick/build_info.h"
+#include "wick/memory.h"
 #include "wick/ops.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
@@ -101,6 +102,11 @@ class Backend {
   virtual void copy_from_host(void* dst, const void* src, size_t nbytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t nbytes) = 0;
   virtual void synchronize() {}
+  virtual MemoryStats memory_stats() const { return {}; }
+  virtual void reset_peak_memory() {}
+  virtual void empty_cache() {}
+  virtual void set_memory_limit(size_t) {}
+  virtual void set_allocator(AllocatorKind) {}
 
   // ---- data movement -------------------------------------------------------------------
   // dst = src elementwise; same shape, same dtype, any strides on both sides.

@@ -42,12 +42,5 @@ void CpuBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, d
 void CpuBackend::rms_norm(const Tensor& x, const Tensor& w, double eps, const Tensor& out) {
   Backend::rms_norm(x, w, eps, out);
 }
-void CpuBackend::rope(const Tensor& x, const Tensor& c, const Tensor& s, bool il, const Tensor& out) {
-  Backend::rope(x, c, s, il, out);
-}
-void CpuBackend::attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
-                           const Tensor& mask, const Tensor& out) {
-  Backend::attention(p, q, k, v, mask, out);
-}
 
 }  // namespace wick

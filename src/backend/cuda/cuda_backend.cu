@@ -1,4 +1,4 @@
-#include <memory>
+#include <cstring>
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
@@ -6,14 +6,43 @@
 
 namespace wick {
 
-CudaBackend::CudaBackend(int ordinal) : ordinal_(ordinal) {
+namespace {
+constexpr size_t kStagingChunk = 16u << 20;  // pinned staging chunk for large transfers
+constexpr size_t kStageAbove = 1u << 20;     // smaller copies go directly
+
+const char* index_op_name(int32_t op) {
+  switch (IndexOpId(op)) {
+    case IndexOpId::IndexSelect: return "index_select";
+    case IndexOpId::Gather: return "gather";
+    case IndexOpId::Scatter: return "scatter";
+    case IndexOpId::ScatterAdd: return "scatter_add";
+    case IndexOpId::IndexAdd: return "index_add";
+    case IndexOpId::Embedding: return "embedding";
+    default: return "index op";
+  }
+}
+}  // namespace
+
+namespace {
+cudaStream_t create_stream(int ordinal) {
+  WICK_CUDA_CHECK(cudaSetDevice(ordinal));
+  cudaStream_t s = nullptr;
+  WICK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+}  // namespace
+
+CudaBackend::CudaBackend(int ordinal)
+    : ordinal_(ordinal), stream_(create_stream(ordinal)), allocator_(ordinal, stream_) {
   WICK_CUDA_CHECK(cudaGetDeviceProperties(&props_, ordinal));
-  activate();
-  WICK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  WICK_CUDA_CHECK(cudaMalloc(&error_record_, sizeof(DeviceErrorRecord)));
+  WICK_CUDA_CHECK(cudaMemset(error_record_, 0, sizeof(DeviceErrorRecord)));
+  WICK_CUDA_CHECK(cudaMallocHost(&error_host_, sizeof(DeviceErrorRecord)));
+  std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
 }
 
 CudaBackend::~CudaBackend() {
-  // Backends live until process exit; the driver reclaims the stream then.
+  // Backends live until process exit; the driver reclaims everything then.
 }
 
 void CudaBackend::activate() const { WICK_CUDA_CHECK(cudaSetDevice(ordinal_)); }
@@ -33,44 +62,128 @@ DeviceInfo CudaBackend::info() const {
 
 std::shared_ptr<Allocation> CudaBackend::allocate(size_t nbytes) {
   activate();
-  void* p = nullptr;
-  if (nbytes) {
-    const cudaError_t err = cudaMalloc(&p, nbytes);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      size_t free_bytes = 0, total_bytes = 0;
-      cudaMemGetInfo(&free_bytes, &total_bytes);
-      fail(ErrorKind::OutOfMemory, "allocate: cannot allocate ", nbytes, " bytes on ", device(), " (", free_bytes,
-           " bytes free of ", total_bytes, "): ", cudaGetErrorString(err));
-    }
-  }
-  const int ordinal = ordinal_;
-  std::shared_ptr<void> owner(p, [ordinal](void* q) {
-    if (q) {
-      cudaSetDevice(ordinal);
-      cudaFree(q);
-    }
-  });
+  void* p = nbytes ? allocator_.allocate(nbytes) : nullptr;
+  cuda::CachingAllocator* alloc = &allocator_;
+  std::shared_ptr<void> owner(p, [alloc](void* q) { alloc->free(q); });
   return std::make_shared<Allocation>(device(), p, nbytes, false, std::move(owner), "cuda memory");
+}
+
+std::shared_ptr<void> CudaBackend::scratch(size_t nbytes) {
+  void* p = nbytes ? allocator_.allocate(nbytes) : nullptr;
+  cuda::CachingAllocator* alloc = &allocator_;
+  return std::shared_ptr<void>(p, [alloc](void* q) { alloc->free(q); });
 }
 
 void CudaBackend::copy_from_host(void* dst, const void* src, size_t nbytes) {
   if (!nbytes) return;
   activate();
-  WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream_));
-  WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));  // src is caller-owned pageable memory
+  if (nbytes <= kStageAbove) {
+    WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream_));
+    WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));  // src is caller-owned pageable memory
+    return;
+  }
+  // Large: double-buffered pinned staging, so the host copy into one buffer overlaps
+  // the DMA out of the other.
+  std::lock_guard lock(staging_mu_);
+  for (int i = 0; i < 2; ++i) {
+    if (!staging_[i]) {
+      WICK_CUDA_CHECK(cudaMallocHost(&staging_[i], kStagingChunk));
+      WICK_CUDA_CHECK(cudaEventCreateWithFlags(&staging_done_[i], cudaEventDisableTiming));
+    }
+  }
+  for (size_t off = 0, chunk = 0; off < nbytes; off += kStagingChunk, ++chunk) {
+    const int i = int(chunk % 2);
+    const size_t n = std::min(kStagingChunk, nbytes - off);
+    WICK_CUDA_CHECK(cudaEventSynchronize(staging_done_[i]));  // buffer i free again
+    std::memcpy(staging_[i], static_cast<const char*>(src) + off, n);
+    WICK_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + off, staging_[i], n, cudaMemcpyHostToDevice, stream_));
+    WICK_CUDA_CHECK(cudaEventRecord(staging_done_[i], stream_));
+  }
+  WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t nbytes) {
-  if (!nbytes) return;
   activate();
-  WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream_));
-  WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (nbytes <= kStageAbove) {
+    if (nbytes) WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream_));
+    WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    check_device_errors();
+    return;
+  }
+  std::lock_guard lock(staging_mu_);
+  for (int i = 0; i < 2; ++i) {
+    if (!staging_[i]) {
+      WICK_CUDA_CHECK(cudaMallocHost(&staging_[i], kStagingChunk));
+      WICK_CUDA_CHECK(cudaEventCreateWithFlags(&staging_done_[i], cudaEventDisableTiming));
+    }
+  }
+  // DMA chunk k+1 while the host copies chunk k out of the other buffer.
+  const size_t chunks = (nbytes + kStagingChunk - 1) / kStagingChunk;
+  auto enqueue = [&](size_t c) {
+    const size_t off = c * kStagingChunk, n = std::min(kStagingChunk, nbytes - off);
+    WICK_CUDA_CHECK(
+        cudaMemcpyAsync(staging_[c % 2], static_cast<const char*>(src) + off, n, cudaMemcpyDeviceToHost, stream_));
+    WICK_CUDA_CHECK(cudaEventRecord(staging_done_[c % 2], stream_));
+  };
+  enqueue(0);
+  for (size_t c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) enqueue(c + 1);
+    WICK_CUDA_CHECK(cudaEventSynchronize(staging_done_[c % 2]));
+    const size_t off = c * kStagingChunk, n = std::min(kStagingChunk, nbytes - off);
+    std::memcpy(static_cast<char*>(dst) + off, staging_[c % 2], n);
+  }
+  check_device_errors();
 }
 
 void CudaBackend::synchronize() {
   activate();
   WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  check_device_errors();
+}
+
+void CudaBackend::check_device_errors() {
+  WICK_CUDA_CHECK(
+      cudaMemcpyAsync(error_host_, error_record_, sizeof(DeviceErrorRecord), cudaMemcpyDeviceToHost, stream_));
+  WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (error_host_->flag == 0) return;
+  const DeviceErrorRecord rec = *error_host_;
+  WICK_CUDA_CHECK(cudaMemsetAsync(error_record_, 0, sizeof(DeviceErrorRecord), stream_));
+  std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
+  fail(ErrorKind::IndexOutOfRange, index_op_name(rec.op), ": index ", rec.value,
+       " out of range for a dimension of size ", rec.bound, " (detected on ", device(), " at synchronization)");
+}
+
+cublasHandle_t CudaBackend::cublas() {
+  std::lock_guard lock(handle_mu_);
+  if (!cublas_) {
+    activate();
+    if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) fail(ErrorKind::Device, "cublas: cublasCreate failed");
+    cublasSetStream(cublas_, stream_);
+    if (!workspace_) WICK_CUDA_CHECK(cudaMalloc(&workspace_, kCublasWorkspace));
+    cublasSetWorkspace(cublas_, workspace_, kCublasWorkspace);
+  }
+  return cublas_;
+}
+
+cublasLtHandle_t CudaBackend::cublaslt() {
+  std::lock_guard lock(handle_mu_);
+  if (!cublaslt_) {
+    activate();
+    if (cublasLtCreate(&cublaslt_) != CUBLAS_STATUS_SUCCESS) fail(ErrorKind::Device, "cublasLt: create failed");
+    if (!workspace_) WICK_CUDA_CHECK(cudaMalloc(&workspace_, kCublasWorkspace));
+  }
+  return cublaslt_;
+}
+
+curandGenerator_t CudaBackend::curand() {
+  std::lock_guard lock(handle_mu_);
+  if (!curand_) {
+    activate();
+    if (curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_PHILOX4_32_10) != CURAND_STATUS_SUCCESS)
+      fail(ErrorKind::Device, "curand: curandCreateGenerator failed");
+    curandSetStream(curand_, stream_);
+  }
+  return curand_;
 }
 
 int cuda_backend_device_count() {
@@ -85,7 +198,7 @@ int cuda_backend_device_count() {
   return count;
 }
 
-Backend& cuda_backend(int ordinal) {
+CudaBackend& cuda_backend_impl(int ordinal) {
   static std::mutex mu;
   static std::vector<std::unique_ptr<CudaBackend>> backends;
   std::lock_guard lock(mu);
@@ -95,5 +208,7 @@ Backend& cuda_backend(int ordinal) {
   if (!b) b = std::make_unique<CudaBackend>(ordinal);
   return *b;
 }
+
+Backend& cuda_backend(int ordinal) { return cuda_backend_impl(ordinal); }
 
 }  // namespace wick

@@ -1,14 +1,29 @@
 // The CUDA backend: one instance per device ordinal, with its own stream on which all
-// work is ordered. Kernels live in kernels/*.cu, one generic kernel per op family.
+// work is ordered. Launches are asynchronous; reading values back waits. Kernels live in
+// kernels_*.cu, one generic kernel per op family.
 #pragma once
 
+#include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand.h>
 
+#include <memory>
 #include <mutex>
 
 #include "backend/backend.h"
+#include "backend/cuda/caching_allocator.h"
 
 namespace wick {
+
+// Where kernels report the first bad index they meet; checked at synchronization.
+struct DeviceErrorRecord {
+  int32_t flag;   // 0: none
+  int32_t op;     // IndexOpId
+  int64_t value;  // the bad index
+  int64_t bound;  // the size it had to be below
+};
+enum class IndexOpId : int32_t { None, IndexSelect, Gather, Scatter, ScatterAdd, IndexAdd, Embedding };
 
 class CudaBackend final : public Backend {
  public:
@@ -23,16 +38,76 @@ class CudaBackend final : public Backend {
   void copy_from_host(void* dst, const void* src, size_t nbytes) override;
   void copy_to_host(void* dst, const void* src, size_t nbytes) override;
   void synchronize() override;
+  MemoryStats memory_stats() const override { return allocator_.stats(); }
+  void reset_peak_memory() override { allocator_.reset_peak(); }
+  void empty_cache() override { allocator_.empty_cache(); }
+  void set_memory_limit(size_t bytes) override { allocator_.set_limit(bytes); }
+  void set_allocator(AllocatorKind kind) override { allocator_.set_kind(kind); }
+
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void cast(const Tensor& src, const Tensor& dst) override;
+  void fill(const Tensor& dst, Scalar value) override;
+  void rand_uniform(const Tensor& dst, double low, double high, uint64_t seed, uint64_t offset) override;
+  void rand_normal(const Tensor& dst, double mean, double stddev, uint64_t seed, uint64_t offset) override;
+
+  void unary(UnaryOp op, const UnaryParams& p, const Tensor& x, const Tensor& out) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& t, const Tensor& f, const Tensor& out) override;
+
+  void reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out) override;
+
+  void index_select(const Tensor& src, size_t dim, const Tensor& indices, const Tensor& out) override;
+  void gather(const Tensor& src, size_t dim, const Tensor& index, const Tensor& out) override;
+  void scatter(const Tensor& dst, size_t dim, const Tensor& index, const Tensor& src, ScatterMode mode) override;
+  void index_add(const Tensor& dst, size_t dim, const Tensor& indices, const Tensor& src) override;
+
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out) override;
+
+  void conv(const ConvParams& p, const Tensor& x, const Tensor& weight, const Tensor& out) override;
+  void pool2d(const PoolParams& p, const Tensor& x, const Tensor& out) override;
+  void upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out) override;
+
+  void softmax(const Tensor& x, const Tensor& out, bool log) override;
+  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, double eps, const Tensor& out) override;
+  void rope(const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out) override;
+  void attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                 const Tensor& out) override;
 
   int ordinal() const { return ordinal_; }
   cudaStream_t stream() const { return stream_; }
+  int sm_count() const { return props_.multiProcessorCount; }
   // Makes this backend's device current on the calling thread.
   void activate() const;
+  cublasHandle_t cublas();
+  cublasLtHandle_t cublaslt();
+  void* cublas_workspace() const { return workspace_; }
+  static constexpr size_t kCublasWorkspace = 32u << 20;  // 32 MiB, as PyTorch on Hopper
+  curandGenerator_t curand();
+  DeviceErrorRecord* error_record() const { return error_record_; }
+  // A temporary device buffer (from the caching allocator) freed when the handle dies.
+  std::shared_ptr<void> scratch(size_t nbytes);
+  // Throws the first error a kernel recorded since the last check (after a sync).
+  void check_device_errors();
 
  private:
   int ordinal_;
   cudaStream_t stream_ = nullptr;
   cudaDeviceProp props_{};
+  cuda::CachingAllocator allocator_;
+  std::mutex handle_mu_;
+  cublasHandle_t cublas_ = nullptr;
+  cublasLtHandle_t cublaslt_ = nullptr;
+  curandGenerator_t curand_ = nullptr;
+  void* workspace_ = nullptr;
+  DeviceErrorRecord* error_record_ = nullptr;  // device memory
+  DeviceErrorRecord* error_host_ = nullptr;    // pinned host mirror
+  void* staging_[2] = {nullptr, nullptr};      // pinned buffers for large transfers
+  cudaEvent_t staging_done_[2] = {nullptr, nullptr};
+  std::mutex staging_mu_;
 };
+
+CudaBackend& cuda_backend_impl(int ordinal);
 
 }  // namespace wick

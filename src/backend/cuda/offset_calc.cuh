@@ -1,0 +1,78 @@
+// Strided addressing for kernels: N operands of one shape, dims collapsed on the host
+// (backend/layout collapse_dims), sizes and strides passed BY VALUE in the kernel's
+// parameters (no host-to-device copy per launch). Index type I is uint32_t when every
+// offset fits (fast division), int64_t otherwise.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "wick/error.h"
+#include "wick/layout.h"
+
+namespace wick::cuda {
+
+inline constexpr int kMaxDims = 12;
+
+template <int N, class I>
+struct OffsetCalc {
+  int rank;
+  I sizes[kMaxDims];
+  I strides[N][kMaxDims];
+  I base[N];
+
+  // Element offsets (from each operand's storage start) of linear index i.
+  __device__ __forceinline__ void get(I i, I (&out)[N]) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) out[k] = base[k];
+    for (int d = rank - 1; d >= 0; --d) {
+      const I idx = i % sizes[d];
+      i /= sizes[d];
+#pragma unroll
+      for (int k = 0; k < N; ++k) out[k] += idx * strides[k][d];
+    }
+  }
+};
+
+// Collapsed geometry of N same-shaped layouts, built on the host.
+template <int N>
+struct Geometry {
+  CollapsedDims dims;
+  std::array<int64_t, N> base{};
+  int64_t numel = 0;
+  bool contiguous = false;  // one run of stride 1 in every operand
+  bool fits_32bit = false;  // all indices and offsets below 2^31
+
+  explicit Geometry(const std::array<const Layout*, N>& layouts, const char* op) {
+    std::vector<const std::vector<int64_t>*> lists;
+    for (const Layout* l : layouts) lists.push_back(&l->strides());
+    dims = collapse_dims(layouts[0]->shape(), lists);
+    numel = layouts[0]->numel();
+    WICK_CHECK(int(dims.shape.size()) <= kMaxDims, Unsupported, op, ": ", dims.shape.size(),
+               " non-collapsible dims (at most ", kMaxDims, " on cuda)");
+    contiguous = true;
+    int64_t max_offset = numel;
+    for (int k = 0; k < N; ++k) {
+      base[k] = layouts[k]->offset();
+      int64_t extent = base[k];
+      for (size_t d = 0; d < dims.shape.size(); ++d) extent += (dims.shape[d] - 1) * dims.strides[k][d];
+      max_offset = std::max(max_offset, extent + 1);
+      if (!(dims.shape.size() <= 1 && (dims.shape.empty() || dims.strides[k][0] == 1))) contiguous = false;
+    }
+    fits_32bit = max_offset < (int64_t(1) << 31);
+  }
+
+  template <class I>
+  OffsetCalc<N, I> calc() const {
+    OffsetCalc<N, I> c{};
+    c.rank = int(dims.shape.size());
+    for (int d = 0; d < c.rank; ++d) {
+      c.sizes[d] = I(dims.shape[d]);
+      for (int k = 0; k < N; ++k) c.strides[k][d] = I(dims.strides[k][d]);
+    }
+    for (int k = 0; k < N; ++k) c.base[k] = I(base[k]);
+    return c;
+  }
+};
+
+}  // namespace wick::cuda

@@ -1,0 +1,48 @@
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "wick/error.h"
+#include "wick/models/bert.h"
+
+namespace wick::models {
+
+BertConfig BertConfig::from_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  WICK_CHECK(in.good(), Io, "bert: cannot open config '", path.string(), "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorKind::Format, "bert: invalid JSON in '", path.string(), "': ", e.what());
+  }
+  WICK_CHECK(j.is_object(), Format, "bert: '", path.string(), "' is not a JSON object");
+  BertConfig c;
+  auto get_int = [&](const char* key, int64_t& field) {
+    if (!j.contains(key)) return;
+    WICK_CHECK(j[key].is_number_integer() && j[key].get<int64_t>() > 0, Format, "bert: config key '", key,
+               "' must be a positive integer");
+    field = j[key].get<int64_t>();
+  };
+  get_int("vocab_size", c.vocab_size);
+  get_int("hidden_size", c.hidden_size);
+  get_int("num_hidden_layers", c.num_layers);
+  get_int("num_attention_heads", c.num_heads);
+  get_int("intermediate_size", c.intermediate_size);
+  get_int("max_position_embeddings", c.max_position_embeddings);
+  get_int("type_vocab_size", c.type_vocab_size);
+  if (j.contains("layer_norm_eps")) {
+    WICK_CHECK(j["layer_norm_eps"].is_number(), Format, "bert: config key 'layer_norm_eps' must be a number");
+    c.layer_norm_eps = j["layer_norm_eps"].get<double>();
+  }
+  if (j.contains("hidden_act")) {
+    WICK_CHECK(j["hidden_act"].is_string(), Format, "bert: config key 'hidden_act' must be a string");
+    c.hidden_act = j["hidden_act"].get<std::string>();
+  }
+  WICK_CHECK(c.hidden_size % c.num_heads == 0, Format, "bert: hidden_size ", c.hidden_size,
+             " is not a multiple of num_attention_heads ", c.num_heads);
+  WICK_CHECK(c.hidden_act == "gelu" || c.hidden_act == "gelu_new" || c.hidden_act == "gelu_pytorch_tanh", Unsupported,
+             "bert: hidden_act '", c.hidden_act, "' is not supported (gelu, gelu_new, gelu_pytorch_tanh)");
+  return c;
+}
+
+}  // namespace wick::models
