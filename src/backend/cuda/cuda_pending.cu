@@ -29,7 +29,6 @@ void CudaBackend::scatter(const Tensor& dst, size_t d, const Tensor& i, const Te
 void CudaBackend::index_add(const Tensor& dst, size_t d, const Tensor& i, const Tensor& s) {
   Backend::index_add(dst, d, i, s);
 }
-void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { Backend::matmul(a, b, out); }
 void CudaBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& out) {
   Backend::conv(p, x, w, out);
 }
@@ -43,20 +42,6 @@ void CudaBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, 
 }
 void CudaBackend::rms_norm(const Tensor& x, const Tensor& w, double eps, const Tensor& out) {
   Backend::rms_norm(x, w, eps, out);
-}
-
-void CudaBackend::rope(const Tensor& x, const Tensor& c, const Tensor& s, bool il, const Tensor& out) {
-  Backend::rope(x, c, s, il, out);
-}
-void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Tensor& mask, const Tensor& out) {
-  Backend::attention(p, q, k, v, mask, out);
-}
-void CudaBackend::rand_uniform(const Tensor& d, double lo, double hi, uint64_t seed, uint64_t off) {
-  Backend::rand_uniform(d, lo, hi, seed, off);
-}
-void CudaBackend::rand_normal(const Tensor& d, double m, double s, uint64_t seed, uint64_t off) {
-  Backend::rand_normal(d, m, s, seed, off);
 }
 
 }  // namespace wick
