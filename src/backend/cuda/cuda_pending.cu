@@ -4,18 +4,6 @@
 
 namespace wick {
 
-void CudaBackend::unary(UnaryOp op, const UnaryParams& p, const Tensor& x, const Tensor& out) {
-  Backend::unary(op, p, x, out);
-}
-void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  Backend::binary(op, a, b, out);
-}
-void CudaBackend::compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  Backend::compare(op, a, b, out);
-}
-void CudaBackend::where(const Tensor& c, const Tensor& t, const Tensor& f, const Tensor& out) {
-  Backend::where(c, t, f, out);
-}
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out) {
   Backend::reduce(op, x, dims, out);
 }
