@@ -17,8 +17,8 @@ Tensor pool_impl(const char* op, PoolKind kind, const Tensor& x_in, const Pool2d
   p.count_include_pad = opt.count_include_pad;
   const std::array<int64_t, 2> in{x_in.dim(2), x_in.dim(3)};
   std::array<int64_t, 2> out{};
+  for (int d = 0; d < 2; ++d) p.stride[d] = opt.stride[d] == 0 ? opt.kernel[d] : opt.stride[d];
   for (int d = 0; d < 2; ++d) {
-    p.stride[d] = opt.stride[d] == 0 ? opt.kernel[d] : opt.stride[d];
     WICK_CHECK(p.kernel[d] > 0, InvalidArgument, op, ": kernel size must be positive, got ", p.kernel[0], "x",
                p.kernel[1]);
     WICK_CHECK(p.stride[d] > 0, InvalidArgument, op, ": stride must be positive (or 0 for the kernel size), got ",
