@@ -46,21 +46,26 @@ struct Geometry {
   int64_t taps() const { return kh * kw; }
 };
 
-// col[(c, i, j)][oh * wo + ow] = img[c][oh*s - p + i*d][ow*s - p + j*d] or 0 (padding).
+// Output rows [oh0, oh1) of the column matrix, with rows of cn = (oh1 - oh0) * wo:
+// col[(c, i, j)][(oh - oh0) * wo + ow] = img[c][oh*s - p + i*d][ow*s - p + j*d] or 0
+// where that falls in the padding.
 template <class C>
-void im2col(const Geometry& g, int64_t channels, const C* img, C* col) {
-  const int64_t rows = channels * g.taps();
-  cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kElementwiseGrain / (g.ho * g.wo)), [&](int64_t r0, int64_t r1) {
+void im2col(const Geometry& g, int64_t channels, const C* img, int64_t oh0, int64_t oh1, C* col) {
+  const int64_t rows = channels * g.taps(), cn = (oh1 - oh0) * g.wo;
+  cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kElementwiseGrain / cn), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t c = r / g.taps(), i = r / g.kw % g.kh, j = r % g.kw;
       const C* src = img + c * g.h * g.w;
-      C* dst = col + r * g.ho * g.wo;
+      C* dst = col + r * cn;
       const int64_t off_h = i * g.dilation[0] - g.padding[0], off_w = j * g.dilation[1] - g.padding[1];
       const Range rh = valid_range(g.ho, g.h, g.stride[0], off_h);
       const Range rw = valid_range(g.wo, g.w, g.stride[1], off_w);
-      std::fill(dst, dst + rh.lo * g.wo, C(0));
-      for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-        C* d = dst + oh * g.wo;
+      for (int64_t oh = oh0; oh < oh1; ++oh) {
+        C* d = dst + (oh - oh0) * g.wo;
+        if (oh < rh.lo || oh >= rh.hi) {
+          std::fill(d, d + g.wo, C(0));
+          continue;
+        }
         const C* s = src + (oh * g.stride[0] + off_h) * g.w + off_w;
         std::fill(d, d + rw.lo, C(0));
         if (g.stride[1] == 1) {
@@ -70,7 +75,6 @@ void im2col(const Geometry& g, int64_t channels, const C* img, C* col) {
         }
         std::fill(d + rw.hi, d + g.wo, C(0));
       }
-      std::fill(dst + rh.hi * g.wo, dst + g.ho * g.wo, C(0));
     }
   });
 }
@@ -115,6 +119,9 @@ const C* as_compute(const T* src, int64_t n, std::unique_ptr<C[]>& keep) {
   }
 }
 
+// Bytes of one band of the column matrix (see conv_kernel); about half an L2 cache.
+constexpr int64_t kColumnBandBytes = int64_t(1) << 19;
+
 template <class T>
 void conv_kernel(const ConvParams& p, const Tensor& x, const Tensor& weight, const Tensor& out) {
   using C = compute_t<T>;
@@ -139,8 +146,15 @@ void conv_kernel(const ConvParams& p, const Tensor& x, const Tensor& weight, con
   // A 1x1 stride-1 unpadded conv needs no im2col: the image is already the column matrix.
   const bool direct = !p.transposed && g.taps() == 1 && p.stride == (std::array<int64_t, 2>{1, 1}) &&
                       p.padding == (std::array<int64_t, 2>{0, 0});
-  // The column matrix: (cig * taps, col_n) for conv, (cog * taps, col_n) transposed.
-  if (!direct) col_keep = std::make_unique_for_overwrite<C[]>(size_t((p.transposed ? cog : cig) * g.taps() * col_n));
+  // Forward convs build the column matrix a band of output rows at a time, sized to stay
+  // in L2 between im2col and the GEMM that reads it (whole-image columns are several MB
+  // and cost a round trip to memory). Transposed convs use the whole (cog * taps, col_n).
+  const int64_t k_rows = cig * g.taps();
+  const int64_t band =
+      std::clamp<int64_t>(kColumnBandBytes / int64_t(sizeof(C)) / std::max<int64_t>(1, k_rows * g.wo), 1, g.ho);
+  if (!direct)
+    col_keep =
+        std::make_unique_for_overwrite<C[]>(size_t(p.transposed ? cog * g.taps() * col_n : k_rows * band * g.wo));
   if constexpr (!std::is_same_v<C, T>) x_keep = std::make_unique_for_overwrite<C[]>(size_t(c_in * in_plane));
 
   for (int64_t b = 0; b < n; ++b) {
@@ -170,13 +184,16 @@ void conv_kernel(const ConvParams& p, const Tensor& x, const Tensor& weight, con
       C* og = ob + gi * cog * out_plane;
       if (!p.transposed) {
         // out_g (cog, col_n) += W_g (cog, cig * taps) @ col (cig * taps, col_n)
-        const C* wg = w + gi * cog * cig * g.taps();
-        const C* col = xg;
-        if (!direct) {
-          im2col(g, cig, xg, col_keep.get());
-          col = col_keep.get();
+        const C* wg = w + gi * cog * k_rows;
+        if (direct) {
+          gemm<C>(false, false, cog, col_n, k_rows, wg, k_rows, xg, col_n, C(1), og, col_n);
+          continue;
         }
-        gemm<C>(false, false, cog, col_n, cig * g.taps(), wg, cig * g.taps(), col, col_n, C(1), og, col_n);
+        for (int64_t oh0 = 0; oh0 < g.ho; oh0 += band) {
+          const int64_t oh1 = std::min(oh0 + band, g.ho), cn = (oh1 - oh0) * g.wo;
+          im2col(g, cig, xg, oh0, oh1, col_keep.get());
+          gemm<C>(false, false, cog, cn, k_rows, wg, k_rows, col_keep.get(), cn, C(1), og + oh0 * g.wo, col_n);
+        }
       } else {
         // col (cog * taps, in_plane) = W_g^T, W_g (cig, cog * taps); then scatter-add.
         const C* wg = w + gi * cig * cog * g.taps();
