@@ -91,7 +91,7 @@ class Conv : public test::DeviceTest {
       }
       ++n;
     }
-    EXPECT_EQ(n, 17);
+    EXPECT_EQ(n, 18);
   }
 };
 

@@ -54,6 +54,8 @@ conv_case("c2_depthwise", "conv2d", (1, 5, 8, 8), (5, 1, 3, 3), False, stride=(2
 conv_case("c2_1x1", "conv2d", (3, 8, 4, 6), (5, 8, 1, 1), True)
 conv_case("c2_1x1_stride2", "conv2d", (1, 3, 5, 7), (2, 3, 1, 1), False, stride=(2, 2))
 conv_case("c2_asym", "conv2d", (1, 3, 6, 11), (2, 3, 2, 4), True, stride=(2, 1), padding=(0, 2), dilation=(1, 2))
+# Large enough that cpu_conv.cpp builds the column matrix in several bands of rows.
+conv_case("c2_banded", "conv2d", (1, 16, 22, 100), (4, 16, 3, 3), True, stride=(1, 1), padding=(1, 1))
 conv_case("c2_big_pad", "conv2d", (1, 2, 3, 3), (2, 2, 3, 3), True, stride=(3, 2), padding=(2, 2))
 # ---- conv_transpose2d: weight (C_in, C_out/groups, kh, kw)
 conv_case("ct2_basic", "conv_transpose2d", (1, 3, 4, 4), (3, 2, 3, 3), True, stride=(2, 2), padding=(1, 1),
