@@ -1,12 +1,12 @@
 // Convolution on the CPU: im2col + GEMM (OpenBLAS) for conv, GEMM + col2im for the
 // transposed conv. The front end passes contiguous NCHW tensors (1-D as H = 1) and has
 // checked every size. f16/bf16 are converted to f32 buffers, computed, and rounded back
-// once. Images run one after another; im2col/col2im split channels over the thread pool
-// and the GEMM is threaded by OpenBLAS itself (nesting both would oversubscribe cores).
+// once. Images run one after another (forward convs in L2-sized bands of output rows);
+// im2col/col2im split rows/channels over the thread pool and the GEMM is threaded by
+// OpenBLAS itself (nesting both would oversubscribe cores).
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "backend/convert.h"
