@@ -18,11 +18,6 @@ void CpuBackend::index_add(const Tensor& dst, size_t d, const Tensor& i, const T
   Backend::index_add(dst, d, i, s);
 }
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { Backend::matmul(a, b, out); }
-void CpuBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& out) {
-  Backend::conv(p, x, w, out);
-}
-void CpuBackend::pool2d(const PoolParams& p, const Tensor& x, const Tensor& out) { Backend::pool2d(p, x, out); }
-void CpuBackend::upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out) { Backend::upsample(p, x, out); }
 void CpuBackend::softmax(const Tensor& x, const Tensor& out, bool log) { Backend::softmax(x, out, log); }
 void CpuBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& out) {
   Backend::layer_norm(x, w, b, eps, out);

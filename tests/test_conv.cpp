@@ -1,0 +1,188 @@
+// conv1d/conv2d/conv_transpose1d/conv_transpose2d against PyTorch goldens
+// (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, and the
+// argument errors.
+#include <gtest/gtest.h>
+
+#include "support/conv_goldens.h"
+#include "support/devices.h"
+#include "support/golden.h"
+#include "wick/wick.h"
+
+namespace wick {
+namespace {
+
+using test::ConvGoldens;
+
+std::array<int64_t, 2> pair_of(const nlohmann::json& p, const char* key, int64_t dflt) {
+  if (!p.contains(key)) return {dflt, dflt};
+  const auto& v = p[key];
+  if (v.is_number()) return {v.get<int64_t>(), v.get<int64_t>()};
+  return {v[0].get<int64_t>(), v[1].get<int64_t>()};
+}
+
+// Runs the case's op on wick tensors.
+Tensor run_conv(const nlohmann::json& p, const Tensor& x, const Tensor& w, const Tensor& b) {
+  const std::string op = p["op"];
+  if (op == "conv1d" || op == "conv_transpose1d") {
+    Conv1dOptions o;
+    o.stride = pair_of(p, "stride", 1)[1];
+    o.padding = pair_of(p, "padding", 0)[1];
+    o.dilation = pair_of(p, "dilation", 1)[1];
+    o.output_padding = pair_of(p, "output_padding", 0)[1];
+    o.groups = p.value("groups", 1);
+    return op == "conv1d" ? conv1d(x, w, b, o) : conv_transpose1d(x, w, b, o);
+  }
+  Conv2dOptions o;
+  o.stride = pair_of(p, "stride", 1);
+  o.padding = pair_of(p, "padding", 0);
+  o.dilation = pair_of(p, "dilation", 1);
+  o.output_padding = pair_of(p, "output_padding", 0);
+  o.groups = p.value("groups", 1);
+  return op == "conv2d" ? conv2d(x, w, b, o) : conv_transpose2d(x, w, b, o);
+}
+
+bool is_conv_case(const nlohmann::json& p) { return p["op"].get<std::string>().rfind("conv", 0) == 0; }
+
+// A non-contiguous view with x's values: NHWC storage seen through a permutation.
+Tensor channels_last_view(const Tensor& x) {
+  std::vector<int64_t> to_last{0}, back{0};
+  const int64_t r = int64_t(x.rank());
+  for (int64_t d = 2; d < r; ++d) to_last.push_back(d);
+  to_last.push_back(1);
+  back.push_back(r - 1);
+  for (int64_t d = 1; d < r - 1; ++d) back.push_back(d);
+  return x.permute(to_last).contiguous().permute(back);
+}
+
+// A view with x's values at an offset inside a larger buffer (narrowed on every dim).
+Tensor offset_view(const Tensor& x) {
+  std::vector<int64_t> big = x.shape().dims();
+  for (auto& d : big) d += 2;
+  Tensor t = zeros(Shape(big), x.dtype(), x.device());
+  Tensor v = t;
+  for (size_t d = 0; d < x.rank(); ++d) v = v.narrow(int64_t(d), 1, x.dim(int64_t(d)));
+  v.copy_(x);
+  return v;
+}
+
+class Conv : public test::DeviceTest {
+ protected:
+  // Every golden conv case in dtype, with inputs transformed by view_fn.
+  template <class ViewFn>
+  void check_all(DType dtype, ViewFn view_fn) {
+    const auto& g = ConvGoldens::get();
+    int n = 0;
+    for (const auto& [name, p] : g.cases()) {
+      if (!is_conv_case(p)) continue;
+      SCOPED_TRACE(name + " " + std::string(dtype_name(dtype)));
+      const Tensor x = view_fn(g.tensor(name + ".x").to(dtype).to(dev()));
+      const Tensor w = g.tensor(name + ".w").to(dtype).to(dev());
+      const Tensor b = g.has(name + ".b") ? g.tensor(name + ".b").to(dtype).to(dev()) : Tensor{};
+      const Tensor y = run_conv(p, x, w, b);
+      EXPECT_EQ(y.dtype(), dtype);
+      EXPECT_EQ(y.device(), dev());
+      const Tensor& want = g.tensor(name + (dtype == DType::F64 ? ".y64" : ".y32"));
+      const double scale = test::max_abs(want);
+      switch (dtype) {
+        case DType::F64: EXPECT_CLOSE(y.to(Device::cpu()), want, 1e-12, 1e-12 * scale); break;
+        case DType::F32: EXPECT_CLOSE(y.to(Device::cpu()), want, 1e-5, 1e-6 * scale); break;
+        case DType::F16: EXPECT_CLOSE(y.to(Device::cpu()), want, 1e-2, 4e-3 * scale); break;
+        default: EXPECT_CLOSE(y.to(Device::cpu()), want, 4e-2, 3e-2 * scale); break;
+      }
+      ++n;
+    }
+    EXPECT_EQ(n, 18);
+  }
+};
+
+TEST_P(Conv, GoldensF32) {
+  check_all(DType::F32, [](const Tensor& t) { return t; });
+}
+TEST_P(Conv, GoldensF64) {
+  check_all(DType::F64, [](const Tensor& t) { return t; });
+}
+TEST_P(Conv, GoldensF16) {
+  check_all(DType::F16, [](const Tensor& t) { return t; });
+}
+TEST_P(Conv, GoldensBF16) {
+  check_all(DType::BF16, [](const Tensor& t) { return t; });
+}
+TEST_P(Conv, ChannelsLastInput) { check_all(DType::F32, channels_last_view); }
+TEST_P(Conv, OffsetInput) { check_all(DType::F64, offset_view); }
+
+TEST_P(Conv, StridedWeightAndBias) {
+  const auto& g = ConvGoldens::get();
+  const auto& p = g.cases().at("c2_groups2");
+  const Tensor x = g.tensor("c2_groups2.x").to(dev());
+  const Tensor w = offset_view(g.tensor("c2_groups2.w").to(dev()));
+  const Tensor b = offset_view(g.tensor("c2_groups2.b").to(dev()));
+  ASSERT_FALSE(w.is_contiguous());
+  EXPECT_CLOSE(run_conv(p, x, w, b).to(Device::cpu()), g.tensor("c2_groups2.y32"), 1e-5, 1e-5);
+}
+
+// Hand-derived: a 1x1 input, 2x2 kernel of ones, stride 2 transposed: each input value
+// is spread over a 2x2 block.
+TEST_P(Conv, TransposeHandValues) {
+  const Tensor x = Tensor::from_list<float>({1, 2, 3, 4}, Shape{1, 1, 2, 2}, dev());
+  const Tensor w = ones(Shape{1, 1, 2, 2}, DType::F32, dev());
+  const Tensor b = Tensor::from_list<float>({10}, Shape{1}, dev());
+  Conv2dOptions o;
+  o.stride = {2, 2};
+  const Tensor y = conv_transpose2d(x, w, b, o);
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{11, 11, 12, 12, 11, 11, 12, 12, 13, 13, 14, 14, 13, 13, 14, 14}));
+}
+
+TEST_P(Conv, EmptyBatch) {
+  const Tensor y = conv2d(zeros(Shape{0, 3, 5, 5}, DType::F32, dev()), zeros(Shape{2, 3, 3, 3}, DType::F32, dev()));
+  EXPECT_EQ(y.shape(), (Shape{0, 2, 3, 3}));
+}
+
+TEST_P(Conv, BadInputs) {
+  const Tensor x = zeros(Shape{1, 4, 5, 5}, DType::F32, dev());
+  const Tensor w = zeros(Shape{6, 4, 3, 3}, DType::F32, dev());
+  EXPECT_WICK_ERROR(conv2d(zeros(Shape{4, 5, 5}, DType::F32, dev()), w), ShapeMismatch,
+                    "conv2d: expected input of rank 4");
+  EXPECT_WICK_ERROR(conv1d(x, w), ShapeMismatch, "conv1d: expected input of rank 3");
+  EXPECT_WICK_ERROR(conv2d(x, zeros(Shape{6, 4, 7, 7}, DType::F32, dev())), ShapeMismatch,
+                    "conv2d: input 5x5 with kernel 7x7, stride 1x1, padding 0x0, dilation 1x1 gives an empty output");
+  EXPECT_WICK_ERROR(conv1d(zeros(Shape{1, 4, 5}, DType::F32, dev()), zeros(Shape{2, 4, 3}, DType::F32, dev()), {},
+                           Conv1dOptions{.dilation = 3}),
+                    ShapeMismatch,
+                    "conv1d: input 5 with kernel 3, stride 1, padding 0, dilation 3 gives an empty output");
+  EXPECT_WICK_ERROR(conv2d(x, zeros(Shape{6, 3, 3, 3}, DType::F32, dev())), ShapeMismatch,
+                    "conv2d: weight [6, 3, 3, 3] expects 3 input channels");
+  EXPECT_WICK_ERROR(conv2d(x, zeros(Shape{6, 2, 3, 3}, DType::F32, dev()), {}, Conv2dOptions{.groups = 3}),
+                    ShapeMismatch, "conv2d: input channels 4 are not divisible by groups 3");
+  EXPECT_WICK_ERROR(conv2d(x, zeros(Shape{5, 2, 3, 3}, DType::F32, dev()), {}, Conv2dOptions{.groups = 2}),
+                    ShapeMismatch, "conv2d: output channels 5 (weight dim 0) are not divisible by groups 2");
+  EXPECT_WICK_ERROR(conv2d(x, w, {}, Conv2dOptions{.stride = {0, 1}}), InvalidArgument,
+                    "conv2d: stride must be positive, got 0x1");
+  EXPECT_WICK_ERROR(conv2d(x, w, {}, Conv2dOptions{.dilation = {1, -1}}), InvalidArgument,
+                    "conv2d: dilation must be positive");
+  EXPECT_WICK_ERROR(conv2d(x, w, {}, Conv2dOptions{.padding = {-1, 0}}), InvalidArgument,
+                    "conv2d: padding must be non-negative");
+  EXPECT_WICK_ERROR(conv2d(x, w, {}, Conv2dOptions{.groups = 0}), InvalidArgument, "conv2d: groups must be positive");
+  EXPECT_WICK_ERROR(conv2d(x, w.to(DType::F64)), DTypeMismatch, "conv2d: input is f32 but weight is f64");
+  EXPECT_WICK_ERROR(conv2d(x, w, zeros(Shape{6}, DType::F16, dev())), DTypeMismatch,
+                    "conv2d: input is f32 but bias is f16");
+  EXPECT_WICK_ERROR(conv2d(x.to(DType::I64), w.to(DType::I64)), DTypeMismatch,
+                    "conv2d: expected a floating-point tensor, got i64");
+  EXPECT_WICK_ERROR(conv2d(x, w, zeros(Shape{5}, DType::F32, dev())), ShapeMismatch,
+                    "conv2d: bias must have shape (6), got [5]");
+  EXPECT_WICK_ERROR(conv2d(x, w, {}, Conv2dOptions{.output_padding = {1, 1}}), InvalidArgument,
+                    "conv2d: output_padding applies only to transposed convolutions");
+  EXPECT_WICK_ERROR(conv_transpose2d(x, zeros(Shape{4, 2, 3, 3}, DType::F32, dev()), {},
+                                     Conv2dOptions{.stride = {2, 2}, .output_padding = {2, 0}}),
+                    InvalidArgument, "conv_transpose2d: output_padding 2x0 must be smaller than either stride 2x2");
+  EXPECT_WICK_ERROR(conv_transpose2d(x, zeros(Shape{3, 2, 3, 3}, DType::F32, dev())), ShapeMismatch,
+                    "conv_transpose2d: weight [3, 2, 3, 3] (C_in, C_out/groups, K...) expects 3 input channels");
+  EXPECT_WICK_ERROR(conv2d(x, Tensor{}), InvalidArgument, "conv2d: input is an undefined tensor");
+  if (dev().is_cuda())
+    EXPECT_WICK_ERROR(conv2d(x, w.to(Device::cpu())), DeviceMismatch, "conv2d: expected all tensors on one device");
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(Conv);
+
+}  // namespace
+}  // namespace wick
