@@ -65,11 +65,15 @@ const char* reduce_op_name(ReduceOp op);
 enum class ScatterMode : uint8_t { Set, Add };
 
 // Convolution in 1-D or 2-D (1-D uses index 1 of the arrays with index 0 at identity).
+// The CPU front end passes 1-D convolutions as 2-D ones over (N, C, 1, L) views.
 struct ConvParams {
   int spatial_dims = 2;  // 1 or 2
   bool transposed = false;
   std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1}, output_padding{0, 0};
   int64_t groups = 1;
+  // (C_out) contiguous, x's dtype and device, or undefined: added to every output
+  // position by the kernel (fused, so conv needs no elementwise op to finish).
+  Tensor bias;
 };
 
 enum class PoolKind : uint8_t { Max, Avg };

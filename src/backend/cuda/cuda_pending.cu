@@ -19,16 +19,6 @@ void CudaBackend::where(const Tensor& c, const Tensor& t, const Tensor& f, const
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out) {
   Backend::reduce(op, x, dims, out);
 }
-void CudaBackend::index_select(const Tensor& s, size_t d, const Tensor& i, const Tensor& o) {
-  Backend::index_select(s, d, i, o);
-}
-void CudaBackend::gather(const Tensor& s, size_t d, const Tensor& i, const Tensor& o) { Backend::gather(s, d, i, o); }
-void CudaBackend::scatter(const Tensor& dst, size_t d, const Tensor& i, const Tensor& s, ScatterMode m) {
-  Backend::scatter(dst, d, i, s, m);
-}
-void CudaBackend::index_add(const Tensor& dst, size_t d, const Tensor& i, const Tensor& s) {
-  Backend::index_add(dst, d, i, s);
-}
 void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { Backend::matmul(a, b, out); }
 void CudaBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& out) {
   Backend::conv(p, x, w, out);
