@@ -20,13 +20,6 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>
   Backend::reduce(op, x, dims, out);
 }
 void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { Backend::matmul(a, b, out); }
-void CudaBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& out) {
-  Backend::conv(p, x, w, out);
-}
-void CudaBackend::pool2d(const PoolParams& p, const Tensor& x, const Tensor& out) { Backend::pool2d(p, x, out); }
-void CudaBackend::upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out) {
-  Backend::upsample(p, x, out);
-}
 void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) { Backend::softmax(x, out, log); }
 void CudaBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& out) {
   Backend::layer_norm(x, w, b, eps, out);
