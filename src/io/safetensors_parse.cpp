@@ -66,49 +66,73 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// A name for an error message: control characters escaped so that the message stays
+// on one line, and cut short.
+std::string shown(const std::string& name) {
+  std::string out;
+  for (const unsigned char c : name.substr(0, 100)) {
+    if (c < 0x20 || c == 0x7F) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    } else {
+      out += char(c);
+    }
+  }
+  return name.size() > 100 ? out + "..." : out;
+}
+
+// A JSON value for an error message, cut short: a header may hold huge arrays.
+std::string brief(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 60) + "...";
+  return s;
+}
+
 size_t to_size(const Json& v) { return size_t(v.get<uint64_t>()); }
 
 TensorInfo parse_entry(const Context& ctx, const std::string& name, const Json& entry) {
-  if (!entry.is_object()) ctx.fail("tensor '", name, "': entry is not a JSON object");
+  if (!entry.is_object()) ctx.fail("tensor '", shown(name), "': entry is not a JSON object");
   TensorInfo info;
   info.name = name;
 
   const auto dt = entry.find("dtype");
-  if (dt == entry.end()) ctx.fail("tensor '", name, "': missing \"dtype\"");
-  if (!dt->is_string()) ctx.fail("tensor '", name, "': \"dtype\" is not a string");
+  if (dt == entry.end()) ctx.fail("tensor '", shown(name), "': missing \"dtype\"");
+  if (!dt->is_string()) ctx.fail("tensor '", shown(name), "': \"dtype\" is not a string");
   info.dtype = dt->get<std::string>();
   const detail::DTypeEntry* known = detail::find_dtype(info.dtype);
-  if (!known) ctx.fail("tensor '", name, "': unknown dtype \"", info.dtype, "\"");
+  if (!known) ctx.fail("tensor '", shown(name), "': unknown dtype \"", shown(info.dtype), "\"");
   info.wick_dtype = known->wick;
 
   const auto sh = entry.find("shape");
-  if (sh == entry.end()) ctx.fail("tensor '", name, "': missing \"shape\"");
-  if (!sh->is_array()) ctx.fail("tensor '", name, "': \"shape\" is not an array");
+  if (sh == entry.end()) ctx.fail("tensor '", shown(name), "': missing \"shape\"");
+  if (!sh->is_array()) ctx.fail("tensor '", shown(name), "': \"shape\" is not an array");
   // The element count in bits, overflow-checked like the reference (usize products).
   uint64_t bits = known->bits;
   std::vector<int64_t> dims;
   for (const Json& d : *sh) {
     if (!d.is_number_unsigned())
-      ctx.fail("tensor '", name, "': shape entry ", d.dump(), " is not a non-negative integer");
+      ctx.fail("tensor '", shown(name), "': shape entry ", brief(d), " is not a non-negative integer");
     const uint64_t v = d.get<uint64_t>();
     if (v > uint64_t(INT64_MAX) || __builtin_mul_overflow(bits, v, &bits))
-      ctx.fail("tensor '", name, "': shape ", sh->dump(), " overflows the element count");
+      ctx.fail("tensor '", shown(name), "': shape ", brief(*sh), " overflows the element count");
     dims.push_back(int64_t(v));
   }
   // bits fits in uint64 so every partial product of dims fits in int64: Shape is safe.
   info.shape = Shape(std::move(dims));
 
   const auto off = entry.find("data_offsets");
-  if (off == entry.end()) ctx.fail("tensor '", name, "': missing \"data_offsets\"");
+  if (off == entry.end()) ctx.fail("tensor '", shown(name), "': missing \"data_offsets\"");
   if (!off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
-    ctx.fail("tensor '", name, "': \"data_offsets\" ", off->dump(), " is not [begin, end] of non-negative integers");
+    ctx.fail("tensor '", shown(name), "': \"data_offsets\" ", brief(*off),
+             " is not [begin, end] of non-negative integers");
   info.begin = to_size((*off)[0]);
   info.end = to_size((*off)[1]);
 
   if (bits % 8 != 0)
-    ctx.fail("tensor '", name, "': ", info.dtype, " ", info.shape, " is ", bits, " bits, not a whole number of bytes");
+    ctx.fail("tensor '", shown(name), "': ", info.dtype, " ", info.shape, " is ", bits,
+             " bits, not a whole number of bytes");
   if (info.end >= info.begin && info.end - info.begin != bits / 8)
-    ctx.fail("tensor '", name, "': data_offsets [", info.begin, ", ", info.end, ") hold ", info.end - info.begin,
+    ctx.fail("tensor '", shown(name), "': data_offsets [", info.begin, ", ", info.end, ") hold ", info.end - info.begin,
              " bytes but ", info.dtype, " ", info.shape, " needs ", bits / 8);
   return info;
 }
@@ -118,7 +142,8 @@ std::map<std::string, std::string> parse_metadata(const Context& ctx, const Json
   if (meta.is_null()) return out;  // the reference's Option<HashMap>: null means none
   if (!meta.is_object()) ctx.fail("\"__metadata__\" is not a JSON object");
   for (const auto& [key, value] : meta.items()) {
-    if (!value.is_string()) ctx.fail("\"__metadata__\" value of key '", key, "' is not a string: ", value.dump());
+    if (!value.is_string())
+      ctx.fail("\"__metadata__\" value of key '", shown(key), "' is not a string: ", brief(value));
     out[key] = value.get<std::string>();
   }
   return out;
@@ -176,12 +201,12 @@ File File::parse(Buffer bytes) {
   size_t expected = 0;
   for (const TensorInfo& t : f.tensors_) {
     if (t.end < t.begin)
-      ctx.fail("tensor '", t.name, "': data_offsets [", t.begin, ", ", t.end, "] end before they begin");
+      ctx.fail("tensor '", shown(t.name), "': data_offsets [", t.begin, ", ", t.end, "] end before they begin");
     if (t.begin != expected) {
       const char* what = t.begin > expected ? "leave a gap" : "overlap the previous tensor";
       if (expected == 0) what = "do not start the data section at 0";
-      ctx.fail("tensor '", t.name, "': data_offsets [", t.begin, ", ", t.end, ") ", what, " (expected begin ", expected,
-               ")");
+      ctx.fail("tensor '", shown(t.name), "': data_offsets [", t.begin, ", ", t.end, ") ", what, " (expected begin ",
+               expected, ")");
     }
     expected = t.end;
   }

@@ -57,14 +57,24 @@ std::string header_json(const std::vector<std::pair<std::string, Tensor>>& tenso
   return s;
 }
 
-void write(std::ostream& os, const std::vector<std::pair<std::string, Tensor>>& tensors,
-           const std::map<std::string, std::string>& metadata) {
-  const std::vector<Tensor> host = host_contiguous(tensors);
-  const std::string header = header_json(tensors, host, metadata);
-  const uint64_t n = header.size();  // little-endian host (checked in safetensors_parse.cpp)
+// Everything that can be checked before a byte is written: host copies and the header.
+struct Prepared {
+  std::vector<Tensor> host;
+  std::string header;
+};
+Prepared prepare(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                 const std::map<std::string, std::string>& metadata) {
+  Prepared p;
+  p.host = host_contiguous(tensors);
+  p.header = header_json(tensors, p.host, metadata);
+  return p;
+}
+
+void write(std::ostream& os, const Prepared& p) {
+  const uint64_t n = p.header.size();  // little-endian host (checked in safetensors_parse.cpp)
   os.write(reinterpret_cast<const char*>(&n), 8);
-  os.write(header.data(), std::streamsize(header.size()));
-  for (const Tensor& t : host)
+  os.write(p.header.data(), std::streamsize(p.header.size()));
+  for (const Tensor& t : p.host)
     if (t.nbytes()) os.write(static_cast<const char*>(t.data()), std::streamsize(t.nbytes()));
 }
 
@@ -72,9 +82,10 @@ void write(std::ostream& os, const std::vector<std::pair<std::string, Tensor>>& 
 
 void save(const std::filesystem::path& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
           const std::map<std::string, std::string>& metadata) {
+  const Prepared p = prepare(tensors, metadata);  // bad input leaves no file behind
   std::ofstream os(path, std::ios::binary | std::ios::trunc);
   WICK_CHECK(os, Io, "safetensors save: cannot open '", path.string(), "' for writing");
-  write(os, tensors, metadata);
+  write(os, p);
   os.flush();
   WICK_CHECK(os, Io, "safetensors save: writing '", path.string(), "' failed");
 }
@@ -82,7 +93,7 @@ void save(const std::filesystem::path& path, const std::vector<std::pair<std::st
 std::string serialize(const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata) {
   std::ostringstream os;
-  write(os, tensors, metadata);
+  write(os, prepare(tensors, metadata));
   return std::move(os).str();
 }
 
