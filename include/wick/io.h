@@ -44,9 +44,9 @@ class File {
   bool contains(const std::string& name) const;
   const TensorInfo& info(const std::string& name) const;
 
-  // A read-only CPU tensor viewing the mapping without a copy (copied into fresh memory
-  // only when the data is not aligned for its dtype). Unsupported for dtypes wick does
-  // not compute on; use raw() for those.
+  // A CPU tensor viewing the file's bytes without a copy (copied into fresh memory only
+  // when the data is not aligned for its dtype); read-only when the bytes are, as a file
+  // mapping is. Unsupported for dtypes wick does not compute on; use raw() for those.
   Tensor tensor(const std::string& name) const;
   // The tensor's bytes, whatever its dtype.
   Buffer raw(const std::string& name) const;

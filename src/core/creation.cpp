@@ -51,9 +51,10 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
   WICK_CHECK(steps >= 0, InvalidArgument, "linspace: steps must be non-negative, got ", steps);
   std::vector<double> v(static_cast<size_t>(steps));
   const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
-  // Fill from both ends, as PyTorch does, so the last value is exactly `end`.
+  // Fill from both ends, as PyTorch does, so the last value is exactly `end`; a single
+  // step gives `start`, as in PyTorch.
   for (int64_t i = 0; i < steps; ++i)
-    v[size_t(i)] = i < steps / 2 ? start + step * double(i) : end - step * double(steps - 1 - i);
+    v[size_t(i)] = i < steps / 2 || steps == 1 ? start + step * double(i) : end - step * double(steps - 1 - i);
   return Tensor::from_vector(v, Shape{steps}).to(dtype).to(device);
 }
 
