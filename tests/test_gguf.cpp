@@ -226,6 +226,43 @@ TEST(GgufReader, EveryBadFileIsRejectedNamingItsDefect) {
   }
 }
 
+// GGUF v2 has the same layout as v3 (64-bit counts); both are read.
+TEST(GgufReader, Version2IsAccepted) {
+  std::string s = read_file(fixture("bad/control_valid.gguf"));
+  s[4] = 2;
+  const File f = File::parse(bytes_of(s));
+  EXPECT_EQ(f.version(), 2u);
+  EXPECT_EQ(f.tensors().size(), 2u);
+  s[4] = 0;
+  EXPECT_WICK_ERROR(File::parse(bytes_of(s)), Format, "unsupported version 0");
+  EXPECT_WICK_ERROR(File::parse(bytes_of("")), Format, "truncated file: magic");
+}
+
+TEST(GgufTypes, NamesAndRowBytes) {
+  EXPECT_EQ(ggml_type_from_name("Q4_K"), GgmlType::Q4_K);
+  EXPECT_EQ(ggml_type_from_name("q6_k"), GgmlType::Q6_K);
+  EXPECT_EQ(ggml_type_from_id(30), GgmlType::BF16);
+  EXPECT_FALSE(ggml_type_from_id(4).has_value());  // removed q4_2
+  EXPECT_EQ(ggml_row_bytes(GgmlType::Q5_K, 512), 352u);
+  EXPECT_WICK_ERROR(ggml_type_from_name("q9_0"), InvalidArgument, "unknown ggml type 'q9_0'");
+}
+
+// Found by fuzz_gguf: a zero dimension next to a huge row gives 0 elements, but the row
+// (and every stride) must still be representable.
+TEST(GgufReader, HugeRowWithZeroRows) {
+  std::string s = read_file(fixture("bad/control_valid.gguf"));
+  auto set_ne = [&](uint64_t ne0, uint64_t ne1) {
+    std::memcpy(&s[152], &ne0, 8);
+    std::memcpy(&s[160], &ne1, 8);
+  };
+  set_ne(uint64_t(1) << 62, 0);
+  EXPECT_WICK_ERROR(File::parse(bytes_of(s)), Format, "tensor 'a' has too many elements");
+  set_ne(uint64_t(1) << 59, 0);
+  const File f = File::parse(bytes_of(s));
+  EXPECT_EQ(f.tensor("a").shape, (Shape{0, int64_t(1) << 59}));
+  EXPECT_EQ(dequantize(f.tensor("a")).numel(), 0);
+}
+
 // Cut the control file at every length: everything shorter than the end of the last
 // tensor's data is an error (never a crash); from there on the padding is optional.
 TEST(GgufReader, EveryTruncationIsAFormatError) {

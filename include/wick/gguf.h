@@ -64,10 +64,11 @@ class Value {
   decltype(auto) get() const {
     if constexpr (is_vector<T>::value) {
       using E = typename T::value_type;
-      const Array& a = get<Array>();
+      const Array* a = std::get_if<Array>(&v_);
+      if (!a) type_mismatch(ValueType::Array);
       T out;
-      out.reserve(a.items.size());
-      for (const Value& item : a.items) out.push_back(item.get<E>());
+      out.reserve(a->items.size());
+      for (const Value& item : a->items) out.push_back(item.get<E>());
       return out;
     } else {
       const T* p = std::get_if<T>(&v_);

@@ -2,7 +2,9 @@
 // ggml's gguf_init_from_file rejects, plus what ggml misses (a dimension product that
 // wraps to zero, tensor data past the end of a mapped file). No count read from the file
 // is trusted for an allocation until it is known to fit in the bytes that remain.
+#include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstring>
 
 #include "wick/gguf.h"
@@ -14,6 +16,7 @@ constexpr int kMaxDims = 4;          // ggml's GGML_MAX_DIMS
 constexpr int kMaxArrayNesting = 8;  // arrays of arrays: deeper than any real file, bounds recursion
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // empty name, n_dims, type, offset
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, type, 1-byte value
+constexpr int64_t kMaxSpan = INT64_MAX / 8;              // elements, so that 8-byte strides fit
 
 // Smallest encoding of one value of type t (0 for an invalid id).
 uint64_t min_value_bytes(ValueType t) {
@@ -177,12 +180,14 @@ class Parser {
       const auto n_dims = read<uint32_t>("tensor n_dims");
       if (n_dims > kMaxDims) bad("tensor '", t.name, "' has ", n_dims, " dimensions (at most ", kMaxDims, ")");
       std::vector<int64_t> ne(n_dims);
-      int64_t numel = 1;
+      // The product of the non-zero dimensions bounds every stride of the tensor and of
+      // its dequantized (up to 8-byte) form; checked per step, so a product that wraps
+      // (even to exactly 0) is caught, and so is a huge row next to a zero dimension.
+      int64_t span = 1;
       for (uint32_t d = 0; d < n_dims; ++d) {
         ne[d] = int64_t(read<uint64_t>("tensor dimension"));
         if (ne[d] < 0) bad("tensor '", t.name, "' has a negative dimension ne[", d, "] = ", ne[d]);
-        // Checked per step: a product that wraps (even to exactly 0) is caught here.
-        if (__builtin_mul_overflow(numel, ne[d], &numel))
+        if (__builtin_mul_overflow(span, std::max<int64_t>(ne[d], 1), &span) || span > kMaxSpan)
           bad("tensor '", t.name, "' has too many elements: the product of its dimensions overflows int64");
       }
       const auto type_id = read<uint32_t>("tensor type");
