@@ -4,6 +4,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -495,6 +497,33 @@ TEST(GgufWriter, RewritesTheFixtureLayout) {
   for (const auto& t : f.tensors()) w.add_tensor(t);
   const std::string out = w.serialize();
   EXPECT_EQ(out, read_file(fixture("quants.gguf")));
+}
+
+}  // namespace
+}  // namespace wick
+
+namespace wick {
+namespace {
+
+// ---- wick convert -----------------------------------------------------------------------
+
+TEST(GgufConvert, WritesEveryTensorDequantized) {
+  const std::string out = ::testing::TempDir() + "wick_gguf_convert.safetensors";
+  const std::string cmd =
+      std::string(WICK_CLI_PATH) + " convert " + fixture("quants.gguf") + " " + out + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto st = test::read_f32_safetensors(out);
+  EXPECT_EQ(st.size(), 28u);
+  for (const std::string& type : kTypes) {
+    SCOPED_TRACE(type);
+    const std::string want = type == "f32" ? "src.w" : "deq.w." + type;
+    EXPECT_TRUE(bits_equal(st.at("w." + type).values, golden(want).values));
+    EXPECT_EQ(st.at("t3d." + type).shape, (std::vector<int64_t>{2, 4, 256}));
+  }
+  const std::string bad =
+      std::string(WICK_CLI_PATH) + " convert " + fixture("bad/n_dims_5.gguf") + " " + out + " 2> /dev/null";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  std::remove(out.c_str());
 }
 
 }  // namespace
