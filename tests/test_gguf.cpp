@@ -431,6 +431,33 @@ TEST(GgufMatmul, MatchesExactProductOfDequantizedWeights) {
   }
 }
 
+// With q8 activations the result is ggml's quantized formula (mm_xq), and close to what
+// ggml's own kernels computed (mm_ggml).
+TEST(GgufMatmul, Q8ActivationsMatchGgml) {
+  const File f = File::open(fixture("quants.gguf"));
+  const test::StTensor& xs = golden("x");
+  const Tensor x = Tensor::from_vector(xs.values, Shape{3, 512});
+  for (const std::string& type : {"q8_0", "q4_0"}) {
+    SCOPED_TRACE(type);
+    const QuantTensor& w = f.tensor("w." + type);
+    const auto got = quant_matmul(x, w, QuantActivation::Q8).to_vector<float>();
+    const auto wd = dequantize(w).to_vector<float>();
+    for (const std::string& ref : {"mm_xq.", "mm_ggml."}) {
+      const auto& want = golden(ref + type).values;
+      for (int m = 0; m < 3; ++m)
+        for (int n = 0; n < 8; ++n) {
+          double S = 0;
+          for (int k = 0; k < 512; ++k)
+            S += std::fabs(wd[size_t(n * 512 + k)]) * std::fabs(xs.values[size_t(m * 512 + k)]);
+          EXPECT_LE(std::fabs(double(got[size_t(m * 8 + n)]) - want[size_t(m * 8 + n)]), 1e-6 * S)
+              << ref << m << "," << n;
+        }
+    }
+  }
+  EXPECT_WICK_ERROR(quant_matmul(x, f.tensor("w.q4_k"), QuantActivation::Q8), Unsupported,
+                    "q8 activations are implemented for q8_0 and q4_0 weights, not q4_K");
+}
+
 TEST(GgufMatmul, StridedActivationAndErrors) {
   const File f = File::open(fixture("quants.gguf"));
   const Tensor x = Tensor::from_vector(golden("x").values, Shape{3, 512});

@@ -78,9 +78,17 @@ Tensor dequantize(const QuantTensor& q, DType dtype = DType::F32);
 // The last dimension must be a multiple of the block size.
 QuantTensor quantize(const Tensor& src, GgmlType type, std::string name = {});
 
+// How quant_matmul treats the activation x.
+enum class QuantActivation {
+  F32,  // exact f32 x against W dequantized one row at a time (any weight type)
+  Q8,   // x quantized per 32 values to q8_0 like ggml's CPU matmul, then integer block dot
+        // products (Q8_0 and Q4_0 weights only); matches ggml's quantized result, not the exact one
+};
+
 // y = x @ W^T for x (M, K) floating point on the CPU and W a (N, K) QuantTensor: returns
-// (M, N) f32. W is dequantized one row at a time into a small buffer per thread, never as
-// a whole; the work is split over N. Accumulates in f32.
-Tensor quant_matmul(const Tensor& x, const QuantTensor& w);
+// (M, N) f32. W is never expanded as a whole: with QuantActivation::F32 each thread
+// dequantizes one row of W at a time into a small buffer; the work is split over N.
+// Accumulates in f32.
+Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act = QuantActivation::F32);
 
 }  // namespace wick

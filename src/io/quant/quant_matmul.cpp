@@ -22,7 +22,7 @@ float dot(const float* a, const float* b, int64_t k) {
 }
 }  // namespace
 
-Tensor quant_matmul(const Tensor& x, const QuantTensor& w) {
+Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) {
   WICK_CHECK(x.defined(), InvalidArgument, "quant_matmul: undefined activation");
   WICK_CHECK(x.device().is_cpu() && w.bytes.device().is_cpu(), Unsupported, "quant_matmul: CPU only, got x on ",
              x.device());
@@ -45,6 +45,13 @@ Tensor quant_matmul(const Tensor& x, const QuantTensor& w) {
   const Tensor xc = x.to(DType::F32).contiguous();
   const float* xp = static_cast<const float*>(xc.data());
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+  if (act == QuantActivation::Q8) {
+    WICK_CHECK(w.type == GgmlType::Q8_0 || w.type == GgmlType::Q4_0, Unsupported,
+               "quant_matmul: q8 activations are implemented for q8_0 and q4_0 weights, not ", ggml_type_name(w.type),
+               " ('", w.name, "')");
+    quant::matmul_q8(xp, M, K, wp, w.type, row_bytes, N, y);
+    return out;
+  }
   // Enough rows per task that a task does ~32k multiply-adds.
   const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K * M));
   cpu::parallel_for(N, grain, [&](int64_t n0, int64_t n1) {
