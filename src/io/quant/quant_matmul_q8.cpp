@@ -43,8 +43,8 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
   const size_t block_bytes = ggml_type_info(type).block_bytes;
   const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K * M));
   cpu::parallel_for(N, grain, [&](int64_t n0, int64_t n1) {
-    std::vector<int8_t> wq(size_t(K));
-    std::vector<float> wd(size_t(nb));
+    std::vector<int8_t> wq(static_cast<size_t>(K));
+    std::vector<float> wd(static_cast<size_t>(nb));
     for (int64_t n = n0; n < n1; ++n) {
       const uint8_t* row = w + size_t(n) * row_bytes;
       for (int64_t b = 0; b < nb; ++b) wd[size_t(b)] = unpack(type, row + size_t(b) * block_bytes, wq.data() + b * kQK);
