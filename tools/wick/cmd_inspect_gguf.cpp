@@ -20,53 +20,53 @@ std::string type_of(const gguf::Value& v) {
   return t;
 }
 
-nlohmann::json to_json(const gguf::Value& v) {
+nlohmann::ordered_json to_json(const gguf::Value& v) {
   return std::visit(
-      [&]<class T>(const T& x) -> nlohmann::json {
+      [&]<class T>(const T& x) -> nlohmann::ordered_json {
         if constexpr (std::is_same_v<T, gguf::Array>) {
-          nlohmann::json items = nlohmann::json::array();
+          nlohmann::ordered_json items = nlohmann::ordered_json::array();
           for (size_t i = 0; i < std::min(kShownItems, x.items.size()); ++i) items.push_back(to_json(x.items[i]));
           return {{"elem_type", gguf::value_type_name(x.elem_type)},
                   {"count", x.items.size()},
                   {"items", items},
                   {"elided", x.items.size() > kShownItems}};
         } else if constexpr (std::is_floating_point_v<T>) {
-          return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(std::to_string(x));
+          return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(std::to_string(x));
         } else {
-          return nlohmann::json(x);
+          return nlohmann::ordered_json(x);
         }
       },
       v.storage());
 }
 
 std::string shape_text(const Shape& s) {
-  std::string r = "(";
+  std::string r = "[";  // row-major, as `wick inspect` prints safetensors shapes
   for (size_t i = 0; i < s.rank(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + (s.rank() == 1 ? ",)" : ")");
+  return r + "]";
 }
 }  // namespace
 
 int run_inspect_gguf(const std::string& path, bool json) {
   const gguf::File f = gguf::File::open(path);
   if (json) {
-    nlohmann::json j = {{"file", path},
-                        {"format", "gguf"},
-                        {"version", f.version()},
-                        {"alignment", f.alignment()},
-                        {"data_offset", f.data_offset()},
-                        {"file_size", f.file_size()}};
-    j["metadata"] = nlohmann::json::array();
+    nlohmann::ordered_json j = {{"file", path},
+                                {"format", "gguf"},
+                                {"version", f.version()},
+                                {"alignment", f.alignment()},
+                                {"data_offset", f.data_offset()},
+                                {"file_size", f.file_size()}};
+    j["metadata"] = nlohmann::ordered_json::array();
     for (const auto& [k, v] : f.metadata())
       j["metadata"].push_back({{"key", k}, {"type", gguf::value_type_name(v.type())}, {"value", to_json(v)}});
-    j["tensors"] = nlohmann::json::array();
+    j["tensors"] = nlohmann::ordered_json::array();
     for (const auto& t : f.tensors())
       j["tensors"].push_back({{"name", t.name},
                               {"type", ggml_type_name(t.type)},
                               {"shape", t.shape.dims()},
-                              {"bytes", t.bytes.nbytes()},
+                              {"nbytes", t.bytes.nbytes()},
                               {"offset", f.tensor_offset(t.name)}});
     // Invalid UTF-8 in a string value is replaced, not fatal.
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
     return 0;
   }
   std::cout << path << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
