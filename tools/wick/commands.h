@@ -13,6 +13,7 @@ using Runner = std::function<int()>;
 Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);
+Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
 
 int run_info();
 int run_demo(const std::string& device);

@@ -1,0 +1,94 @@
+// ggml block-quantized tensors on the CPU: the type table, the packed QuantTensor, and
+// dequantize / quantize / matmul with an f32 activation.
+//
+// A quantized row of K values is K / block_elems consecutive blocks of block_bytes each
+// (blocks always run along the innermost, contiguous dimension); rows follow each other
+// with no padding. Dequantization is bit-exact with ggml's reference `to_float`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wick/storage.h"
+#include "wick/tensor.h"
+
+namespace wick {
+
+// ggml's type ids as stored in GGUF tensor infos. Only the ids below are accepted.
+enum class GgmlType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
+  Q8_0 = 8,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  BF16 = 30,
+};
+
+struct GgmlTypeInfo {
+  GgmlType type;
+  std::string_view name;  // ggml's spelling: "q4_K", "bf16", ...
+  int64_t block_elems;    // values per block (1 for the float types)
+  size_t block_bytes;     // bytes per block
+};
+
+// The type with this id, or nullopt for an id wick does not know.
+std::optional<GgmlType> ggml_type_from_id(uint32_t id);
+const GgmlTypeInfo& ggml_type_info(GgmlType type);
+std::string_view ggml_type_name(GgmlType type);
+// Parses "q4_K" / "q4_k" / "Q4_K", "f16", ...; throws InvalidArgument on an unknown name.
+GgmlType ggml_type_from_name(std::string_view name);
+// Bytes of one row of row_elems values; throws (op named) if row_elems is not a
+// multiple of the block size or the byte count overflows.
+size_t ggml_row_bytes(GgmlType type, int64_t row_elems, std::string_view op = "ggml_row_bytes");
+
+// A tensor whose bytes stay packed in ggml's block format. shape is the logical
+// (dequantized) row-major shape: reverse of ggml's ne. bytes is a u8 view of exactly
+// shape.numel() / block_elems * block_bytes bytes (zero-copy into a GGUF mapping when
+// read from a file).
+struct QuantTensor {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  Shape shape;
+  Buffer bytes;
+  // Innermost dimension (a row), 1 for rank-0, and the number of rows.
+  int64_t row_elems() const { return shape.rank() == 0 ? 1 : shape[shape.rank() - 1]; }
+  int64_t rows() const;
+};
+
+// Dequantizes one row run: n values (a multiple of the block size) from packed src to
+// dst. The building block of everything below; exposed for tools and kernels.
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+// The whole tensor dequantized into a new contiguous CPU tensor of dtype (f32, f16 or
+// bf16; the narrow types are rounded to nearest even from the exact f32 values).
+Tensor dequantize(const QuantTensor& q, DType dtype = DType::F32);
+
+// Quantizes a floating-point CPU tensor (any layout) to type with ggml's reference
+// scalar algorithms. Supported: Q8_0, Q4_0, Q4_K, Q6_K and the float types F32/F16/BF16.
+// The last dimension must be a multiple of the block size.
+QuantTensor quantize(const Tensor& src, GgmlType type, std::string name = {});
+
+// How quant_matmul treats the activation x.
+enum class QuantActivation {
+  F32,  // exact f32 x against W dequantized one row at a time (any weight type)
+  Q8,   // x quantized per 32 values to q8_0 like ggml's CPU matmul, then integer block dot
+        // products (Q8_0 and Q4_0 weights only); matches ggml's quantized result, not the exact one
+};
+
+// y = x @ W^T for x (M, K) floating point on the CPU and W a (N, K) QuantTensor: returns
+// (M, N) f32. W is never expanded as a whole: with QuantActivation::F32 each thread
+// dequantizes one row of W at a time into a small buffer; the work is split over N.
+// Accumulates in f32.
+Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act = QuantActivation::F32);
+
+}  // namespace wick

@@ -1,0 +1,127 @@
+// GGUF v3 writer: header, metadata, tensor infos, then each tensor's bytes at the
+// running offset padded to the alignment (also after the last tensor, as ggml does).
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "wick/gguf.h"
+
+namespace wick::gguf {
+
+namespace {
+class Out {
+ public:
+  template <class T>
+  void put(T v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    s.append(b, sizeof(T));
+  }
+  void put_string(const std::string& v) {
+    put<uint64_t>(v.size());
+    s += v;
+  }
+  void put_value(const Value& v) {
+    std::visit(
+        [&]<class T>(const T& x) {
+          if constexpr (std::is_same_v<T, std::string>) {
+            put_string(x);
+          } else if constexpr (std::is_same_v<T, Array>) {
+            put<uint32_t>(uint32_t(x.elem_type));
+            put<uint64_t>(x.items.size());
+            for (const Value& item : x.items) {
+              WICK_CHECK(item.type() == x.elem_type, InvalidArgument, "gguf writer: array of ",
+                         value_type_name(x.elem_type), " holds a ", value_type_name(item.type()));
+              put_value(item);
+            }
+          } else if constexpr (std::is_same_v<T, bool>) {
+            put<uint8_t>(x ? 1 : 0);
+          } else {
+            put<T>(x);
+          }
+        },
+        v.storage());
+  }
+  void pad_to(size_t alignment) { s.resize((s.size() + alignment - 1) / alignment * alignment, '\0'); }
+  std::string s;
+};
+
+size_t padded(size_t n, size_t a) { return (n + a - 1) / a * a; }
+}  // namespace
+
+void Writer::set(std::string key, Value value) {
+  for (auto& [k, v] : metadata_)
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  metadata_.emplace_back(std::move(key), std::move(value));
+}
+
+void Writer::add_tensor(const QuantTensor& t) {
+  for (const auto& o : tensors_)
+    WICK_CHECK(o.name != t.name, InvalidArgument, "gguf writer: duplicate tensor name '", t.name, "'");
+  WICK_CHECK(t.shape.rank() >= 1 && t.shape.rank() <= 4, InvalidArgument, "gguf writer: tensor '", t.name,
+             "' has rank ", t.shape.rank(), " (GGUF stores 1 to 4 dimensions)");
+  const size_t need =
+      size_t(checked_mul(int64_t(ggml_row_bytes(t.type, t.row_elems(), "gguf writer")), t.rows(), "gguf writer"));
+  WICK_CHECK(t.bytes.nbytes() == need, ShapeMismatch, "gguf writer: tensor '", t.name, "' of ", ggml_type_name(t.type),
+             " ", t.shape, " needs ", need, " bytes but holds ", t.bytes.nbytes());
+  tensors_.push_back(t);
+}
+
+void Writer::add_tensor(const std::string& name, const Tensor& t) {
+  WICK_CHECK(is_float(t.dtype()), DTypeMismatch, "gguf writer: tensor '", name, "' must be floating point, got ",
+             t.dtype());
+  GgmlType type = GgmlType::F32;
+  if (t.dtype() == DType::F16) type = GgmlType::F16;
+  if (t.dtype() == DType::BF16) type = GgmlType::BF16;
+  add_tensor(quantize(t, type, name));
+}
+
+std::string Writer::serialize() const {
+  size_t alignment = kDefaultAlignment;
+  for (const auto& [k, v] : metadata_)
+    if (k == "general.alignment") {
+      WICK_CHECK(v.type() == ValueType::U32 && std::has_single_bit(v.get<uint32_t>()), InvalidArgument,
+                 "gguf writer: general.alignment must be a u32 power of two");
+      alignment = v.get<uint32_t>();
+    }
+  Out o;
+  o.s = "GGUF";
+  o.put<uint32_t>(3);
+  o.put<uint64_t>(tensors_.size());
+  o.put<uint64_t>(metadata_.size());
+  for (const auto& [k, v] : metadata_) {
+    o.put_string(k);
+    o.put<uint32_t>(uint32_t(v.type()));
+    o.put_value(v);
+  }
+  size_t offset = 0;
+  for (const QuantTensor& t : tensors_) {
+    o.put_string(t.name);
+    o.put<uint32_t>(uint32_t(t.shape.rank()));
+    for (size_t d = t.shape.rank(); d-- > 0;) o.put<uint64_t>(uint64_t(t.shape[d]));  // ne: innermost first
+    o.put<uint32_t>(uint32_t(t.type));
+    o.put<uint64_t>(offset);
+    offset += padded(t.bytes.nbytes(), alignment);
+  }
+  o.pad_to(alignment);
+  for (const QuantTensor& t : tensors_) {
+    const auto* p = static_cast<const char*>(t.bytes.data());
+    if (t.bytes.nbytes()) o.s.append(p, t.bytes.nbytes());
+    o.pad_to(alignment);
+  }
+  return std::move(o.s);
+}
+
+void Writer::write(const std::filesystem::path& path) const {
+  const std::string bytes = serialize();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  WICK_CHECK(f.good(), Io, "gguf writer: cannot open '", path.string(), "' for writing");
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+  WICK_CHECK(f.good(), Io, "gguf writer: failed writing '", path.string(), "'");
+}
+
+}  // namespace wick::gguf

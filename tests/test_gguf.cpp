@@ -1,0 +1,557 @@
+// GGUF reader/writer and ggml block quants, against the ggml-generated fixtures in
+// tests/data/gguf (spec: shared/fixtures/gguf/README.md, copied values below).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "support/golden.h"
+#include "support/st_reader.h"
+#include "wick/gguf.h"
+#include "wick/quant.h"
+
+namespace wick {
+namespace {
+
+using gguf::Array;
+using gguf::File;
+using gguf::Value;
+using gguf::ValueType;
+
+std::string fixture(const std::string& name) { return test::data_path("gguf/" + name); }
+
+const std::map<std::string, test::StTensor>& expected() {
+  static const auto e = test::read_f32_safetensors(fixture("expected.safetensors"));
+  return e;
+}
+const test::StTensor& golden(const std::string& name) {
+  auto it = expected().find(name);
+  if (it == expected().end()) throw std::runtime_error("no golden " + name);
+  return it->second;
+}
+
+Buffer bytes_of(const std::string& s) {
+  Buffer b = Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(s.size())});
+  if (!s.empty()) std::memcpy(b.mutable_data(), s.data(), s.size());
+  return b;
+}
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// Compares f32 bit patterns (so -0.0 != +0.0); reports the first mismatches.
+::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size();
+  size_t bad = 0;
+  std::ostringstream os;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]) && ++bad <= 4)
+      os << "\n  [" << i << "] got " << got[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(got[i]) << "), want "
+         << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << std::dec << ")";
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ" << os.str();
+  return ::testing::AssertionSuccess();
+}
+
+const std::vector<std::string> kTypes = {"f32",  "f16",  "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
+                                         "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+
+// ---- metadata ---------------------------------------------------------------------------
+
+TEST(GgufReader, HeaderAndEveryMetadataType) {
+  const File f = File::open(fixture("quants.gguf"));
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.alignment(), 32u);
+  EXPECT_EQ(f.data_offset(), 2336u);
+  EXPECT_EQ(f.file_size(), 91616u);
+  ASSERT_EQ(f.metadata().size(), 24u);
+  EXPECT_EQ(f.metadata()[0].first, "general.architecture");
+  EXPECT_EQ(f.metadata()[23].first, "test.arr_empty_u32");
+  EXPECT_EQ(f.get("general.architecture").get<std::string>(), "fixture");
+  EXPECT_EQ(f.get("general.name").get<std::string>(), "ggml quantization fixtures (public)");
+  EXPECT_EQ(f.get("fixture.seed").get<uint32_t>(), 1u);
+  EXPECT_EQ(f.get("test.u8").get<uint8_t>(), 200);
+  EXPECT_EQ(f.get("test.i8").get<int8_t>(), -100);
+  EXPECT_EQ(f.get("test.u16").get<uint16_t>(), 65000);
+  EXPECT_EQ(f.get("test.i16").get<int16_t>(), -30000);
+  EXPECT_EQ(f.get("test.u32").get<uint32_t>(), 4000000000u);
+  EXPECT_EQ(f.get("test.i32").get<int32_t>(), -2000000000);
+  EXPECT_EQ(std::bit_cast<uint32_t>(f.get("test.f32").get<float>()), 0x40490FDBu);
+  EXPECT_TRUE(f.get("test.bool_true").get<bool>());
+  EXPECT_FALSE(f.get("test.bool_false").get<bool>());
+  EXPECT_EQ(f.get("test.string").get<std::string>(), "hello, gguf");
+  EXPECT_EQ(f.get("test.string_utf8").get<std::string>(), "Grüße, 世界 — ✓ 🚀");
+  EXPECT_EQ(f.get("test.string_empty").get<std::string>(), "");
+  EXPECT_EQ(f.get("test.u64").get<uint64_t>(), 18000000000000000000ull);
+  EXPECT_EQ(f.get("test.i64").get<int64_t>(), -9000000000000000000ll);
+  EXPECT_EQ(std::bit_cast<uint64_t>(f.get("test.f64").get<double>()), 0x4005BF0A8B145769ull);
+  EXPECT_EQ(f.get("test.arr_u32").get<std::vector<uint32_t>>(), (std::vector<uint32_t>{0, 1, 4294967295u, 123456789}));
+  const auto af = f.get("test.arr_f32").get<std::vector<float>>();
+  ASSERT_EQ(af.size(), 4u);
+  const uint32_t af_bits[] = {0x3F000000, 0xBFA00000, 0x477FE000, 0x3A83126F};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::bit_cast<uint32_t>(af[i]), af_bits[i]) << i;
+  EXPECT_EQ(f.get("test.arr_str").get<std::vector<std::string>>(),
+            (std::vector<std::string>{"alpha", "βήτα", "", "gamma delta"}));
+  EXPECT_EQ(f.get("test.arr_i8").get<std::vector<int8_t>>(), (std::vector<int8_t>{-128, 0, 127}));
+  EXPECT_EQ(f.get("test.arr_bool").get<std::vector<bool>>(), (std::vector<bool>{true, false, true}));
+  const Array& empty = f.get("test.arr_empty_u32").get<Array>();
+  EXPECT_EQ(empty.elem_type, ValueType::U32);
+  EXPECT_TRUE(empty.items.empty());
+  EXPECT_FALSE(f.has("general.alignment"));
+}
+
+TEST(GgufReader, TypedAccessErrors) {
+  const File f = File::open(fixture("quants.gguf"));
+  EXPECT_WICK_ERROR(f.get("test.u32").get<int32_t>(), InvalidArgument, "requested i32 but the value is u32");
+  EXPECT_WICK_ERROR(f.get("test.arr_u32").get<std::vector<int64_t>>(), InvalidArgument,
+                    "requested i64 but the value is u32");
+  EXPECT_WICK_ERROR(f.get("test.string").get<Array>(), InvalidArgument, "requested array but the value is string");
+  EXPECT_WICK_ERROR(f.get("no.such.key"), InvalidArgument, "no metadata key 'no.such.key'");
+  EXPECT_WICK_ERROR(f.tensor("nope"), InvalidArgument, "no tensor named 'nope'");
+  EXPECT_EQ(f.get("test.arr_u32").to_string(2), "[0, 1, ... (4 items)]");
+  EXPECT_EQ(f.get("test.string").to_string(), "\"hello, gguf\"");
+}
+
+// ---- tensor infos -----------------------------------------------------------------------
+
+struct TensorRow {
+  const char* name;
+  GgmlType type;
+  Shape shape;
+  uint64_t offset, bytes;
+};
+
+TEST(GgufReader, TensorListMatchesTheTable) {
+  const File f = File::open(fixture("quants.gguf"));
+  const Shape w{8, 512}, t3{2, 4, 256}, odd{7};
+  using T = GgmlType;
+  const std::vector<TensorRow> rows = {
+      {"odd.f32", T::F32, odd, 0, 28},        {"odd.f16", T::F16, odd, 32, 14},
+      {"w.f32", T::F32, w, 64, 16384},        {"w.f16", T::F16, w, 16448, 8192},
+      {"w.bf16", T::BF16, w, 24640, 8192},    {"w.q4_0", T::Q4_0, w, 32832, 2304},
+      {"w.q4_1", T::Q4_1, w, 35136, 2560},    {"w.q5_0", T::Q5_0, w, 37696, 2816},
+      {"w.q5_1", T::Q5_1, w, 40512, 3072},    {"w.q8_0", T::Q8_0, w, 43584, 4352},
+      {"w.q2_k", T::Q2_K, w, 47936, 1344},    {"w.q3_k", T::Q3_K, w, 49280, 1760},
+      {"w.q4_k", T::Q4_K, w, 51040, 2304},    {"w.q5_k", T::Q5_K, w, 53344, 2816},
+      {"w.q6_k", T::Q6_K, w, 56160, 3360},    {"t3d.f32", T::F32, t3, 59520, 8192},
+      {"t3d.f16", T::F16, t3, 67712, 4096},   {"t3d.bf16", T::BF16, t3, 71808, 4096},
+      {"t3d.q4_0", T::Q4_0, t3, 75904, 1152}, {"t3d.q4_1", T::Q4_1, t3, 77056, 1280},
+      {"t3d.q5_0", T::Q5_0, t3, 78336, 1408}, {"t3d.q5_1", T::Q5_1, t3, 79744, 1536},
+      {"t3d.q8_0", T::Q8_0, t3, 81280, 2176}, {"t3d.q2_k", T::Q2_K, t3, 83456, 672},
+      {"t3d.q3_k", T::Q3_K, t3, 84128, 880},  {"t3d.q4_k", T::Q4_K, t3, 85024, 1152},
+      {"t3d.q5_k", T::Q5_K, t3, 86176, 1408}, {"t3d.q6_k", T::Q6_K, t3, 87584, 1680},
+  };
+  ASSERT_EQ(f.tensors().size(), rows.size());
+  const auto* base = static_cast<const uint8_t*>(f.tensors()[0].bytes.data()) - f.data_offset();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const QuantTensor& t = f.tensors()[i];
+    SCOPED_TRACE(rows[i].name);
+    EXPECT_EQ(t.name, rows[i].name);
+    EXPECT_EQ(t.type, rows[i].type);
+    EXPECT_EQ(t.shape, rows[i].shape);
+    EXPECT_EQ(f.tensor_offset(t.name), rows[i].offset);
+    EXPECT_EQ(t.bytes.nbytes(), rows[i].bytes);
+    EXPECT_EQ(t.bytes.dtype(), DType::U8);
+    EXPECT_TRUE(t.bytes.read_only());
+    // A view into the one mapping: same allocation, at data_offset + offset.
+    EXPECT_EQ(t.bytes.allocation(), f.tensors()[0].bytes.allocation());
+    EXPECT_EQ(static_cast<const uint8_t*>(t.bytes.data()), base + f.data_offset() + rows[i].offset);
+  }
+  EXPECT_EQ(ggml_type_name(f.tensor("w.q4_k").type), "q4_K");
+}
+
+TEST(GgufReader, Alignment64) {
+  const File f = File::open(fixture("quants_align64.gguf"));
+  const File ref = File::open(fixture("quants.gguf"));
+  EXPECT_EQ(f.alignment(), 64u);
+  EXPECT_EQ(f.data_offset(), 512u);
+  EXPECT_EQ(f.get("general.alignment").get<uint32_t>(), 64u);
+  EXPECT_EQ(f.get("general.name").get<std::string>(), "ggml quantization fixtures (public), 64-byte alignment");
+  const std::vector<std::pair<std::string, uint64_t>> offsets = {
+      {"odd.f32", 0}, {"w.q4_0", 64}, {"odd.f16", 2368}, {"t3d.q6_k", 2432}, {"w.q8_0", 4160}, {"w.q4_k", 8512}};
+  ASSERT_EQ(f.tensors().size(), offsets.size());
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const QuantTensor& t = f.tensors()[i];
+    EXPECT_EQ(t.name, offsets[i].first);
+    EXPECT_EQ(f.tensor_offset(t.name), offsets[i].second);
+    const QuantTensor& r = ref.tensor(t.name);
+    ASSERT_EQ(t.bytes.nbytes(), r.bytes.nbytes());
+    EXPECT_EQ(std::memcmp(t.bytes.data(), r.bytes.data(), r.bytes.nbytes()), 0) << t.name;
+  }
+}
+
+// ---- malformed files --------------------------------------------------------------------
+
+TEST(GgufReader, ControlFileIsValid) {
+  const File f = File::open(fixture("bad/control_valid.gguf"));
+  EXPECT_EQ(f.data_offset(), 224u);
+  EXPECT_EQ(f.get("test.arr").get<std::vector<uint32_t>>(), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(f.get("test.u32").get<uint32_t>(), 7u);
+  const auto a = dequantize(f.tensor("a")).to_vector<float>();
+  ASSERT_EQ(a.size(), 16u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], 0.25f * float(i));
+  const auto b = dequantize(f.tensor("b")).to_vector<float>();
+  ASSERT_EQ(b.size(), 32u);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(b[size_t(i)], 0.5f * float(i - 16));
+}
+
+TEST(GgufReader, EveryBadFileIsRejectedNamingItsDefect) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated_header", "truncated file: tensor count"},
+      {"bad_magic", "bad magic 'GGML'"},
+      {"version_1", "version 1 is not supported"},
+      {"version_4", "unsupported version 4"},
+      {"tensor_offset_unaligned", "is not a multiple of the alignment 32"},
+      {"tensor_data_past_eof", "runs past the end of the file"},
+      {"n_dims_5", "has 5 dimensions"},
+      {"string_length_past_eof", "declares a string length"},
+      {"duplicate_tensor_name", "duplicate tensor name 'a'"},
+      {"unknown_type_99", "unknown ggml type id 99"},
+      {"dims_product_overflow", "product of its dimensions overflows"},
+      {"dims_product_wraps_to_zero", "product of its dimensions overflows"},
+      {"negative_dim", "negative dimension ne[1] = -2"},
+      {"row_not_multiple_of_block", "is not a multiple of q8_0's block size 32"},
+      {"alignment_not_power_of_two", "general.alignment 48 is not a power of two"},
+      {"alignment_wrong_type", "general.alignment must be a u32, got u64"},
+      {"kv_invalid_value_type", "'test.u32' has invalid value type id 13"},
+      {"duplicate_kv_key", "duplicate metadata key 'test.u32'"},
+      {"array_length_past_eof", "array of 1099511627776 u32 elements cannot fit"},
+      {"tensor_count_huge", "tensor count 1099511627776 cannot fit"},
+  };
+  for (const auto& [file, text] : cases) {
+    SCOPED_TRACE(file);
+    EXPECT_WICK_ERROR(File::open(fixture("bad/" + file + ".gguf")), Format, text);
+  }
+}
+
+// GGUF v2 has the same layout as v3 (64-bit counts); both are read.
+TEST(GgufReader, Version2IsAccepted) {
+  std::string s = read_file(fixture("bad/control_valid.gguf"));
+  s[4] = 2;
+  const File f = File::parse(bytes_of(s));
+  EXPECT_EQ(f.version(), 2u);
+  EXPECT_EQ(f.tensors().size(), 2u);
+  s[4] = 0;
+  EXPECT_WICK_ERROR(File::parse(bytes_of(s)), Format, "unsupported version 0");
+  EXPECT_WICK_ERROR(File::parse(bytes_of("")), Format, "truncated file: magic");
+}
+
+TEST(GgufTypes, NamesAndRowBytes) {
+  EXPECT_EQ(ggml_type_from_name("Q4_K"), GgmlType::Q4_K);
+  EXPECT_EQ(ggml_type_from_name("q6_k"), GgmlType::Q6_K);
+  EXPECT_EQ(ggml_type_from_id(30), GgmlType::BF16);
+  EXPECT_FALSE(ggml_type_from_id(4).has_value());  // removed q4_2
+  EXPECT_EQ(ggml_row_bytes(GgmlType::Q5_K, 512), 352u);
+  EXPECT_WICK_ERROR(ggml_type_from_name("q9_0"), InvalidArgument, "unknown ggml type 'q9_0'");
+}
+
+// Found by fuzz_gguf: a zero dimension next to a huge row gives 0 elements, but the row
+// (and every stride) must still be representable.
+TEST(GgufReader, HugeRowWithZeroRows) {
+  std::string s = read_file(fixture("bad/control_valid.gguf"));
+  auto set_ne = [&](uint64_t ne0, uint64_t ne1) {
+    std::memcpy(&s[152], &ne0, 8);
+    std::memcpy(&s[160], &ne1, 8);
+  };
+  set_ne(uint64_t(1) << 62, 0);
+  EXPECT_WICK_ERROR(File::parse(bytes_of(s)), Format, "tensor 'a' has too many elements");
+  set_ne(uint64_t(1) << 59, 0);
+  const File f = File::parse(bytes_of(s));
+  EXPECT_EQ(f.tensor("a").shape, (Shape{0, int64_t(1) << 59}));
+  EXPECT_EQ(dequantize(f.tensor("a")).numel(), 0);
+}
+
+// Cut the control file at every length: everything shorter than the end of the last
+// tensor's data is an error (never a crash); from there on the padding is optional.
+TEST(GgufReader, EveryTruncationIsAFormatError) {
+  const std::string full = read_file(fixture("bad/control_valid.gguf"));
+  ASSERT_EQ(full.size(), 352u);
+  const size_t data_end = 224 + 64 + 34;
+  for (size_t n = 0; n < full.size(); ++n) {
+    if (n >= data_end) {
+      EXPECT_NO_THROW(File::parse(bytes_of(full.substr(0, n)))) << n;
+    } else {
+      EXPECT_THROW(
+          {
+            try {
+              File::parse(bytes_of(full.substr(0, n)));
+            } catch (const Error& e) {
+              EXPECT_EQ(e.kind(), ErrorKind::Format) << n << ": " << e.what();
+              throw;
+            }
+          },
+          Error)
+          << n;
+    }
+  }
+}
+
+// Single-byte corruptions of the control file parse or fail with a Format error.
+TEST(GgufReader, ByteCorruptionsNeverEscapeAsOtherErrors) {
+  const std::string full = read_file(fixture("bad/control_valid.gguf"));
+  for (size_t i = 0; i < 224; ++i) {
+    for (int v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      std::string s = full;
+      s[i] = char(v);
+      try {
+        const File f = File::parse(bytes_of(s));
+        for (const auto& t : f.tensors()) (void)dequantize(t);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Format) << i << "=" << v << ": " << e.what();
+      }
+    }
+  }
+}
+
+// ---- dequantization: bit-exact against ggml ---------------------------------------------
+
+TEST(GgufDequant, EveryTypeIsBitExact) {
+  const File f = File::open(fixture("quants.gguf"));
+  for (const std::string& set : {"w", "t3d"}) {
+    for (const std::string& type : kTypes) {
+      const std::string name = set + "." + type;
+      SCOPED_TRACE(name);
+      const test::StTensor& want = type == "f32" ? golden("src." + set) : golden("deq." + name);
+      const Tensor got = dequantize(f.tensor(name));
+      EXPECT_EQ(got.shape().dims(), want.shape);
+      EXPECT_TRUE(bits_equal(got.to_vector<float>(), want.values));
+    }
+  }
+  EXPECT_TRUE(bits_equal(dequantize(f.tensor("odd.f16")).to_vector<float>(), golden("deq.odd.f16").values));
+  EXPECT_TRUE(bits_equal(dequantize(f.tensor("odd.f32")).to_vector<float>(), golden("src.odd").values));
+}
+
+TEST(GgufDequant, NegativeZerosAreKept) {
+  const File f = File::open(fixture("quants.gguf"));
+  auto count = [](const std::vector<float>& v) {
+    return std::count_if(v.begin(), v.end(), [](float x) { return std::bit_cast<uint32_t>(x) == 0x80000000u; });
+  };
+  EXPECT_EQ(count(dequantize(f.tensor("w.q4_0")).to_vector<float>()), 800);
+  EXPECT_EQ(count(dequantize(f.tensor("w.q6_k")).to_vector<float>()), 890);
+  EXPECT_EQ(count(dequantize(f.tensor("t3d.q3_k")).to_vector<float>()), 268);
+}
+
+TEST(GgufDequant, ToHalfTypesRoundsTheExactValues) {
+  const File f = File::open(fixture("quants.gguf"));
+  for (DType dt : {DType::F16, DType::BF16}) {
+    const Tensor got = dequantize(f.tensor("w.q4_k"), dt);
+    EXPECT_EQ(got.dtype(), dt);
+    const Tensor want = Tensor::from_vector(golden("deq.w.q4_k").values, Shape{8, 512}).to(dt);
+    EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
+  }
+  EXPECT_WICK_ERROR(dequantize(f.tensor("w.q4_k"), DType::U8), DTypeMismatch, "must be f32, f16 or bf16");
+}
+
+TEST(GgufDequant, RejectsInconsistentTensors) {
+  const File f = File::open(fixture("quants.gguf"));
+  QuantTensor t = f.tensor("w.q4_0");
+  t.shape = Shape{8, 500};
+  EXPECT_WICK_ERROR(dequantize(t), InvalidArgument, "row of 500 values is not a multiple of q4_0's block size 32");
+  t.shape = Shape{9, 512};
+  EXPECT_WICK_ERROR(dequantize(t), ShapeMismatch, "needs 2592 bytes but holds 2304");
+}
+
+// ---- quantization -----------------------------------------------------------------------
+
+double rel_rms(const std::vector<float>& got, const std::vector<float>& src) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    num += (double(got[i]) - src[i]) * (double(got[i]) - src[i]);
+    den += double(src[i]) * src[i];
+  }
+  return std::sqrt(num / den);
+}
+
+TEST(GgufQuantize, ErrorMatchesGgmlReference) {
+  const test::StTensor& src = golden("src.w");
+  const Tensor x = Tensor::from_vector(src.values, Shape{8, 512});
+  // README table: rms(deq - src) / rms(src) of ggml's reference quantizers over w.
+  const std::vector<std::pair<GgmlType, double>> table = {{GgmlType::Q8_0, 5.48e-03}, {GgmlType::Q4_0, 8.55e-02},
+                                                          {GgmlType::Q4_K, 7.33e-02}, {GgmlType::Q6_K, 1.76e-02},
+                                                          {GgmlType::F16, 2.00e-04},  {GgmlType::BF16, 1.65e-03}};
+  for (const auto& [type, ref] : table) {
+    SCOPED_TRACE(std::string(ggml_type_name(type)));
+    const QuantTensor q = quantize(x, type, "w");
+    EXPECT_EQ(q.shape, (Shape{8, 512}));
+    const double err = rel_rms(dequantize(q).to_vector<float>(), src.values);
+    EXPECT_LE(err, ref * 1.02);
+    EXPECT_GE(err, ref * 0.9);
+  }
+}
+
+TEST(GgufQuantize, ReferenceQuantizersReproduceGgmlBytes) {
+  // q8_0 and q4_0 are ggml's deterministic reference algorithms: same bytes as the file.
+  const File f = File::open(fixture("quants.gguf"));
+  const Tensor x = dequantize(f.tensor("w.f32"));
+  for (const char* name : {"w.q8_0", "w.q4_0", "w.f16", "w.bf16"}) {
+    const QuantTensor& ref = f.tensor(name);
+    const QuantTensor q = quantize(x, ref.type);
+    ASSERT_EQ(q.bytes.nbytes(), ref.bytes.nbytes());
+    EXPECT_EQ(std::memcmp(q.bytes.data(), ref.bytes.data(), ref.bytes.nbytes()), 0) << name;
+  }
+}
+
+TEST(GgufQuantize, ZerosAndErrors) {
+  const Tensor z = Tensor::empty(Shape{2, 256}).fill_(0.0);
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    const auto v = dequantize(quantize(z, t)).to_vector<float>();
+    EXPECT_TRUE(std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; }));
+  }
+  EXPECT_WICK_ERROR(quantize(Tensor::empty(Shape{2, 100}), GgmlType::Q8_0), InvalidArgument,
+                    "row of 100 values is not a multiple of q8_0's block size 32");
+  EXPECT_WICK_ERROR(quantize(Tensor::empty(Shape{256}), GgmlType::Q2_K), Unsupported, "no quantizer for q2_K");
+}
+
+// ---- quantized matmul -------------------------------------------------------------------
+
+TEST(GgufMatmul, MatchesExactProductOfDequantizedWeights) {
+  const File f = File::open(fixture("quants.gguf"));
+  const test::StTensor& xs = golden("x");
+  const Tensor x = Tensor::from_vector(xs.values, Shape{3, 512});
+  for (const std::string& type : kTypes) {
+    SCOPED_TRACE(type);
+    const QuantTensor& w = f.tensor("w." + type);
+    const Tensor y = quant_matmul(x, w);
+    ASSERT_EQ(y.shape(), (Shape{3, 8}));
+    const auto got = y.to_vector<float>();
+    const auto& want = golden("mm_dequant." + type).values;
+    const auto wd = dequantize(w).to_vector<float>();
+    for (int m = 0; m < 3; ++m)
+      for (int n = 0; n < 8; ++n) {
+        double S = 0;
+        for (int k = 0; k < 512; ++k)
+          S += std::fabs(wd[size_t(n * 512 + k)]) * std::fabs(xs.values[size_t(m * 512 + k)]);
+        EXPECT_LE(std::fabs(double(got[size_t(m * 8 + n)]) - want[size_t(m * 8 + n)]), 1e-5 * S) << m << "," << n;
+      }
+    for (int m = 0; m < 3; ++m) EXPECT_EQ(got[size_t(m * 8 + 2)], 0.0f);  // the zero row of w
+  }
+}
+
+// With q8 activations the result is ggml's quantized formula (mm_xq), and close to what
+// ggml's own kernels computed (mm_ggml).
+TEST(GgufMatmul, Q8ActivationsMatchGgml) {
+  const File f = File::open(fixture("quants.gguf"));
+  const test::StTensor& xs = golden("x");
+  const Tensor x = Tensor::from_vector(xs.values, Shape{3, 512});
+  for (const std::string& type : {"q8_0", "q4_0"}) {
+    SCOPED_TRACE(type);
+    const QuantTensor& w = f.tensor("w." + type);
+    const auto got = quant_matmul(x, w, QuantActivation::Q8).to_vector<float>();
+    const auto wd = dequantize(w).to_vector<float>();
+    for (const std::string& ref : {"mm_xq.", "mm_ggml."}) {
+      const auto& want = golden(ref + type).values;
+      for (int m = 0; m < 3; ++m)
+        for (int n = 0; n < 8; ++n) {
+          double S = 0;
+          for (int k = 0; k < 512; ++k)
+            S += std::fabs(wd[size_t(n * 512 + k)]) * std::fabs(xs.values[size_t(m * 512 + k)]);
+          EXPECT_LE(std::fabs(double(got[size_t(m * 8 + n)]) - want[size_t(m * 8 + n)]), 1e-6 * S)
+              << ref << m << "," << n;
+        }
+    }
+  }
+  EXPECT_WICK_ERROR(quant_matmul(x, f.tensor("w.q4_k"), QuantActivation::Q8), Unsupported,
+                    "q8 activations are implemented for q8_0 and q4_0 weights, not q4_K");
+}
+
+TEST(GgufMatmul, StridedActivationAndErrors) {
+  const File f = File::open(fixture("quants.gguf"));
+  const Tensor x = Tensor::from_vector(golden("x").values, Shape{3, 512});
+  const Tensor xt = x.t().contiguous().t();  // same values, transposed strides
+  const QuantTensor& w = f.tensor("w.q6_k");
+  EXPECT_EQ(quant_matmul(xt, w).to_vector<float>(), quant_matmul(x, w).to_vector<float>());
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{3, 256}), w), ShapeMismatch, "disagree on K");
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{512}), w), ShapeMismatch, "expected x (M, K) and W (N, K)");
+}
+
+// ---- writer -----------------------------------------------------------------------------
+
+TEST(GgufWriter, RoundTripsMetadataAndTensors) {
+  gguf::Writer w;
+  w.set("general.architecture", Value(std::string("wick")));
+  w.set("a.u8", Value(uint8_t(200)));
+  w.set("a.i8", Value(int8_t(-3)));
+  w.set("a.u16", Value(uint16_t(65000)));
+  w.set("a.i16", Value(int16_t(-30000)));
+  w.set("a.u32", Value(uint32_t(4000000000u)));
+  w.set("a.i32", Value(int32_t(-7)));
+  w.set("a.f32", Value(1.5f));
+  w.set("a.bool", Value(true));
+  w.set("a.u64", Value(uint64_t(1) << 63));
+  w.set("a.i64", Value(int64_t(-1)));
+  w.set("a.f64", Value(0.1));
+  w.set("a.arr", Value(Array{ValueType::String, {Value(std::string("x")), Value(std::string("yz"))}}));
+  w.set("a.nested", Value(Array{ValueType::Array, {Value(Array{ValueType::I32, {Value(int32_t(5))}})}}));
+  w.set("general.alignment", Value(uint32_t(64)));
+  const Tensor src = Tensor::from_vector(golden("src.w").values, Shape{8, 512});
+  w.add_tensor("w.f32", src);
+  w.add_tensor("w.f16", src.to(DType::F16));
+  w.add_tensor(quantize(src, GgmlType::Q4_K, "w.q4_k"));
+  w.add_tensor("odd", Tensor::from_vector(std::vector<float>{1, 2, 3}, Shape{3}));
+  const std::string bytes = w.serialize();
+  const File f = File::parse(bytes_of(bytes));
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.alignment(), 64u);
+  EXPECT_EQ(f.data_offset() % 64, 0u);
+  EXPECT_EQ(bytes.size() % 64, 0u);
+  ASSERT_EQ(f.metadata().size(), 15u);
+  EXPECT_EQ(f.get("a.u8").get<uint8_t>(), 200);
+  EXPECT_EQ(f.get("a.i16").get<int16_t>(), -30000);
+  EXPECT_EQ(f.get("a.u64").get<uint64_t>(), uint64_t(1) << 63);
+  EXPECT_EQ(f.get("a.f64").get<double>(), 0.1);
+  EXPECT_EQ(f.get("a.arr").get<std::vector<std::string>>(), (std::vector<std::string>{"x", "yz"}));
+  EXPECT_EQ(f.get("a.nested").get<Array>().items[0].get<std::vector<int32_t>>(), std::vector<int32_t>{5});
+  EXPECT_EQ(f.tensor("w.f32").type, GgmlType::F32);
+  EXPECT_EQ(f.tensor("w.f16").type, GgmlType::F16);
+  EXPECT_EQ(f.tensor("w.q4_k").shape, (Shape{8, 512}));
+  EXPECT_EQ(dequantize(f.tensor("w.f32")).to_vector<float>(), src.to_vector<float>());
+  EXPECT_EQ(dequantize(f.tensor("w.q4_k")).to_vector<float>(),
+            dequantize(quantize(src, GgmlType::Q4_K)).to_vector<float>());
+  EXPECT_EQ(dequantize(f.tensor("odd")).to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_WICK_ERROR(w.add_tensor("odd", src), InvalidArgument, "duplicate tensor name 'odd'");
+}
+
+// Writing the fixture's own content back gives a file ggml's layout rules accept and
+// that reads back identically (offsets are the running padded sums, as in ggml).
+TEST(GgufWriter, RewritesTheFixtureLayout) {
+  const File f = File::open(fixture("quants.gguf"));
+  gguf::Writer w;
+  for (const auto& [k, v] : f.metadata()) w.set(k, v);
+  for (const auto& t : f.tensors()) w.add_tensor(t);
+  const std::string out = w.serialize();
+  EXPECT_EQ(out, read_file(fixture("quants.gguf")));
+}
+
+}  // namespace
+}  // namespace wick
+
+namespace wick {
+namespace {
+
+// ---- wick convert -----------------------------------------------------------------------
+
+TEST(GgufConvert, WritesEveryTensorDequantized) {
+  const std::string out = ::testing::TempDir() + "wick_gguf_convert.safetensors";
+  const std::string cmd =
+      std::string(WICK_CLI_PATH) + " convert " + fixture("quants.gguf") + " " + out + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto st = test::read_f32_safetensors(out);
+  EXPECT_EQ(st.size(), 28u);
+  for (const std::string& type : kTypes) {
+    SCOPED_TRACE(type);
+    const std::string want = type == "f32" ? "src.w" : "deq.w." + type;
+    EXPECT_TRUE(bits_equal(st.at("w." + type).values, golden(want).values));
+    EXPECT_EQ(st.at("t3d." + type).shape, (std::vector<int64_t>{2, 4, 256}));
+  }
+  const std::string bad =
+      std::string(WICK_CLI_PATH) + " convert " + fixture("bad/n_dims_5.gguf") + " " + out + " 2> /dev/null";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  std::remove(out.c_str());
+}
+
+}  // namespace
+}  // namespace wick
