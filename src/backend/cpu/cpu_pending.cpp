@@ -16,32 +16,11 @@ void CpuBackend::compare(CompareOp op, const Tensor& a, const Tensor& b, const T
 void CpuBackend::where(const Tensor& c, const Tensor& t, const Tensor& f, const Tensor& out) {
   Backend::where(c, t, f, out);
 }
-void CpuBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out) {
-  Backend::reduce(op, x, dims, out);
-}
-void CpuBackend::index_select(const Tensor& s, size_t d, const Tensor& i, const Tensor& o) {
-  Backend::index_select(s, d, i, o);
-}
-void CpuBackend::gather(const Tensor& s, size_t d, const Tensor& i, const Tensor& o) { Backend::gather(s, d, i, o); }
-void CpuBackend::scatter(const Tensor& dst, size_t d, const Tensor& i, const Tensor& s, ScatterMode m) {
-  Backend::scatter(dst, d, i, s, m);
-}
-void CpuBackend::index_add(const Tensor& dst, size_t d, const Tensor& i, const Tensor& s) {
-  Backend::index_add(dst, d, i, s);
-}
-void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { Backend::matmul(a, b, out); }
 void CpuBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor& out) {
   Backend::conv(p, x, w, out);
 }
 void CpuBackend::pool2d(const PoolParams& p, const Tensor& x, const Tensor& out) { Backend::pool2d(p, x, out); }
 void CpuBackend::upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out) { Backend::upsample(p, x, out); }
-void CpuBackend::softmax(const Tensor& x, const Tensor& out, bool log) { Backend::softmax(x, out, log); }
-void CpuBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& out) {
-  Backend::layer_norm(x, w, b, eps, out);
-}
-void CpuBackend::rms_norm(const Tensor& x, const Tensor& w, double eps, const Tensor& out) {
-  Backend::rms_norm(x, w, eps, out);
-}
 void CpuBackend::rope(const Tensor& x, const Tensor& c, const Tensor& s, bool il, const Tensor& out) {
   Backend::rope(x, c, s, il, out);
 }

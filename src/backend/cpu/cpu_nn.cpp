@@ -1,0 +1,151 @@
+// Fused row ops over the last dim: softmax / log_softmax, layer_norm, rms_norm.
+// One row per task, rows split across threads. Each row is read once into registers or
+// a float scratch row (f16/bf16 compute in f32, f64 in f64), reductions use interleaved
+// accumulators (vectorizable, and more accurate than one running sum).
+#include <cmath>
+#include <vector>
+
+#include "backend/convert.h"
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/strided.h"
+
+namespace wick {
+
+namespace {
+
+constexpr int kLanes = 8;
+
+// sum_i f(p[i]) with kLanes interleaved accumulators.
+template <class C, class F>
+C lane_sum(const C* p, int64_t n, F&& f) {
+  C lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += f(p[i + j]);
+  for (int j = 0; i + j < n; ++j) lanes[j] += f(p[i + j]);
+  C s = 0;
+  for (C v : lanes) s += v;
+  return s;
+}
+
+template <class C>
+C row_max(const C* p, int64_t n) {
+  C lanes[kLanes];
+  for (C& v : lanes) v = -INFINITY;
+  bool nan = false;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      nan |= p[i + j] != p[i + j];
+      lanes[j] = p[i + j] > lanes[j] ? p[i + j] : lanes[j];
+    }
+  for (int j = 0; i + j < n; ++j) {
+    nan |= p[i + j] != p[i + j];
+    lanes[j] = p[i + j] > lanes[j] ? p[i + j] : lanes[j];
+  }
+  C m = lanes[0];
+  for (C v : lanes) m = v > m ? v : m;
+  return nan ? C(NAN) : m;
+}
+
+// Calls fn(in_row, out_row) for every row of x's last dim, with in_row a compute-type
+// row (x's own memory when it already is one, else a converted scratch copy) and
+// out_row a compute-type row whose values are stored into out afterwards.
+template <class T, class Fn>
+void for_each_row(const Tensor& x, const Tensor& out, Fn&& fn) {
+  using C = compute_t<T>;
+  const int64_t n = x.rank() ? x.shape()[x.rank() - 1] : 1;
+  const int64_t xs = x.rank() ? x.strides()[x.rank() - 1] : 1;
+  const int64_t rows = n ? x.numel() / n : 0;
+  std::vector<int64_t> outer_shape(x.shape().begin(), x.shape().end() - (x.rank() ? 1 : 0));
+  std::vector<int64_t> outer_strides(x.strides().begin(), x.strides().end() - (x.rank() ? 1 : 0));
+  const T* xp = cpu::base_ptr<const T>(x) + x.offset();
+  T* op = cpu::base_ptr<T>(out) + out.offset();  // out is contiguous (fresh)
+  const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, n) / 4);
+  cpu::parallel_for(rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<C> in_buf, out_buf;
+    for (int64_t r = b; r < e; ++r) {
+      int64_t off = 0, rem = r;
+      for (size_t d = outer_shape.size(); d-- > 0;) {
+        off += (rem % outer_shape[d]) * outer_strides[d];
+        rem /= outer_shape[d];
+      }
+      const T* row = xp + off;
+      const C* in = nullptr;
+      if constexpr (std::is_same_v<T, C>) {
+        if (xs == 1) in = row;
+      }
+      if (!(std::is_same_v<T, C> && xs == 1)) {
+        in_buf.resize(size_t(n));
+        for (int64_t k = 0; k < n; ++k) in_buf[size_t(k)] = C(row[k * xs]);
+        in = in_buf.data();
+      }
+      if constexpr (std::is_same_v<T, C>) {
+        fn(in, op + r * n, n);
+      } else {
+        out_buf.resize(size_t(n));
+        fn(in, out_buf.data(), n);
+        for (int64_t k = 0; k < n; ++k) op[r * n + k] = T(out_buf[size_t(k)]);
+      }
+    }
+  });
+}
+
+// A 1-D parameter (weight or bias) as compute-type values; empty when undefined.
+template <class T>
+std::vector<compute_t<T>> param(const Tensor& p) {
+  if (!p.defined()) return {};
+  return p.to_vector<compute_t<T>>();
+}
+
+}  // namespace
+
+void CpuBackend::softmax(const Tensor& x, const Tensor& out, bool log) {
+  dispatch_float(x.dtype(), log ? "log_softmax" : "softmax", [&]<class T>() {
+    using C = compute_t<T>;
+    for_each_row<T>(x, out, [&](const C* in, C* o, int64_t n) {
+      const C m = row_max(in, n);
+      if (log) {
+        const C lse = m + std::log(lane_sum(in, n, [&](C v) { return std::exp(v - m); }));
+        for (int64_t k = 0; k < n; ++k) o[k] = in[k] - lse;
+      } else {
+        for (int64_t k = 0; k < n; ++k) o[k] = std::exp(in[k] - m);
+        const C inv = C(1) / lane_sum(o, n, [](C v) { return v; });
+        for (int64_t k = 0; k < n; ++k) o[k] *= inv;
+      }
+    });
+  });
+}
+
+void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out) {
+  dispatch_float(x.dtype(), "layer_norm", [&]<class T>() {
+    using C = compute_t<T>;
+    const auto w = param<T>(weight), bv = param<T>(bias);
+    for_each_row<T>(x, out, [&](const C* in, C* o, int64_t n) {
+      // Two passes over the row (mean, then centred squares): no cancellation.
+      const C mean = lane_sum(in, n, [](C v) { return v; }) / C(n);
+      const C var = lane_sum(in, n, [&](C v) { return (v - mean) * (v - mean); }) / C(n);
+      const C rstd = C(1) / std::sqrt(var + C(eps));
+      for (int64_t k = 0; k < n; ++k) {
+        C y = (in[k] - mean) * rstd;
+        if (!w.empty()) y *= w[size_t(k)];
+        if (!bv.empty()) y += bv[size_t(k)];
+        o[k] = y;
+      }
+    });
+  });
+}
+
+void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, double eps, const Tensor& out) {
+  dispatch_float(x.dtype(), "rms_norm", [&]<class T>() {
+    using C = compute_t<T>;
+    const auto w = param<T>(weight);
+    for_each_row<T>(x, out, [&](const C* in, C* o, int64_t n) {
+      const C ms = lane_sum(in, n, [](C v) { return v * v; }) / C(n);
+      const C inv = C(1) / std::sqrt(ms + C(eps));
+      for (int64_t k = 0; k < n; ++k) o[k] = w.empty() ? in[k] * inv : in[k] * inv * w[size_t(k)];
+    });
+  });
+}
+
+}  // namespace wick
