@@ -2,7 +2,9 @@
 // One row per task, rows split across threads. Each row is read once into registers or
 // a float scratch row (f16/bf16 compute in f32, f64 in f64), reductions use interleaved
 // accumulators (vectorizable, and more accurate than one running sum).
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "backend/convert.h"
@@ -13,7 +15,7 @@ namespace wick {
 
 namespace {
 
-constexpr int kLanes = 8;
+constexpr int kLanes = 32;  // four AVX registers of floats: independent add chains
 
 // sum_i f(p[i]) with kLanes interleaved accumulators.
 template <class C, class F>
@@ -27,6 +29,29 @@ C lane_sum(const C* p, int64_t n, F&& f) {
   for (C v : lanes) s += v;
   return s;
 }
+
+// exp(x) for x <= 0 (softmax arguments are x - max), written without branches or
+// library calls so the row loop vectorizes: exp(x) = 2^n * e^r with n = round(x / ln 2),
+// |r| <= ln2 / 2, e^r by Cephes' degree-6 polynomial (about 1 ulp). 2^n is applied as two
+// normal factors so that results down to the subnormals come out right; below -104
+// the result is 0; NaN stays NaN.
+inline float exp_nonpositive(float x) {
+  const float xc = x < -104.0f ? -104.0f : x;                      // NaN compares false and passes through
+  const float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const int32_t ni = int32_t(n), half = ni >> 1;  // n in [-150, 0]: each half stays normal
+  const float s1 = std::bit_cast<float>((half + 127) << 23);
+  const float s2 = std::bit_cast<float>((ni - half + 127) << 23);
+  return x < -104.0f ? 0.0f : y * s1 * s2;
+}
+inline double exp_nonpositive(double x) { return std::exp(x); }
 
 template <class C>
 C row_max(const C* p, int64_t n) {
@@ -106,10 +131,10 @@ void CpuBackend::softmax(const Tensor& x, const Tensor& out, bool log) {
     for_each_row<T>(x, out, [&](const C* in, C* o, int64_t n) {
       const C m = row_max(in, n);
       if (log) {
-        const C lse = m + std::log(lane_sum(in, n, [&](C v) { return std::exp(v - m); }));
+        const C lse = m + std::log(lane_sum(in, n, [&](C v) { return exp_nonpositive(v - m); }));
         for (int64_t k = 0; k < n; ++k) o[k] = in[k] - lse;
       } else {
-        for (int64_t k = 0; k < n; ++k) o[k] = std::exp(in[k] - m);
+        for (int64_t k = 0; k < n; ++k) o[k] = exp_nonpositive(in[k] - m);
         const C inv = C(1) / lane_sum(o, n, [](C v) { return v; });
         for (int64_t k = 0; k < n; ++k) o[k] *= inv;
       }

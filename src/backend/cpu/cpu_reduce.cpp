@@ -59,10 +59,12 @@ struct Odometer {
   }
 };
 
-constexpr int64_t kLanes = 8;            // interleaved accumulators in the inner path
-constexpr int64_t kPairwiseBlock = 256;  // elements summed directly before pairwise merging
-constexpr int64_t kTile = 256;           // outputs per tile in the outer path
-constexpr int64_t kRowBlock = 128;       // rows folded into a partial tile before merging
+// Interleaved accumulators in the inner path: 32 floats fill four AVX registers, enough
+// independent add chains to hide the add latency.
+constexpr int64_t kLanes = 32;
+constexpr int64_t kPairwiseBlock = 1024;  // elements summed directly before pairwise merging
+constexpr int64_t kTile = 256;            // outputs per tile in the outer path
+constexpr int64_t kRowBlock = 128;        // rows folded into a partial tile before merging
 
 // Reduces p[0..n) (stride 1) whose first element has reduction index i0.
 template <class Op, class T>
