@@ -25,9 +25,9 @@ C lane_sum(const C* p, int64_t n, F&& f) {
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) lanes[j] += f(p[i + j]);
   for (int j = 0; i + j < n; ++j) lanes[j] += f(p[i + j]);
-  C s = 0;
-  for (C v : lanes) s += v;
-  return s;
+  for (int w = kLanes / 2; w >= 1; w /= 2)  // tree merge, log2(kLanes) steps
+    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
+  return lanes[0];
 }
 
 // exp(x) for x <= 0 (softmax arguments are x - max), written without branches or
@@ -68,9 +68,9 @@ C row_max(const C* p, int64_t n) {
     nan |= p[i + j] != p[i + j];
     lanes[j] = p[i + j] > lanes[j] ? p[i + j] : lanes[j];
   }
-  C m = lanes[0];
-  for (C v : lanes) m = v > m ? v : m;
-  return nan ? C(NAN) : m;
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lanes[j] = lanes[j + w] > lanes[j] ? lanes[j + w] : lanes[j];
+  return nan ? C(NAN) : lanes[0];
 }
 
 // Calls fn(in_row, out_row) for every row of x's last dim, with in_row a compute-type
