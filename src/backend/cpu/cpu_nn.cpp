@@ -36,7 +36,10 @@ C lane_sum(const C* p, int64_t n, F&& f) {
 // normal factors so that results down to the subnormals come out right; below -104
 // the result is 0; NaN stays NaN.
 inline float exp_nonpositive(float x) {
-  const float xc = x < -104.0f ? -104.0f : x;                      // NaN compares false and passes through
+  // Selects are done on bit masks: a ?: on floats is control flow the vectorizer refuses.
+  const uint32_t tiny = 0u - uint32_t(x < -104.0f);  // all ones below the range (false for NaN)
+  const float xc =
+      std::bit_cast<float>((std::bit_cast<uint32_t>(x) & ~tiny) | (std::bit_cast<uint32_t>(-104.0f) & tiny));
   const float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;  // round to nearest
   const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
   float y = 1.9875691500e-4f;
@@ -49,7 +52,7 @@ inline float exp_nonpositive(float x) {
   const int32_t ni = int32_t(n), half = ni >> 1;  // n in [-150, 0]: each half stays normal
   const float s1 = std::bit_cast<float>((half + 127) << 23);
   const float s2 = std::bit_cast<float>((ni - half + 127) << 23);
-  return x < -104.0f ? 0.0f : y * s1 * s2;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(y * s1 * s2) & ~tiny);
 }
 inline double exp_nonpositive(double x) { return std::exp(x); }
 
