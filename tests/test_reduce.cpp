@@ -167,6 +167,17 @@ TEST_P(Reduce, ArgMinMaxFirstIndexAndFlat) {
   big.narrow(0, 900, 1).fill_(3.0);
   EXPECT_EQ(argmax(big).item<int64_t>(), 700);
   EXPECT_EQ(argmin(big).item<int64_t>(), 0);
+  // Rows long enough to be split across threads: the chunks merge in order.
+  Tensor huge = zeros({200001}, DType::F32, dev());
+  huge.narrow(0, 150000, 1).fill_(3.0);
+  huge.narrow(0, 190000, 1).fill_(3.0);
+  huge.narrow(0, 30, 1).fill_(-1.0);
+  huge.narrow(0, 170000, 1).fill_(-1.0);
+  EXPECT_EQ(argmax(huge).item<int64_t>(), 150000);
+  EXPECT_EQ(argmin(huge).item<int64_t>(), 30);
+  huge.narrow(0, 180000, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(argmax(huge).item<int64_t>(), 180000);
+  EXPECT_TRUE(std::isnan(min(huge).item<double>()));
 }
 
 TEST_P(Reduce, NaNPropagates) {
