@@ -39,7 +39,7 @@ WICK_HD inline float expf_poly(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   // p * 2^n in two factors, so subnormal results and 2^128 * p (overflow to Inf) work.
-  const int32_t ni = int32_t(n);
+  const int32_t ni = int32_t(n == n ? n : 0.0f);  // NaN: p is NaN already; keep the cast defined
   const int32_t n1 = ni / 2, n2 = ni - n1;
   return p * std::bit_cast<float>((n1 + 127) << 23) * std::bit_cast<float>((n2 + 127) << 23);
 }
