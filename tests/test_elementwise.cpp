@@ -186,6 +186,19 @@ TEST_P(Unary, FloatEdgeCasesAsTorch) {
                (std::vector<double>{0, 1000}), 0, 0);
 }
 
+// The CPU's f32 exp and tanh are polynomials (so loops vectorize): check them densely
+// against the f64 functions over the whole range, subnormal and overflowing ends included.
+TEST_P(Unary, F32ExpAndTanhAccurateEverywhere) {
+  const Tensor x = linspace(-104.0, 89.0, 200003, DType::F32, dev());
+  const Tensor x64 = x.to(DType::F64);
+  EXPECT_CLOSE(exp(x).to_vector<double>(), exp(x64).to(DType::F32).to_vector<double>(), 3e-7,
+               3e-45);  // 1 ulp in subnormals
+  const Tensor t = linspace(-12.0, 12.0, 200003, DType::F32, dev());
+  EXPECT_CLOSE(tanh(t).to_vector<double>(), tanh(t.to(DType::F64)).to(DType::F32).to_vector<double>(), 3e-7, 1e-30);
+  const Tensor tiny = linspace(-1e-3, 1e-3, 2001, DType::F32, dev());
+  EXPECT_CLOSE(tanh(tiny).to_vector<double>(), tanh(tiny.to(DType::F64)).to_vector<double>(), 2e-7, 0);
+}
+
 TEST_P(Unary, IntegerRules) {
   const Tensor u = Tensor::from_vector<uint8_t>({0, 1, 255}, Shape{3}, dev());
   EXPECT_EQ(neg(u).to_vector<int64_t>(), (std::vector<int64_t>{0, 255, 1}));  // wraps like C++

@@ -1,12 +1,9 @@
 // Front end of the comparisons (u8 results) and where.
 #include "core/checks.h"
+#include "core/elementwise_args.h"
 #include "wick/ops.h"
 
 namespace wick {
-
-namespace detail {
-std::pair<Tensor, Tensor> promote_and_broadcast(const char* op, const Tensor& a, const Tensor& b);
-}  // namespace detail
 
 static Tensor compare_op(CompareOp op, const Tensor& a, const Tensor& b) {
   auto [x, y] = detail::promote_and_broadcast(compare_op_name(op), a, b);

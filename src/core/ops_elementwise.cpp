@@ -2,13 +2,14 @@
 // arguments, broadcast (stride-0 views), promote dtypes, allocate, one backend call.
 #include "backend/elementwise_ops.h"
 #include "core/checks.h"
+#include "core/elementwise_args.h"
 #include "wick/ops.h"
 
 namespace wick {
 
 namespace detail {
 
-Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p = {}) {
+static Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p = {}) {
   const char* name = unary_op_name(op);
   common_device(name, {&x});
   WICK_CHECK(is_float(x.dtype()) || ew::unary_takes_integers(op), DTypeMismatch, name,
@@ -18,8 +19,6 @@ Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p = {}) {
   return out;
 }
 
-// a and b promoted to one dtype and broadcast to one shape (views; a cast only where
-// the dtype differs, made before broadcasting so it touches each element once).
 std::pair<Tensor, Tensor> promote_and_broadcast(const char* op, const Tensor& a, const Tensor& b) {
   common_device(op, {&a, &b});
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
@@ -27,7 +26,7 @@ std::pair<Tensor, Tensor> promote_and_broadcast(const char* op, const Tensor& a,
   return {a.to(dt).broadcast_as(shape), b.to(dt).broadcast_as(shape)};
 }
 
-Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
+static Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
   auto [x, y] = promote_and_broadcast(binary_op_name(op), a, b);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_of(x).binary(op, x, y, out);
