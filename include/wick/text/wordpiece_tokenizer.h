@@ -28,12 +28,14 @@ struct WordPieceOptions {
   bool lowercase = true;
   // Words longer than this many code points become [UNK].
   size_t max_input_chars_per_word = 100;
+  // Literal special tokens in the text ([CLS], [SEP], [PAD], [UNK], [MASK], matched exactly,
+  // before normalization) become their ids, as Hugging Face's added tokens do.
+  bool match_special_tokens = true;
 };
 
 class WordPieceTokenizer {
  public:
   using Options = WordPieceOptions;
-
 
   // Loads vocab.txt (one token per line, id = line number). Throws wick::Error Io/Format.
   explicit WordPieceTokenizer(const std::string& vocab_path, Options options = Options());
