@@ -3,6 +3,7 @@
 // (gpt2_corpus_ids.json, written by gen_tokenizer_corpus.py).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -195,6 +196,29 @@ TEST(Gpt2Tokenizer, BadIdsAreIndexErrors) {
   const std::vector<int32_t> ids{50257};
   EXPECT_WICK_ERROR(gpt2().decode(ids), IndexOutOfRange, "id 50257 is outside the vocabulary [0, 50257)");
   EXPECT_WICK_ERROR(gpt2().token(-1), IndexOutOfRange, "id -1");
+}
+
+}  // namespace
+}  // namespace wick
+
+namespace wick {
+namespace {
+
+// Runs a command and returns its stdout.
+std::string run_capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(Gpt2Tokenizer, CliPrintsIdsOnly) {
+  const std::string cmd = std::string(WICK_CLI_PATH) + " tokenize --model '" + test::data_path("gpt2-tokenizer") +
+                          "' 'Hello, World!!' 2>/dev/null";
+  EXPECT_EQ(run_capture(cmd), "15496 11 2159 3228\n");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // plus truncation, batching and malformed vocabularies.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -115,6 +117,30 @@ TEST(WordPiece, MalformedVocabularies) {
   EXPECT_EQ(tok.vocab_size(), 6u);
   EXPECT_EQ(tok.encode("x y"), (std::vector<int32_t>{2, 5, 1, 3}));
   EXPECT_WICK_ERROR(tok.token(6), IndexOutOfRange, "id 6 is outside the vocabulary [0, 6)");
+}
+
+}  // namespace
+}  // namespace wick
+
+namespace wick {
+namespace {
+
+TEST(WordPiece, CliDetectsVocabTxt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "wick_test_wordpiece_cli";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(test::data_path("minilm-vocab.txt"), dir / "vocab.txt");
+  const std::string cmd =
+      std::string(WICK_CLI_PATH) + " tokenize --model '" + dir.string() + "' 'Hello, World!!' 2>/dev/null";
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  fs::remove_all(dir);
+  EXPECT_EQ(out, "101 7592 1010 2088 999 999 102\n");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ using Runner = std::function<int()>;
 Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);
+Runner add_tokenize(CLI::App& app);
 
 int run_info();
 int run_demo(const std::string& device);
