@@ -18,9 +18,11 @@ bool is_dropped(char32_t cp) {
 }
 
 // The CJK Unified Ideographs blocks BERT pads with spaces (not Hangul, kana or CJK punctuation).
+// Extension E starts at U+2B820, but Hugging Face's BertNormalizer (our oracle) has 0x2B920 here,
+// so U+2B820..U+2B91F are not spaced out; we follow it to give the same ids.
 bool is_cjk_ideograph(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 

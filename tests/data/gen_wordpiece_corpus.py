@@ -66,6 +66,7 @@ def corpus():
         "\u0bb5\u0ba3\u0b95\u0bcd\u0b95\u0bae\u0bcd",
         "\U00020000\U0002a700 CJK extensions",
         "\uf900\uf901 compatibility ideographs",
+        "\U0002b820\U0002b86e\U0002b920 CJK ext E (HF spaces out only from U+2B920)",
         "\u3007\u3001\u3002\u300c\u300d",
         "emoji \U0001f600\U0001f601",
         "\U0001f44d\U0001f3fd",
