@@ -125,6 +125,11 @@ TEST(Gpt2Tokenizer, LongWordAndCacheGiveSameIds) {
   EXPECT_EQ(gpt2().encode(w), a);
   EXPECT_EQ(gpt2().decode(a), w);
   EXPECT_EQ(a.size(), 500u);  // "aaaa" is one token
+  // A 200 KB piece without spaces: BPE must stay near-linear (it runs in milliseconds).
+  std::mt19937 rng(7);
+  std::string blob(200000, 'a');
+  for (char& c : blob) c = static_cast<char>('a' + rng() % 26);
+  EXPECT_EQ(gpt2().decode(gpt2().encode(blob)), blob);
 }
 
 TEST(Gpt2Tokenizer, LoadsAlternativeNamesAndExplicitPaths) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <unordered_map>
 
 #include "text/read_text_file.h"
@@ -174,36 +175,45 @@ void Gpt2Tokenizer::Impl::load_merges(std::string_view text) {
   }
 }
 
-// BPE over one pre-tokenized piece, as the reference: repeatedly merge every occurrence (left
-// to right) of the adjacent pair with the lowest rank until no pair has a rank.
+// BPE over one pre-tokenized piece. The reference repeatedly merges every occurrence (left to
+// right) of the adjacent pair with the lowest rank; a min-heap of (rank, position) candidates
+// over a linked list of symbols does the same merges in the same order in O(n log n), so long
+// pieces (minified code, base64) stay fast.
 std::vector<int32_t> Gpt2Tokenizer::Impl::bpe(std::string_view piece) const {
-  std::vector<int32_t> word;
-  word.reserve(piece.size());
-  for (unsigned char b : piece) word.push_back(byte_ids[b]);
-  while (word.size() > 1) {
-    int32_t best_rank = std::numeric_limits<int32_t>::max();
-    int32_t best_result = -1;
-    uint64_t best_pair = 0;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      auto it = merges.find(pair_key(word[i], word[i + 1]));
-      if (it != merges.end() && it->second.rank < best_rank) {
-        best_rank = it->second.rank;
-        best_result = it->second.result;
-        best_pair = it->first;
-      }
-    }
-    if (best_result < 0) break;
-    size_t out = 0;
-    for (size_t i = 0; i < word.size(); ++i) {
-      if (i + 1 < word.size() && pair_key(word[i], word[i + 1]) == best_pair) {
-        word[out++] = best_result;
-        ++i;
-      } else {
-        word[out++] = word[i];
-      }
-    }
-    word.resize(out);
+  const auto n = static_cast<int32_t>(piece.size());
+  std::vector<int32_t> id(n), next(n), prev(n);
+  for (int32_t i = 0; i < n; ++i) {
+    id[i] = byte_ids[static_cast<unsigned char>(piece[i])];
+    next[i] = i + 1 < n ? i + 1 : -1;
+    prev[i] = i - 1;
   }
+  struct Candidate {
+    int32_t rank, pos, left, right;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  auto consider = [&](int32_t pos) {
+    if (pos < 0 || next[pos] < 0) return;
+    auto it = merges.find(pair_key(id[pos], id[next[pos]]));
+    if (it != merges.end()) heap.push({it->second.rank, pos, id[pos], id[next[pos]]});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i) consider(i);
+  std::vector<bool> alive(n, true);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    // Skip candidates that earlier merges made stale.
+    if (!alive[c.pos] || next[c.pos] < 0 || id[c.pos] != c.left || id[next[c.pos]] != c.right) continue;
+    const int32_t right = next[c.pos];
+    id[c.pos] = merges.at(pair_key(c.left, c.right)).result;
+    alive[right] = false;
+    next[c.pos] = next[right];
+    if (next[right] >= 0) prev[next[right]] = c.pos;
+    consider(prev[c.pos]);
+    consider(c.pos);
+  }
+  std::vector<int32_t> word;
+  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = next[i]) word.push_back(id[i]);
   return word;
 }
 

@@ -250,6 +250,14 @@ def corpus():
         "\u0915\u094d\u0937 conjunct",
         "last one, really.",
     ]
+    # A long word of pseudo-random letters and a long base64-like blob (many BPE merges each).
+    state = 12345
+    letters, blob = [], []
+    for _ in range(3000):
+        state = (state * 1103515245 + 12345) % 2**31
+        letters.append("abcdefghijklmnopqrstuvwxyz"[state % 26])
+        blob.append("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(state >> 8) % 64])
+    texts += ["".join(letters), "".join(blob)]
     return texts
 
 
