@@ -14,6 +14,7 @@ Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);
 Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
+Runner add_tokenize(CLI::App& app);
 
 int run_info();
 int run_demo(const std::string& device);

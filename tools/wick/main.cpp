@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_inspect);
   add(wick::cli::add_demo);
   add(wick::cli::add_convert);
+  add(wick::cli::add_tokenize);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

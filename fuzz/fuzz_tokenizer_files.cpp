@@ -1,0 +1,50 @@
+// libFuzzer target: tokenizer file loading. The input is
+//   MODE SEP vocab SEP merges-or-nothing SEP text        (SEP = "\n----\n")
+// where MODE's low bit picks GPT-2 BPE (0: vocab.json + merges.txt) or WordPiece (1: vocab.txt).
+// Loading must either succeed or throw wick::Error Format; whatever loads must then encode
+// the text without crashing, and GPT-2 must decode it back byte-exactly.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "wick/error.h"
+#include "wick/text/gpt2_tokenizer.h"
+#include "wick/text/wordpiece_tokenizer.h"
+
+namespace {
+
+constexpr std::string_view kSep = "\n----\n";
+
+std::string_view next_part(std::string_view& rest) {
+  const size_t at = rest.find(kSep);
+  std::string_view part = rest.substr(0, at);
+  rest = at == std::string_view::npos ? std::string_view() : rest.substr(at + kSep.size());
+  return part;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const bool wordpiece = data[0] & 1;
+  std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if (rest.starts_with(kSep)) rest.remove_prefix(kSep.size());
+  const std::string_view vocab = next_part(rest);
+  const std::string_view merges = next_part(rest);
+  const std::string_view text = rest;
+  try {
+    if (wordpiece) {
+      const auto tok = wick::text::WordPieceTokenizer::from_string(vocab);
+      const auto ids = tok.encode(text, 64);
+      if (ids.size() > 64) abort();
+      for (int32_t id : ids) (void)tok.token(id);
+    } else {
+      const auto tok = wick::text::Gpt2Tokenizer::from_strings(vocab, merges);
+      const auto ids = tok.encode(text, /*allow_special=*/(data[0] & 2) != 0);
+      if (tok.decode(ids) != text) abort();
+    }
+  } catch (const wick::Error& e) {
+    if (e.kind() != wick::ErrorKind::Format) abort();
+  }
+  return 0;
+}

