@@ -16,9 +16,6 @@ void CudaBackend::compare(CompareOp op, const Tensor& a, const Tensor& b, const 
 void CudaBackend::where(const Tensor& c, const Tensor& t, const Tensor& f, const Tensor& out) {
   Backend::where(c, t, f, out);
 }
-void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out) {
-  Backend::reduce(op, x, dims, out);
-}
 void CudaBackend::index_select(const Tensor& s, size_t d, const Tensor& i, const Tensor& o) {
   Backend::index_select(s, d, i, o);
 }
