@@ -34,13 +34,6 @@ void CudaBackend::pool2d(const PoolParams& p, const Tensor& x, const Tensor& out
 void CudaBackend::upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out) {
   Backend::upsample(p, x, out);
 }
-void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) { Backend::softmax(x, out, log); }
-void CudaBackend::layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& out) {
-  Backend::layer_norm(x, w, b, eps, out);
-}
-void CudaBackend::rms_norm(const Tensor& x, const Tensor& w, double eps, const Tensor& out) {
-  Backend::rms_norm(x, w, eps, out);
-}
 
 void CudaBackend::rope(const Tensor& x, const Tensor& c, const Tensor& s, bool il, const Tensor& out) {
   Backend::rope(x, c, s, il, out);
