@@ -129,21 +129,34 @@ __global__ void reduce_row_kernel(Op op, ReduceGeom g, const S* __restrict__ x, 
   }
 }
 
-// Column strategy: thread (tx, ty) of block (bx, y) serves output bx * blockDim.x + tx,
-// taking every blockDim.y-th reduction index of split y from ty on.
+// Outputs per thread of the column strategy when they are contiguous and aligned: one
+// 16-byte load feeds OV accumulators (bounded so the shared merge buffer stays <= 16 KiB).
 template <class Op, class S>
+constexpr int col_vec_width() {
+  constexpr int by_load = vec_width<S>();
+  constexpr int by_acc = int(64 / sizeof(typename Op::acc_t));
+  return std::max(1, std::min(by_load, by_acc));
+}
+
+// Column strategy: thread (tx, ty) of block (bx, y) serves outputs [o, o + OV) with
+// o = (bx * blockDim.x + tx) * OV, taking every blockDim.y-th reduction index of split y
+// from ty on. OV > 1 only when those outputs are adjacent and aligned in x.
+template <class Op, class S, int OV>
 __global__ void reduce_col_kernel(Op op, ReduceGeom g, const S* __restrict__ x, typename Op::out_t* __restrict__ out,
                                   typename Op::acc_t* __restrict__ partial) {
   using A = typename Op::acc_t;
-  __shared__ alignas(16) unsigned char raw[kThreads * sizeof(A)];
+  constexpr int KA = OV == 1 ? kAcc : 1;  // independent accumulator sets (loads stay kAcc deep)
+  __shared__ alignas(16) unsigned char raw[kThreads * OV * sizeof(A)];
   A* shared = reinterpret_cast<A*>(raw);
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
-  const int64_t o = int64_t(blockIdx.x) * bx + tx;
+  const int64_t o = (int64_t(blockIdx.x) * bx + tx) * OV;
   const int64_t s = blockIdx.y;
   const int64_t rb = s * g.chunk, re = std::min(g.n_red, rb + g.chunk);
-  A acc[kAcc];
+  A acc[KA][OV];
 #pragma unroll
-  for (int u = 0; u < kAcc; ++u) acc[u] = op.init();
+  for (int u = 0; u < KA; ++u)
+#pragma unroll
+    for (int k = 0; k < OV; ++k) acc[u][k] = op.init();
   if (o < g.n_out) {
     int64_t koff[1];
     g.kept.get(o, koff);
@@ -152,33 +165,51 @@ __global__ void reduce_col_kernel(Op op, ReduceGeom g, const S* __restrict__ x, 
     int64_t r = rb + ty;
     if (g.outer.rank == 0) {  // one reduced dim: plain strided walk
       for (; r + (kAcc - 1) * int64_t(by) < re; r += kAcc * int64_t(by)) {
-        S v[kAcc];
+        Vec<S, OV> v[kAcc];
 #pragma unroll
-        for (int u = 0; u < kAcc; ++u) v[u] = base[(r + u * int64_t(by)) * st];
+        for (int u = 0; u < kAcc; ++u) v[u] = *reinterpret_cast<const Vec<S, OV>*>(base + (r + u * int64_t(by)) * st);
 #pragma unroll
-        for (int u = 0; u < kAcc; ++u) acc[u] = op.combine(acc[u], v[u], r + u * int64_t(by));
+        for (int u = 0; u < kAcc; ++u)
+#pragma unroll
+          for (int k = 0; k < OV; ++k) acc[u % KA][k] = op.combine(acc[u % KA][k], v[u].v[k], r + u * int64_t(by));
       }
-      for (; r < re; r += by) acc[0] = op.combine(acc[0], base[r * st], r);
+      for (; r < re; r += by) {
+        const Vec<S, OV> v = *reinterpret_cast<const Vec<S, OV>*>(base + r * st);
+#pragma unroll
+        for (int k = 0; k < OV; ++k) acc[0][k] = op.combine(acc[0][k], v.v[k], r);
+      }
     } else {
       for (; r < re; r += by) {
         int64_t ooff[1];
         g.outer.get(r / g.inner, ooff);
-        acc[0] = op.combine(acc[0], base[ooff[0] + (r % g.inner) * st], r);
+        const Vec<S, OV> v = *reinterpret_cast<const Vec<S, OV>*>(base + ooff[0] + (r % g.inner) * st);
+#pragma unroll
+        for (int k = 0; k < OV; ++k) acc[0][k] = op.combine(acc[0][k], v.v[k], r);
       }
     }
   }
-  A a = merge_all(op, acc);
+#pragma unroll
+  for (int k = 0; k < OV; ++k) {
+#pragma unroll
+    for (int u = 1; u < KA; ++u) acc[0][k] = op.merge(acc[0][k], acc[u][k]);
+  }
   if (by > 1) {
-    shared[ty * bx + tx] = a;
+#pragma unroll
+    for (int k = 0; k < OV; ++k) shared[(ty * bx + tx) * OV + k] = acc[0][k];
     __syncthreads();
     if (ty == 0)
-      for (int k = 1; k < by; ++k) a = op.merge(a, shared[k * bx + tx]);
+      for (int j = 1; j < by; ++j)
+#pragma unroll
+        for (int k = 0; k < OV; ++k) acc[0][k] = op.merge(acc[0][k], shared[(j * bx + tx) * OV + k]);
   }
   if (ty == 0 && o < g.n_out) {
-    if (g.splits == 1)
-      out[o] = op.finalize(a, g.n_red);
-    else
-      partial[s * g.n_out + o] = a;
+#pragma unroll
+    for (int k = 0; k < OV; ++k) {
+      if (g.splits == 1)
+        out[o + k] = op.finalize(acc[0][k], g.n_red);
+      else
+        partial[s * g.n_out + o + k] = acc[0][k];
+    }
   }
 }
 
@@ -222,16 +253,18 @@ OffsetCalc<1, int64_t> make_calc(const std::vector<int64_t>& shape, const std::v
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// How the work is laid out on the GPU, chosen from sizes only.
+// How the work is laid out on the GPU, chosen from the sizes and how many blocks of each
+// kernel fit on an SM at once (splits aim at one full wave, never a partial second one).
 struct Plan {
   bool row = false;
   bool warp_mode = false;
   dim3 grid, block;
 };
 
-Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count) {
+// col_ov: outputs per thread of the column strategy (1 unless they are vector-loadable).
+Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count, int row_blocks_per_sm, int col_blocks_per_sm,
+                    int col_ov) {
   Plan p;
-  const int64_t target_threads = int64_t(sm_count) * 2048;  // a full GPU of resident threads
   g.splits = 1;
   g.chunk = g.n_red;
   p.row = g.n_red > 0 && g.inner_stride == 1 && g.inner >= 32;
@@ -244,12 +277,11 @@ Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count) {
     }
     p.block = dim3(kRowBlockThreads);
     const int64_t blocks = std::min(g.n_out, kMaxGridX);
-    const int64_t threads = blocks * kRowBlockThreads;
-    if (threads < target_threads) {
+    const int64_t wave = int64_t(sm_count) * row_blocks_per_sm;
+    if (blocks < wave) {
       // At least four 16-byte vectors per thread per split keep the split worth it.
       const int64_t min_chunk = int64_t(kRowBlockThreads) * 4 * (16 / int64_t(esize > 16 ? 16 : esize));
-      const int64_t splits =
-          std::clamp<int64_t>(std::min(ceil_div(target_threads, threads), g.n_red / min_chunk), 1, 65535);
+      const int64_t splits = std::clamp<int64_t>(std::min(wave / blocks, g.n_red / min_chunk), 1, 65535);
       g.chunk = ceil_div(ceil_div(g.n_red, splits), 256) * 256;  // keeps split starts 16-byte aligned in a row
       g.splits = int(ceil_div(g.n_red, g.chunk));
     }
@@ -259,12 +291,11 @@ Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count) {
   int by = 1;
   while (by < 8 && by * 16 <= g.n_red) by *= 2;
   const int bx = kThreads / by;
-  const int64_t blocks = ceil_div(g.n_out, bx);
+  const int64_t blocks = ceil_div(g.n_out / col_ov, bx);
   WICK_CHECK(blocks < (int64_t(1) << 31), Unsupported, "reduce: ", g.n_out, " outputs are too many for one launch");
-  const int64_t threads = blocks * kThreads;
-  if (threads < target_threads && g.n_red >= int64_t(by) * 64) {
-    const int64_t splits =
-        std::clamp<int64_t>(std::min(ceil_div(target_threads, threads), g.n_red / (int64_t(by) * 32)), 1, 65535);
+  const int64_t wave = int64_t(sm_count) * col_blocks_per_sm;
+  if (blocks < wave && g.n_red >= int64_t(by) * 64) {
+    const int64_t splits = std::clamp<int64_t>(std::min(wave / blocks, g.n_red / (int64_t(by) * 32)), 1, 65535);
     g.chunk = ceil_div(g.n_red, splits);
     g.splits = int(ceil_div(g.n_red, g.chunk));
   }
@@ -273,11 +304,37 @@ Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count) {
   return p;
 }
 
+// Whether the column strategy may give each thread `ov` adjacent outputs loaded as one
+// vector: the innermost kept dim is contiguous and every row of ov outputs is aligned.
+bool column_vectorizable(const ReduceGeom& g, const void* x, size_t esize, int ov) {
+  if (ov <= 1 || g.kept.rank == 0) return false;
+  const int last = g.kept.rank - 1;
+  if (g.kept.strides[0][last] != 1 || g.kept.sizes[last] % ov != 0) return false;
+  for (int d = 0; d < last; ++d)
+    if (g.kept.strides[0][d] % ov != 0) return false;
+  for (int d = 0; d < g.outer.rank; ++d)
+    if (g.outer.strides[0][d] % ov != 0) return false;
+  return g.inner_stride % ov == 0 && reinterpret_cast<uintptr_t>(x) % (esize * size_t(ov)) == 0;
+}
+
+template <class Kernel>
+int blocks_per_sm(Kernel kernel, int threads) {
+  int n = 0;
+  WICK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+  return std::max(n, 1);
+}
+
 template <class Op, class S>
 void launch_reduction(CudaBackend& be, const char* name, ReduceGeom g, const S* x, typename Op::out_t* out) {
   using A = typename Op::acc_t;
+  constexpr int OV = col_vec_width<Op, S>();
   const Op op{};
-  const Plan p = plan_reduction(g, sizeof(S), be.sm_count());
+  // Asked once per instantiation (the device is current: reduce() activated it).
+  static const int row_bps = blocks_per_sm(reduce_row_kernel<Op, S>, kRowBlockThreads);
+  static const int col_bps = blocks_per_sm(reduce_col_kernel<Op, S, 1>, kThreads);
+  static const int colv_bps = blocks_per_sm(reduce_col_kernel<Op, S, OV>, kThreads);
+  const bool col_vec = g.n_red > 0 && column_vectorizable(g, x, sizeof(S), OV);
+  const Plan p = plan_reduction(g, sizeof(S), be.sm_count(), row_bps, col_vec ? colv_bps : col_bps, col_vec ? OV : 1);
   std::shared_ptr<void> scratch;
   A* partial = nullptr;
   if (g.splits > 1) {
@@ -286,8 +343,10 @@ void launch_reduction(CudaBackend& be, const char* name, ReduceGeom g, const S* 
   }
   if (p.row)
     reduce_row_kernel<Op, S><<<p.grid, p.block, 0, be.stream()>>>(op, g, x, out, partial, p.warp_mode);
+  else if (col_vec)
+    reduce_col_kernel<Op, S, OV><<<p.grid, p.block, 0, be.stream()>>>(op, g, x, out, partial);
   else
-    reduce_col_kernel<Op, S><<<p.grid, p.block, 0, be.stream()>>>(op, g, x, out, partial);
+    reduce_col_kernel<Op, S, 1><<<p.grid, p.block, 0, be.stream()>>>(op, g, x, out, partial);
   check_launch(name);
   if (g.splits > 1) {
     const unsigned blocks = unsigned(std::min(ceil_div(g.n_out, kThreads / 32), kMaxGridX));
