@@ -128,9 +128,11 @@ __device__ __forceinline__ C row_output(C v, const RowStats<C>& st, C w, C bias)
 }
 
 // ---- warp strategy: lane l holds chunks j * 32 + l (j < K / VW) of VW elements each -------
+// Bounded to 128 registers so at least two blocks (16 warps) share an SM.
 template <RowMode M, int K, class S>
-__global__ void row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restrict__ out, const S* __restrict__ weight,
-                                const S* __restrict__ bias, dcompute_t<S> eps) {
+__global__ void __launch_bounds__(kThreads, 2)
+    row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restrict__ out, const S* __restrict__ weight,
+                    const S* __restrict__ bias, dcompute_t<S> eps) {
   using C = dcompute_t<S>;
   constexpr int Vmax = int(16 / sizeof(S));
   constexpr int VW = K < Vmax ? K : Vmax;
@@ -138,6 +140,7 @@ __global__ void row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restric
   const int lane = threadIdx.x & 31;
   const int64_t warps = blockDim.x >> 5;
   const C n = C(g.n);
+  const int len = int(g.n);  // <= kMaxWarpRow: in-row indices fit 32 bits
   for (int64_t r = int64_t(blockIdx.x) * warps + (threadIdx.x >> 5); r < g.rows; r += int64_t(gridDim.x) * warps) {
     int64_t off[1];
     g.outer.get(r, off);
@@ -145,14 +148,14 @@ __global__ void row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restric
     C v[J][VW];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      const int64_t e0 = (int64_t(j) * 32 + lane) * VW;
-      if (e0 < g.n)
+      const int e0 = (j * 32 + lane) * VW;
+      if (e0 < len)
         load_chunk<VW>(row, g.xs, e0, g.n, g.x_vec, v[j]);
       else
 #pragma unroll
         for (int k = 0; k < VW; ++k) v[j][k] = C(0);
     }
-    auto valid = [&](int j, int k) { return (int64_t(j) * 32 + lane) * VW + k < g.n; };
+    auto valid = [&](int j, int k) { return (j * 32 + lane) * VW + k < len; };
     RowStats<C> st;
     if constexpr (M == RowMode::Softmax || M == RowMode::LogSoftmax) {
       C m = -INFINITY;
@@ -197,8 +200,8 @@ __global__ void row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restric
     S* orow = out + r * g.n;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      const int64_t e0 = (int64_t(j) * 32 + lane) * VW;
-      if (e0 >= g.n) continue;
+      const int e0 = (j * 32 + lane) * VW;
+      if (e0 >= len) continue;
       C w[VW], b[VW], y[VW];
 #pragma unroll
       for (int k = 0; k < VW; ++k) w[k] = C(1), b[k] = C(0);
