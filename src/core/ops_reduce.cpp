@@ -26,7 +26,7 @@ std::vector<size_t> reduced_dims(const Tensor& x, const std::vector<int64_t>& di
   return out;
 }
 
-Tensor reduce(ReduceOp op, const Tensor& x_in, const std::vector<int64_t>& dims_in, bool keepdim) {
+Tensor run_reduction(ReduceOp op, const Tensor& x_in, const std::vector<int64_t>& dims_in, bool keepdim) {
   const char* name = reduce_op_name(op);
   detail::check_defined(name, x_in);
   // A rank-0 tensor reduces as shape [1] (dim 0 or -1 are accepted, as PyTorch).
@@ -56,24 +56,30 @@ Tensor reduce(ReduceOp op, const Tensor& x_in, const std::vector<int64_t>& dims_
 Tensor arg_reduce(ReduceOp op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   const char* name = reduce_op_name(op);
   detail::check_defined(name, x);
-  if (dim) return reduce(op, x, {*dim}, keepdim);
+  if (dim) return run_reduction(op, x, {*dim}, keepdim);
   // Over the flattened tensor; keepdim keeps x's rank with every dim 1 (PyTorch 2.x).
   WICK_CHECK(x.numel() != 0, InvalidArgument, name, ": cannot reduce an empty tensor (shape ", x.shape(), ")");
-  Tensor flat = reduce(op, x.reshape({-1}), {0}, false);
+  Tensor flat = run_reduction(op, x.reshape({-1}), {0}, false);
   return keepdim ? flat.reshape(std::vector<int64_t>(x.rank(), 1)) : flat;
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim) { return reduce(ReduceOp::Sum, x, dims, keepdim); }
+Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return run_reduction(ReduceOp::Sum, x, dims, keepdim);
+}
 Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
-  return reduce(ReduceOp::Mean, x, dims, keepdim);
+  return run_reduction(ReduceOp::Mean, x, dims, keepdim);
 }
 Tensor prod(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
-  return reduce(ReduceOp::Prod, x, dims, keepdim);
+  return run_reduction(ReduceOp::Prod, x, dims, keepdim);
 }
-Tensor min(const Tensor& x, std::vector<int64_t> dims, bool keepdim) { return reduce(ReduceOp::Min, x, dims, keepdim); }
-Tensor max(const Tensor& x, std::vector<int64_t> dims, bool keepdim) { return reduce(ReduceOp::Max, x, dims, keepdim); }
+Tensor min(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return run_reduction(ReduceOp::Min, x, dims, keepdim);
+}
+Tensor max(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return run_reduction(ReduceOp::Max, x, dims, keepdim);
+}
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return arg_reduce(ReduceOp::ArgMin, x, dim, keepdim);
 }

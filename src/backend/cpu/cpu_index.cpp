@@ -94,18 +94,19 @@ void CpuBackend::index_select(const Tensor& src, size_t dim, const Tensor& indic
   dispatch(src.dtype(), [&]<class T>() {
     T* o = cpu::base_ptr<T>(out);
     const T* s = cpu::base_ptr<const T>(src);
-    cpu::parallel_for(units, std::max<int64_t>(1, kGrain / rest.inner), [&](int64_t b, int64_t e) {
-      for (int64_t u = b; u < e; ++u) {
-        const int64_t i = u / rest.rows, r = u % rest.rows;
-        T* op = o + out.offset() + i * so + rest.offset(r, 0);
-        const T* sp = s + src.offset() + idx[size_t(i)] * ss + rest.offset(r, 1);
-        const auto [to, ts] = rest.inner_stride;
-        if (to == 1 && ts == 1)
-          std::copy(sp, sp + rest.inner, op);
-        else
-          for (int64_t k = 0; k < rest.inner; ++k) op[k * to] = sp[k * ts];
-      }
-    });
+    cpu::parallel_for(units, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, rest.inner)),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t u = b; u < e; ++u) {
+                          const int64_t i = u / rest.rows, r = u % rest.rows;
+                          T* op = o + out.offset() + i * so + rest.offset(r, 0);
+                          const T* sp = s + src.offset() + idx[size_t(i)] * ss + rest.offset(r, 1);
+                          const auto [to, ts] = rest.inner_stride;
+                          if (to == 1 && ts == 1)
+                            std::copy(sp, sp + rest.inner, op);
+                          else
+                            for (int64_t k = 0; k < rest.inner; ++k) op[k * to] = sp[k * ts];
+                        }
+                      });
   });
 }
 
