@@ -1,9 +1,8 @@
 // linear(x, weight, bias) = x @ weight^T + bias, weight (out, in) as PyTorch's Linear.
 // weight.t() is a view: the matmul backend passes it to BLAS with a transpose flag.
 //
-// The bias is added in place on the fresh matmul result through the backend's
-// index_add (every row of the flattened output gets the broadcast bias row), so the op
-// needs no elementwise family and works on every device with index_add.
+// The bias is added in place on the fresh matmul result (one elementwise pass, no
+// second allocation); an elementwise op reading and writing the same positions is safe.
 #include "core/checks.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
@@ -22,9 +21,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t out_features = weight.dim(0);
   WICK_CHECK(bias.rank() == 1 && bias.dim(0) == out_features, ShapeMismatch, "linear: bias must have shape [",
              out_features, "], got ", bias.shape());
-  const int64_t rows = y.numel() / std::max<int64_t>(out_features, 1);
-  const Tensor y2 = y.view({rows, out_features});  // y is fresh and contiguous
-  backend_for(dev).index_add(y2, 0, arange(rows, DType::I64, dev), bias.broadcast_as(Shape{rows, out_features}));
+  backend_for(dev).binary(BinaryOp::Add, y, bias.broadcast_as(y.shape()), y);
   return y;
 }
 
