@@ -37,6 +37,6 @@ double default_rtol(DType dtype);
     } catch (const ::wick::Error& e_) {                                           \
       EXPECT_EQ(e_.kind(), ::wick::ErrorKind::error_kind) << e_.what();           \
       EXPECT_NE(std::string(e_.what()).find(text), std::string::npos)             \
-          << "message '" << e_.what() << "' lacks '" << text << "'";              \
+          << "message '" << e_.what() << "' lacks '" << (text) << "'";            \
     }                                                                             \
   } while (0)

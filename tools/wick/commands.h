@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace wick::cli {
 
@@ -15,6 +16,9 @@ Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);
 Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
 Runner add_tokenize(CLI::App& app);
+Runner add_embed(CLI::App& app);
+int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
+              const std::string& dtype, bool json, bool similarity);
 
 int run_info();
 int run_demo(const std::string& device);

