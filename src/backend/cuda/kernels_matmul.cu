@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/offset_calc.cuh"
 #include "wick/memory.h"
 
 namespace wick {
@@ -66,6 +67,62 @@ BlasTypes blas_types(DType dt) {
   }
 }
 
+// Integer matmul (no BLAS has one): one thread per output, 64-bit accumulation that
+// wraps into the output dtype like the CPU loop kernel. Correct, not fast.
+struct IntMatmulArgs {
+  int nb;
+  int64_t batch_sizes[kMaxDims], a_batch[kMaxDims], b_batch[kMaxDims];
+  int64_t M, N, K, a_m, a_k, b_k, b_n, a_off, b_off;
+};
+
+template <class T>
+__global__ void int_matmul_kernel(IntMatmulArgs p, const T* __restrict__ a, const T* __restrict__ b,
+                                  T* __restrict__ out, int64_t total) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t n = i % p.N, m = (i / p.N) % p.M;
+    int64_t rest = i / (p.N * p.M), oa = p.a_off, ob = p.b_off;
+    for (int d = p.nb - 1; d >= 0; --d) {
+      const int64_t idx = rest % p.batch_sizes[d];
+      rest /= p.batch_sizes[d];
+      oa += idx * p.a_batch[d];
+      ob += idx * p.b_batch[d];
+    }
+    uint64_t acc = 0;
+    for (int64_t k = 0; k < p.K; ++k)
+      acc += uint64_t(a[oa + m * p.a_m + k * p.a_k]) * uint64_t(b[ob + k * p.b_k + n * p.b_n]);
+    out[i] = T(acc);
+  }
+}
+
+void int_matmul(const Tensor& a, const Tensor& b, const Tensor& out, cudaStream_t stream) {
+  IntMatmulArgs p{};
+  const size_t r = out.rank();
+  p.nb = int(r - 2);
+  WICK_CHECK(p.nb <= kMaxDims, Unsupported, "matmul: too many batch dims (", p.nb, ") on cuda");
+  for (int d = 0; d < p.nb; ++d) {
+    p.batch_sizes[d] = out.shape()[size_t(d)];
+    p.a_batch[d] = a.strides()[size_t(d)];
+    p.b_batch[d] = b.strides()[size_t(d)];
+  }
+  p.M = out.dim(-2);
+  p.N = out.dim(-1);
+  p.K = a.dim(-1);
+  p.a_m = a.strides()[r - 2];
+  p.a_k = a.strides()[r - 1];
+  p.b_k = b.strides()[r - 2];
+  p.b_n = b.strides()[r - 1];
+  p.a_off = a.offset();
+  p.b_off = b.offset();
+  const int64_t total = out.numel();
+  dispatch(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_integral_v<T>) {
+      int_matmul_kernel<T><<<std::min(grid_for(total), 132u * 16u), kThreads, 0, stream>>>(
+          p, dptr<const T>(a), dptr<const T>(b), dptr<T>(out) + out.offset(), total);
+      check_launch("matmul");
+    }
+  });
+}
+
 }  // namespace
 
 void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
@@ -74,6 +131,7 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
   const int64_t M = out.dim(-2), N = out.dim(-1), K = a_in.dim(-1);
   const int64_t batch = M == 0 || N == 0 ? 0 : out.numel() / (M * N);
   if (out.numel() == 0) return;
+  if (is_integer(out.dtype())) return int_matmul(a_in, b_in, out, stream_);
   const BlasTypes types = blas_types(out.dtype());
   WICK_CHECK(M < (int64_t(1) << 31) && N < (int64_t(1) << 31) && K < (int64_t(1) << 31), Unsupported, "matmul: dims ",
              M, " x ", K, " x ", N, " exceed cuBLAS's 32-bit limit");
