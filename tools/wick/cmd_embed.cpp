@@ -1,4 +1,6 @@
 // `wick embed`: sentence embeddings with all-MiniLM-L6-v2 (or another BERT sentence model).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +17,8 @@ struct EmbedArgs {
   std::string model, device, dtype = "f32", file;
   std::vector<std::string> texts;
   bool json = false, similarity = false;
+  int benchmark = 0;  // > 0: time that many embedding passes after a warm-up
+  size_t batch = 64;
 };
 
 void print_matrix(const std::vector<std::string>& texts, const Tensor& sim) {
@@ -26,6 +30,26 @@ void print_matrix(const std::vector<std::string>& texts, const Tensor& sim) {
     for (size_t j = 0; j < n; ++j) std::printf(" %6.3f", v[i * n + j]);
     std::printf("  %s\n", texts[i].c_str());
   }
+}
+// Sentences per second over `benchmark` passes (after one warm-up pass), model loading
+// excluded; printed to stderr, with the batch size used.
+int run_embed_benchmark(const std::vector<std::string>& texts, const EmbedArgs& a) {
+  const std::filesystem::path dir =
+      a.model.empty() ? models::SentenceEmbedder::find_installed_minilm() : std::filesystem::path(a.model);
+  const Device dev = a.device.empty() ? default_device() : Device::parse(a.device);
+  const auto embedder = models::SentenceEmbedder::load(dir, dev, dtype_from_name(a.dtype));
+  (void)embedder.embed(texts, a.batch);
+  std::vector<double> times;
+  for (int i = 0; i < a.benchmark; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)embedder.embed(texts, a.batch);  // returns CPU values, so the device has finished
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  std::fprintf(stderr, "embed benchmark: %zu texts, batch %zu, %s %s: median %.3f ms, %.1f sentences/s\n", texts.size(),
+               a.batch, dev.str().c_str(), a.dtype.c_str(), median * 1e3, double(texts.size()) / median);
+  return 0;
 }
 }  // namespace
 
@@ -78,6 +102,8 @@ Runner add_embed(CLI::App& app) {
   sub->add_flag("--json", a->json, "machine-readable output");
   sub->add_flag("--similarity", a->similarity, "print the cosine-similarity matrix instead of the vectors");
   sub->add_option("texts", a->texts, "texts to embed");
+  sub->add_option("--batch", a->batch, "texts per forward pass (default 64)");
+  sub->add_option("--benchmark", a->benchmark, "time N passes (after a warm-up) and print sentences/s to stderr");
   return [a]() -> int {
     std::vector<std::string> texts = a->texts;
     if (!a->file.empty()) {
@@ -86,6 +112,7 @@ Runner add_embed(CLI::App& app) {
       for (std::string line; std::getline(in, line);) texts.push_back(line);
     }
     WICK_CHECK(!texts.empty(), InvalidArgument, "embed: no texts given (pass TEXT... or --file F)");
+    if (a->benchmark > 0) return run_embed_benchmark(texts, *a);
     return run_embed(texts, a->model, a->device, a->dtype, a->json, a->similarity);
   };
 }

@@ -7,6 +7,7 @@
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/math.h"
 
 namespace wick {
 
@@ -28,7 +29,7 @@ Strides4 strides4(const Tensor& t) {
 
 struct AttnArgs {
   int64_t B, H, Tq, Tk, D;
-  float scale;
+  double scale;
   bool causal;
   Strides4 q, k, v, m;
 };
@@ -36,52 +37,53 @@ struct AttnArgs {
 template <class S, class MS, int EPL>
 __global__ void attention_warp_kernel(AttnArgs a, const S* __restrict__ q, const S* __restrict__ k,
                                       const S* __restrict__ v, const MS* __restrict__ mask, S* __restrict__ out) {
+  using A = std::conditional_t<std::is_same_v<S, double>, double, float>;  // accumulation type
   const int lane = threadIdx.x & 31;
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (row >= a.B * a.H * a.Tq) return;
   const int64_t b = row / (a.H * a.Tq), h = (row / a.Tq) % a.H, i = row % a.Tq;
-  float qr[EPL], acc[EPL];
+  A qr[EPL], acc[EPL];
   const S* qp = q + a.q.off + b * a.q.s[0] + h * a.q.s[1] + i * a.q.s[2];
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
     const int64_t d = lane + 32 * e;
-    qr[e] = d < a.D ? float(to_compute(qp[d * a.q.s[3]])) : 0.0f;
-    acc[e] = 0.0f;
+    qr[e] = d < a.D ? A(to_compute(qp[d * a.q.s[3]])) : A(0);
+    acc[e] = A(0);
   }
   const int64_t causal_last = i + a.Tk - a.Tq;
   const int64_t last = a.causal && causal_last < a.Tk - 1 ? causal_last : a.Tk - 1;
   const S* kb = k + a.k.off + b * a.k.s[0] + h * a.k.s[1];
   const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
   const MS* mb = mask ? mask + a.m.off + b * a.m.s[0] + h * a.m.s[1] + i * a.m.s[2] : nullptr;
-  float run_max = -INFINITY, run_sum = 0.0f;
+  A run_max = -INFINITY, run_sum = 0;
   for (int64_t j = 0; j <= last; ++j) {
     const S* kp = kb + j * a.k.s[2];
-    float part = 0.0f;
+    A part = 0;
 #pragma unroll
     for (int e = 0; e < EPL; ++e) {
       const int64_t d = lane + 32 * e;
-      if (d < a.D) part += qr[e] * float(to_compute(kp[d * a.k.s[3]]));
+      if (d < a.D) part += qr[e] * A(to_compute(kp[d * a.k.s[3]]));
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
-    float s = part * a.scale;
-    if (mb) s += float(to_compute(mb[j * a.m.s[3]]));
-    const float new_max = fmaxf(run_max, s);
+    A s = part * A(a.scale);
+    if (mb) s += A(to_compute(mb[j * a.m.s[3]]));
+    const A new_max = run_max > s ? run_max : s;
     if (new_max == -INFINITY) continue;  // everything so far masked out
-    const float correction = __expf(run_max - new_max);
-    const float p = __expf(s - new_max);
+    const A correction = math::wexp(run_max - new_max);
+    const A p = math::wexp(s - new_max);
     run_sum = run_sum * correction + p;
     const S* vp = vb + j * a.v.s[2];
 #pragma unroll
     for (int e = 0; e < EPL; ++e) {
       const int64_t d = lane + 32 * e;
-      const float vv = d < a.D ? float(to_compute(vp[d * a.v.s[3]])) : 0.0f;
+      const A vv = d < a.D ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
       acc[e] = acc[e] * correction + p * vv;
     }
     run_max = new_max;
   }
   // A row whose every key is masked out gives NaN, as PyTorch does (0/0).
-  const float inv = run_sum > 0.0f ? 1.0f / run_sum : NAN;
+  const A inv = run_sum > A(0) ? A(1) / run_sum : A(NAN);
   S* op = out + row * a.D;
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
@@ -111,8 +113,9 @@ __global__ void rope_kernel(int64_t rows, int64_t H, int64_t T, int64_t half, bo
     const int64_t b = r / (H * T), h = (r / T) % H, t = r % T;
     const S* xp = x + xs.off + b * xs.s[0] + h * xs.s[1] + t * xs.s[2];
     const int64_t i0 = interleaved ? 2 * i : i, i1 = interleaved ? 2 * i + 1 : i + half;
-    const float x0 = float(to_compute(xp[i0 * xs.s[3]])), x1 = float(to_compute(xp[i1 * xs.s[3]]));
-    const float c = float(to_compute(cosp[t * cs0 + i * cs1])), s = float(to_compute(sinp[t * ss0 + i * ss1]));
+    using A = dcompute_t<S>;  // f32 for the 16-bit floats, else the dtype
+    const A x0 = to_compute(xp[i0 * xs.s[3]]), x1 = to_compute(xp[i1 * xs.s[3]]);
+    const A c = to_compute(cosp[t * cs0 + i * cs1]), s = to_compute(sinp[t * ss0 + i * ss1]);
     S* op = out + r * 2 * half;
     op[i0] = from_compute<S>(x0 * c - x1 * s);
     op[i1] = from_compute<S>(x0 * s + x1 * c);
@@ -124,15 +127,13 @@ __global__ void rope_kernel(int64_t rows, int64_t H, int64_t T, int64_t half, bo
 void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& mask, const Tensor& out) {
   activate();
-  AttnArgs a{q.dim(0), q.dim(1),    q.dim(2),    k.dim(2),    q.dim(3),      float(p.scale),
+  AttnArgs a{q.dim(0), q.dim(1),    q.dim(2),    k.dim(2),    q.dim(3),      p.scale,
              p.causal, strides4(q), strides4(k), strides4(v), strides4(mask)};
   if (out.numel() == 0) return;
   WICK_CHECK(a.D <= 256, Unsupported, "scaled_dot_product_attention: head_dim ", a.D,
              " is not supported on cuda (at most 256)");
-  WICK_CHECK(q.dtype() != DType::F64, Unsupported,
-             "scaled_dot_product_attention: f64 is not supported on cuda (f32, f16, bf16)");
   dispatch_float(q.dtype(), "scaled_dot_product_attention", [&]<class T>() {
-    if constexpr (!std::is_same_v<T, double>) {
+    {
       using S = dev_t<T>;
       dispatch_float(mask.defined() ? mask.dtype() : q.dtype(), "attention mask", [&]<class MT>() {
         using MS = dev_t<MT>;
