@@ -1,6 +1,7 @@
 // Device: where a tensor's memory lives. "cpu", "cuda:N"; "metal:N" is reserved.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
