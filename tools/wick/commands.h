@@ -17,6 +17,7 @@ Runner add_demo(CLI::App& app);
 Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
 Runner add_tokenize(CLI::App& app);
 Runner add_embed(CLI::App& app);
+Runner add_generate(CLI::App& app);  // cmd_generate.cpp (GPT-2 text generation)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

@@ -1,0 +1,127 @@
+// Generation loop, sampling and UTF-8 streaming for GPT-2.
+#include "wick/models/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "wick/error.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+Sampler::Sampler(const SamplingOptions& opt) : opt_(opt), rng_(opt.seed) {
+  WICK_CHECK(opt.temperature >= 0 && std::isfinite(opt.temperature), InvalidArgument,
+             "sampler: temperature must be >= 0, got ", opt.temperature);
+  WICK_CHECK(opt.top_k >= 0, InvalidArgument, "sampler: top_k must be >= 0, got ", opt.top_k);
+  WICK_CHECK(opt.top_p > 0 && opt.top_p <= 1, InvalidArgument, "sampler: top_p must be in (0, 1], got ", opt.top_p);
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  WICK_CHECK(!logits.empty(), InvalidArgument, "sampler: empty logits");
+  if (opt_.temperature == 0)
+    return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());  // first maximum, as torch
+
+  // Candidates sorted by logit, descending (ties by id, so results do not depend on sort).
+  std::vector<int32_t> idx(logits.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  auto better = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  size_t keep = idx.size();
+  if (opt_.top_k > 0 && size_t(opt_.top_k) < keep) {
+    keep = size_t(opt_.top_k);
+    std::partial_sort(idx.begin(), idx.begin() + long(keep), idx.end(), better);
+  } else {
+    std::sort(idx.begin(), idx.end(), better);
+  }
+  // Softmax of logits / temperature over the kept candidates, in double.
+  const double top = double(logits[idx[0]]) / opt_.temperature;
+  std::vector<double> p(keep);
+  double total = 0;
+  for (size_t i = 0; i < keep; ++i) total += p[i] = std::exp(double(logits[idx[i]]) / opt_.temperature - top);
+  // Nucleus: the shortest prefix whose probability reaches top_p (at least one token).
+  if (opt_.top_p < 1) {
+    double cum = 0;
+    size_t n = 0;
+    while (n < keep) {
+      cum += p[n++] / total;
+      if (cum >= opt_.top_p) break;
+    }
+    keep = n;
+    total = std::accumulate(p.begin(), p.begin() + long(keep), 0.0);
+  }
+  const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
+  double cum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    cum += p[i];
+    if (u < cum) return idx[i];
+  }
+  return idx[keep - 1];  // u rounded up to total
+}
+
+GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
+                                    const std::function<void(int32_t)>& on_token,
+                                    std::optional<int32_t> stop_token) const {
+  WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
+  WICK_CHECK(max_new_tokens >= 0, InvalidArgument, "generate: max_new_tokens must be >= 0, got ", max_new_tokens);
+  const int64_t ctx = model_.config().n_positions;
+  WICK_CHECK(int64_t(prompt.size()) <= ctx, InvalidArgument, "generate: prompt of ", prompt.size(),
+             " tokens exceeds n_positions ", ctx);
+  using Clock = std::chrono::steady_clock;
+  GenerationStats st;
+  st.prompt_tokens = int64_t(prompt.size());
+  if (max_new_tokens == 0) return st;
+  Sampler sampler(opt_);
+  KvCache cache;
+  const int64_t vocab = model_.config().vocab_size;
+  // The last position's logits as f32 on the CPU (waits for the device: timings are real).
+  auto last_row = [&](const Tensor& logits) {
+    return logits.select(1, logits.dim(1) - 1).to(Device::cpu()).to(DType::F32).to_vector<float>();
+  };
+  auto t0 = Clock::now();
+  const std::vector<int64_t> prompt64(prompt.begin(), prompt.end());  // wick's index dtype
+  const Tensor ids = Tensor::from_vector(prompt64, Shape{1, int64_t(prompt.size())});
+  int32_t next = sampler.sample(last_row(model_.forward(ids, &cache)));
+  auto t1 = Clock::now();
+  st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+  while (true) {
+    if (stop_token && next == *stop_token) break;
+    WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
+    on_token(next);
+    if (++st.generated_tokens >= max_new_tokens || cache.length() >= ctx) break;
+    const Tensor step = Tensor::from_vector(std::vector<int64_t>{next}, Shape{1, 1});
+    next = sampler.sample(last_row(model_.forward(step, &cache)));
+  }
+  st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+  return st;
+}
+
+namespace {
+// Length of the UTF-8 sequence a lead byte announces (1 for ASCII and invalid leads).
+size_t sequence_length(unsigned char b) {
+  if (b >= 0xF0 && b <= 0xF4) return 4;
+  if (b >= 0xE0 && b <= 0xEF) return 3;
+  if (b >= 0xC2 && b <= 0xDF) return 2;
+  return 1;
+}
+}  // namespace
+
+std::string Utf8Stream::push(std::string_view bytes) {
+  pending_.append(bytes);
+  // Hold back only a trailing lead byte whose continuation bytes have not all arrived yet.
+  size_t cut = pending_.size();
+  for (size_t back = 1; back <= 3 && back <= pending_.size(); ++back) {
+    const auto b = static_cast<unsigned char>(pending_[pending_.size() - back]);
+    if ((b & 0xC0) == 0x80) continue;  // continuation byte: keep looking for its lead
+    if (sequence_length(b) > back) cut = pending_.size() - back;
+    break;
+  }
+  std::string out = pending_.substr(0, cut);
+  pending_.erase(0, cut);
+  return out;
+}
+
+std::string Utf8Stream::flush() { return std::exchange(pending_, {}); }
+
+}  // namespace wick::models
