@@ -24,40 +24,58 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (opt_.temperature == 0)
     return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());  // first maximum, as torch
 
-  // Candidates sorted by logit, descending (ties by id, so results do not depend on sort).
-  std::vector<int32_t> idx(logits.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  auto better = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  size_t keep = idx.size();
-  if (opt_.top_k > 0 && size_t(opt_.top_k) < keep) {
+  // Candidates are cand[0, keep). Sorting is done only as far as top-k / top-p need it: a
+  // full sort of GPT-2's 50257 logits per token would cost more than a small model's step.
+  // (logit, id) pairs sorted in place: contiguous keys sort several times faster than ids
+  // compared through the logits array.
+  const size_t n = logits.size();
+  std::vector<std::pair<float, int32_t>> cand(n);
+  for (size_t i = 0; i < n; ++i) cand[i] = {logits[i], int32_t(i)};
+  // Descending logit, ties by id: a strict order, so results never depend on the sort.
+  auto better = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  // Sorts cand[0, k) as the k best of cand[0, keep); a heap-based partial sort is slow for a
+  // large k, so beyond a quarter of the candidates everything is sorted.
+  auto sort_prefix = [&](size_t k, size_t keep) {
+    if (4 * k >= keep)
+      std::sort(cand.begin(), cand.begin() + long(keep), better);
+    else
+      std::partial_sort(cand.begin(), cand.begin() + long(k), cand.begin() + long(keep), better);
+  };
+  size_t keep = n;
+  if (opt_.top_k > 0 && size_t(opt_.top_k) < n) {
+    sort_prefix(size_t(opt_.top_k), n);
     keep = size_t(opt_.top_k);
-    std::partial_sort(idx.begin(), idx.begin() + long(keep), idx.end(), better);
-  } else {
-    std::sort(idx.begin(), idx.end(), better);
   }
-  // Softmax of logits / temperature over the kept candidates, in double.
-  const double top = double(logits[idx[0]]) / opt_.temperature;
-  std::vector<double> p(keep);
+  // Unnormalized softmax(logits / temperature), in double, relative to the largest logit.
+  const double top = *std::max_element(logits.begin(), logits.end());
+  const double inv_t = 1.0 / opt_.temperature;
+  auto weight = [&](size_t i) { return std::exp((double(cand[i].first) - top) * inv_t); };
   double total = 0;
-  for (size_t i = 0; i < keep; ++i) total += p[i] = std::exp(double(logits[idx[i]]) / opt_.temperature - top);
-  // Nucleus: the shortest prefix whose probability reaches top_p (at least one token).
+  for (size_t i = 0; i < keep; ++i) total += weight(i);
+  // Nucleus: the shortest most-likely prefix whose probability reaches top_p (at least one
+  // token). Sort a prefix of k candidates, growing k until the prefix suffices.
   if (opt_.top_p < 1) {
-    double cum = 0;
-    size_t n = 0;
-    while (n < keep) {
-      cum += p[n++] / total;
-      if (cum >= opt_.top_p) break;
+    for (size_t k = std::min<size_t>(keep, 64);; k = std::min(4 * k, keep)) {
+      sort_prefix(k, keep);
+      double cum = 0;
+      size_t m = 0;
+      while (m < k && cum < opt_.top_p * total) cum += weight(m++);
+      if (cum >= opt_.top_p * total || k == keep) {
+        keep = m;
+        total = cum;
+        break;
+      }
     }
-    keep = n;
-    total = std::accumulate(p.begin(), p.begin() + long(keep), 0.0);
   }
   const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
   double cum = 0;
   for (size_t i = 0; i < keep; ++i) {
-    cum += p[i];
-    if (u < cum) return idx[i];
+    cum += weight(i);
+    if (u < cum) return cand[i].second;
   }
-  return idx[keep - 1];  // u rounded up to total
+  return cand[keep - 1].second;  // u rounded up to total
 }
 
 GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
