@@ -4,11 +4,11 @@
 // and `wick generate` with the shipped tiny model.
 //
 // Tolerances, as max |wick - oracle| over all logits relative to the largest |logit| of
-// that prompt (the logit scale; the random checkpoints have logits of order 10):
-//   f32 1e-4 (float32 rounding through up to 3 layers),
-//   f16 1e-2 (10-bit mantissa of weights and activations), bf16 5e-2 (7-bit mantissa).
-// Greedy tokens must match exactly in f32: the generator asserts a top-1/top-2 logit
-// margin >= 1e-2 at every step, far above the f32 error.
+// that prompt (the logit scale; about 5-7 for these checkpoints). Measured on the CPU:
+//   f32 <= 7e-7, f16 <= 2.2e-3, bf16 <= 2.4e-2; the limits allow for other devices'
+//   summation orders: f32 1e-4, f16 1e-2 (10-bit mantissa), bf16 5e-2 (7-bit mantissa).
+// Greedy tokens must match exactly in f32: gen_gpt2.py asserts a top-1/top-2 logit margin
+// > 1e-3 at every step (measured >= 0.011), far above the f32 error.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
