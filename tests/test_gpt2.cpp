@@ -202,7 +202,12 @@ TEST_P(Gpt2, BadInputs) {
   EXPECT_WICK_ERROR(model.forward(ids_tensor(std::vector<int32_t>(11, 1)), &cache), InvalidArgument,
                     "30 cached + 11 new positions exceed n_positions 40");
   EXPECT_WICK_ERROR(model.forward(Tensor::from_vector(std::vector<int64_t>{1, 2}, Shape{2, 1}), &cache), ShapeMismatch,
-                    "batch 2 does not match the cache's batch 1");
+                    "the cache holds 30 positions of batch 1 from another model");
+  const auto other = Gpt2Model::load(model_dir("tiny2l"), dev());  // 2 layers, not 1
+  EXPECT_WICK_ERROR(other.forward(ids_tensor({1}), &cache), ShapeMismatch, "clear() it first");
+  cache.clear();
+  EXPECT_EQ(other.forward(ids_tensor({1, 2}), &cache).dim(2), 512);  // new buffers once empty
+  EXPECT_EQ(cache.length(), 2);
   EXPECT_WICK_ERROR(Gpt2Model::load(model_dir("wide1l"), dev(), DType::I64), DTypeMismatch, "f32, f16 or bf16");
   EXPECT_WICK_ERROR(Gpt2Model::load(model_dir("no-such-model"), dev()), Io, "cannot open config");
 }

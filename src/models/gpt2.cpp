@@ -80,13 +80,18 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache) const {
   WICK_CHECK(past + T <= config_.n_positions, InvalidArgument, "gpt2: ", past, " cached + ", T,
              " new positions exceed n_positions ", config_.n_positions);
   if (cache) {
-    if (cache->layers_.empty() || cache->batch_ != B || cache->layers_[0].k.dtype() != dtype_ ||
-        cache->layers_[0].k.device() != device_) {
-      WICK_CHECK(past == 0, ShapeMismatch, "gpt2: batch ", B, " does not match the cache's batch ", cache->batch_);
+    // Buffers from another batch size, model shape, dtype or device are only replaced while
+    // the cache is empty; mixing them with cached positions would be meaningless.
+    const Shape want{B, H, config_.n_positions, Dh};
+    const bool fits = cache->layers_.size() == size_t(config_.n_layer) && cache->layers_[0].k.shape() == want &&
+                      cache->layers_[0].k.dtype() == dtype_ && cache->layers_[0].k.device() == device_;
+    if (!fits) {
+      WICK_CHECK(past == 0, ShapeMismatch, "gpt2: the cache holds ", past, " positions of batch ", cache->batch_,
+                 " from another model, dtype, device or batch size (ids ", ids.shape(), "); clear() it first");
       cache->layers_.assign(size_t(config_.n_layer), {});
       for (auto& l : cache->layers_) {
-        l.k = Tensor::empty({B, H, config_.n_positions, Dh}, dtype_, device_);
-        l.v = Tensor::empty({B, H, config_.n_positions, Dh}, dtype_, device_);
+        l.k = Tensor::empty(want, dtype_, device_);
+        l.v = Tensor::empty(want, dtype_, device_);
       }
       cache->batch_ = B;
     }
