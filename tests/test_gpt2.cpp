@@ -128,6 +128,12 @@ TEST_P(Gpt2, KvCacheStepsMatchTheFullForward) {
       EXPECT_LE(relative_error(step, 0, row, 1), 1e-4) << name << " position " << t;
     }
     EXPECT_EQ(cache.length(), int64_t(prompt.size()));
+    // last_only: the last row alone, the cache filled all the same.
+    KvCache fresh;
+    const Tensor last = model.forward(ids_tensor(prompt), &fresh, /*last_only=*/true);
+    ASSERT_EQ(last.shape(), Shape({1, 1, model.config().vocab_size}));
+    EXPECT_LE(relative_error(last, 0, {o.logits[0].back()}, 1), 1e-4) << name;
+    EXPECT_EQ(fresh.length(), int64_t(prompt.size()));
     // clear() restarts at position 0 with the same buffers.
     cache.clear();
     EXPECT_LE(relative_error(model.forward(ids_tensor(prompt), &cache), 0, o.logits[0], prompt.size()), 1e-4);

@@ -100,7 +100,7 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   auto t0 = Clock::now();
   const std::vector<int64_t> prompt64(prompt.begin(), prompt.end());  // wick's index dtype
   const Tensor ids = Tensor::from_vector(prompt64, Shape{1, int64_t(prompt.size())});
-  int32_t next = sampler.sample(last_row(model_.forward(ids, &cache)));
+  int32_t next = sampler.sample(last_row(model_.forward(ids, &cache, /*last_only=*/true)));
   auto t1 = Clock::now();
   st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
   while (true) {
@@ -109,7 +109,7 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
     on_token(next);
     if (++st.generated_tokens >= max_new_tokens || cache.length() >= ctx) break;
     const Tensor step = Tensor::from_vector(std::vector<int64_t>{next}, Shape{1, 1});
-    next = sampler.sample(last_row(model_.forward(step, &cache)));
+    next = sampler.sample(last_row(model_.forward(step, &cache, /*last_only=*/true)));
   }
   st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   return st;

@@ -71,7 +71,7 @@ Tensor Gpt2Model::activation(const Tensor& x) const {
   return config_.activation_function == "gelu" ? gelu_erf(x) : gelu(x);
 }
 
-Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache) const {
+Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
   const int64_t B = ids.dim(0), T = ids.dim(1), E = config_.n_embd, H = config_.n_head, Dh = config_.head_dim();
@@ -122,6 +122,7 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache) const {
     x = linear(activation(linear(h2, l.fc_w, l.fc_b)), l.mlp_proj_w, l.mlp_proj_b) + x;
   }
   if (cache) cache->length_ = past + T;
+  if (last_only) x = x.narrow(1, T - 1, 1);
   x = layer_norm(x, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
   return linear(x, lm_head_);  // x @ wte^T when tied
 }

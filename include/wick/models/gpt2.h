@@ -60,8 +60,10 @@ class Gpt2Model {
 
   // ids (B, T) integer token ids -> logits (B, T, vocab_size) in the model dtype on the model
   // device. With a cache, ids are the positions after the cached ones (positions are offset
-  // by cache->length()) and the cache is extended by T.
-  Tensor forward(const Tensor& ids, KvCache* cache = nullptr) const;
+  // by cache->length()) and the cache is extended by T. With last_only, only the last
+  // position's logits (B, 1, vocab_size): all that generation needs, and for a long prompt
+  // the LM head over every position is a large share of the work.
+  Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const;
 
   const Gpt2Config& config() const { return config_; }
   Device device() const { return device_; }
