@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_tokenize);
   add(wick::cli::add_embed);
   add(wick::cli::add_bench);
+  add(wick::cli::add_generate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,70 @@
+// Autoregressive text generation with a GPT-2 model: greedy decoding or sampling with
+// temperature, top-k and top-p (nucleus), reproducible from a seed. Sampling runs on the
+// CPU over the last logits row converted to f32 (vocab-sized work per token: negligible
+// next to the forward pass, and identical on every device).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wick/models/gpt2.h"
+
+namespace wick::models {
+
+struct SamplingOptions {
+  double temperature = 0.0;  // 0: greedy (argmax); otherwise logits are divided by it
+  int64_t top_k = 0;         // keep the k most likely tokens; 0: all
+  double top_p = 1.0;        // keep the smallest set whose probability reaches top_p; 1: all
+  uint64_t seed = 0;
+};
+
+// Picks token ids from logits rows. Order as in Hugging Face: temperature, top-k, top-p.
+class Sampler {
+ public:
+  explicit Sampler(const SamplingOptions& opt);
+  int32_t sample(std::span<const float> logits);
+
+ private:
+  SamplingOptions opt_;
+  std::mt19937_64 rng_;
+};
+
+struct GenerationStats {
+  int64_t prompt_tokens = 0, generated_tokens = 0;
+  double prefill_seconds = 0, decode_seconds = 0;  // decode: every step after the first token
+};
+
+class Generator {
+ public:
+  Generator(const Gpt2Model& model, const SamplingOptions& opt) : model_(model), opt_(opt) {}
+  // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
+  // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
+  // early at stop_token (not passed to on_token) or when the context (n_positions) is full.
+  GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
+                           const std::function<void(int32_t)>& on_token,
+                           std::optional<int32_t> stop_token = std::nullopt) const;
+
+ private:
+  const Gpt2Model& model_;
+  SamplingOptions opt_;
+};
+
+// Streams bytes that may end inside a multi-byte UTF-8 character: push() returns the
+// longest prefix ending on a character boundary and holds the rest back for the next call.
+// Invalid bytes are passed through (they never complete into a character).
+class Utf8Stream {
+ public:
+  std::string push(std::string_view bytes);
+  std::string flush();  // whatever is held back
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace wick::models

@@ -1,0 +1,145 @@
+// Generation loop, sampling and UTF-8 streaming for GPT-2.
+#include "wick/models/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "wick/error.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+Sampler::Sampler(const SamplingOptions& opt) : opt_(opt), rng_(opt.seed) {
+  WICK_CHECK(opt.temperature >= 0 && std::isfinite(opt.temperature), InvalidArgument,
+             "sampler: temperature must be >= 0, got ", opt.temperature);
+  WICK_CHECK(opt.top_k >= 0, InvalidArgument, "sampler: top_k must be >= 0, got ", opt.top_k);
+  WICK_CHECK(opt.top_p > 0 && opt.top_p <= 1, InvalidArgument, "sampler: top_p must be in (0, 1], got ", opt.top_p);
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  WICK_CHECK(!logits.empty(), InvalidArgument, "sampler: empty logits");
+  if (opt_.temperature == 0)
+    return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());  // first maximum, as torch
+
+  // Candidates are cand[0, keep). Sorting is done only as far as top-k / top-p need it: a
+  // full sort of GPT-2's 50257 logits per token would cost more than a small model's step.
+  // (logit, id) pairs sorted in place: contiguous keys sort several times faster than ids
+  // compared through the logits array.
+  const size_t n = logits.size();
+  std::vector<std::pair<float, int32_t>> cand(n);
+  for (size_t i = 0; i < n; ++i) cand[i] = {logits[i], int32_t(i)};
+  // Descending logit, ties by id: a strict order, so results never depend on the sort.
+  auto better = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  // Sorts cand[0, k) as the k best of cand[0, keep); a heap-based partial sort is slow for a
+  // large k, so beyond a quarter of the candidates everything is sorted.
+  auto sort_prefix = [&](size_t k, size_t keep) {
+    if (4 * k >= keep)
+      std::sort(cand.begin(), cand.begin() + long(keep), better);
+    else
+      std::partial_sort(cand.begin(), cand.begin() + long(k), cand.begin() + long(keep), better);
+  };
+  size_t keep = n;
+  if (opt_.top_k > 0 && size_t(opt_.top_k) < n) {
+    sort_prefix(size_t(opt_.top_k), n);
+    keep = size_t(opt_.top_k);
+  }
+  // Unnormalized softmax(logits / temperature), in double, relative to the largest logit.
+  const double top = *std::max_element(logits.begin(), logits.end());
+  const double inv_t = 1.0 / opt_.temperature;
+  auto weight = [&](size_t i) { return std::exp((double(cand[i].first) - top) * inv_t); };
+  double total = 0;
+  for (size_t i = 0; i < keep; ++i) total += weight(i);
+  // Nucleus: the shortest most-likely prefix whose probability reaches top_p (at least one
+  // token). Sort a prefix of k candidates, growing k until the prefix suffices.
+  if (opt_.top_p < 1) {
+    for (size_t k = std::min<size_t>(keep, 64);; k = std::min(4 * k, keep)) {
+      sort_prefix(k, keep);
+      double cum = 0;
+      size_t m = 0;
+      while (m < k && cum < opt_.top_p * total) cum += weight(m++);
+      if (cum >= opt_.top_p * total || k == keep) {
+        keep = m;
+        total = cum;
+        break;
+      }
+    }
+  }
+  const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
+  double cum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    cum += weight(i);
+    if (u < cum) return cand[i].second;
+  }
+  return cand[keep - 1].second;  // u rounded up to total
+}
+
+GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
+                                    const std::function<void(int32_t)>& on_token,
+                                    std::optional<int32_t> stop_token) const {
+  WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
+  WICK_CHECK(max_new_tokens >= 0, InvalidArgument, "generate: max_new_tokens must be >= 0, got ", max_new_tokens);
+  const int64_t ctx = model_.config().n_positions;
+  WICK_CHECK(int64_t(prompt.size()) <= ctx, InvalidArgument, "generate: prompt of ", prompt.size(),
+             " tokens exceeds n_positions ", ctx);
+  using Clock = std::chrono::steady_clock;
+  GenerationStats st;
+  st.prompt_tokens = int64_t(prompt.size());
+  if (max_new_tokens == 0) return st;
+  Sampler sampler(opt_);
+  KvCache cache;
+  const int64_t vocab = model_.config().vocab_size;
+  // The last position's logits as f32 on the CPU (waits for the device: timings are real).
+  auto last_row = [&](const Tensor& logits) {
+    return logits.select(1, logits.dim(1) - 1).to(Device::cpu()).to(DType::F32).to_vector<float>();
+  };
+  auto t0 = Clock::now();
+  const std::vector<int64_t> prompt64(prompt.begin(), prompt.end());  // wick's index dtype
+  const Tensor ids = Tensor::from_vector(prompt64, Shape{1, int64_t(prompt.size())});
+  int32_t next = sampler.sample(last_row(model_.forward(ids, &cache, /*last_only=*/true)));
+  auto t1 = Clock::now();
+  st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+  while (true) {
+    if (stop_token && next == *stop_token) break;
+    WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
+    on_token(next);
+    if (++st.generated_tokens >= max_new_tokens || cache.length() >= ctx) break;
+    const Tensor step = Tensor::from_vector(std::vector<int64_t>{next}, Shape{1, 1});
+    next = sampler.sample(last_row(model_.forward(step, &cache, /*last_only=*/true)));
+  }
+  st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+  return st;
+}
+
+namespace {
+// Length of the UTF-8 sequence a lead byte announces (1 for ASCII and invalid leads).
+size_t sequence_length(unsigned char b) {
+  if (b >= 0xF0 && b <= 0xF4) return 4;
+  if (b >= 0xE0 && b <= 0xEF) return 3;
+  if (b >= 0xC2 && b <= 0xDF) return 2;
+  return 1;
+}
+}  // namespace
+
+std::string Utf8Stream::push(std::string_view bytes) {
+  pending_.append(bytes);
+  // Hold back only a trailing lead byte whose continuation bytes have not all arrived yet.
+  size_t cut = pending_.size();
+  for (size_t back = 1; back <= 3 && back <= pending_.size(); ++back) {
+    const auto b = static_cast<unsigned char>(pending_[pending_.size() - back]);
+    if ((b & 0xC0) == 0x80) continue;  // continuation byte: keep looking for its lead
+    if (sequence_length(b) > back) cut = pending_.size() - back;
+    break;
+  }
+  std::string out = pending_.substr(0, cut);
+  pending_.erase(0, cut);
+  return out;
+}
+
+std::string Utf8Stream::flush() { return std::exchange(pending_, {}); }
+
+}  // namespace wick::models

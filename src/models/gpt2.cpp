@@ -1,0 +1,130 @@
+// GPT-2 forward pass with a growing KV cache, written with wick's public ops only.
+//
+// GPT-2's Conv1D stores weights as (in, out): y = x @ W + b. linear() takes (out, in) and
+// multiplies by its transpose, so linear(x, W.t(), b) is x @ W + b with W.t() a view: BLAS
+// gets a transpose flag, no weight is copied, and the bias is added in place.
+#include "wick/models/gpt2.h"
+
+#include <algorithm>
+
+#include "wick/io.h"
+#include "wick/nn.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+namespace {
+// GPT2LMHeadModel names "transformer.h.0..."; GPT2Model (and some exports) omit the prefix.
+std::string resolve(const safetensors::File& f, const std::string& name) {
+  if (f.contains(name)) return name;
+  const std::string prefixed = "transformer." + name;
+  WICK_CHECK(f.contains(prefixed), Format, "gpt2: checkpoint has no tensor '", name, "' (nor '", prefixed, "')");
+  return prefixed;
+}
+
+Tensor take(const safetensors::File& f, const std::string& name, const Shape& shape, Device device, DType dtype) {
+  const Tensor t = f.tensor(resolve(f, name));
+  WICK_CHECK(t.shape() == shape, ShapeMismatch, "gpt2: tensor '", name, "' has shape ", t.shape(), ", config implies ",
+             shape);
+  return t.to(dtype).to(device);
+}
+}  // namespace
+
+Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType dtype) {
+  WICK_CHECK(is_float(dtype), DTypeMismatch, "gpt2: compute dtype must be f32, f16 or bf16, got ", dtype);
+  Gpt2Model m;
+  m.config_ = Gpt2Config::from_json_file(dir / "config.json");
+  m.device_ = device;
+  m.dtype_ = dtype;
+  const Gpt2Config& c = m.config_;
+  const int64_t E = c.n_embd, I = c.inner_size();
+  const auto f = safetensors::File::open(dir / "model.safetensors");
+  auto w = [&](const std::string& name, Shape shape) { return take(f, name, shape, device, dtype); };
+  m.wte_ = w("wte.weight", Shape{c.vocab_size, E});
+  m.wpe_ = w("wpe.weight", Shape{c.n_positions, E});
+  m.ln_f_w_ = w("ln_f.weight", Shape{E});
+  m.ln_f_b_ = w("ln_f.bias", Shape{E});
+  // save_pretrained drops the tied lm_head.weight; older exports keep a copy of wte.
+  m.lm_head_ = f.contains("lm_head.weight") ? w("lm_head.weight", Shape{c.vocab_size, E}) : m.wte_;
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string p = "h." + std::to_string(i) + ".";
+    Layer l;
+    l.ln1_w = w(p + "ln_1.weight", Shape{E});
+    l.ln1_b = w(p + "ln_1.bias", Shape{E});
+    // Stored (in, out); kept as the (out, in) view that linear() expects.
+    l.attn_w = w(p + "attn.c_attn.weight", Shape{E, 3 * E}).t();
+    l.attn_b = w(p + "attn.c_attn.bias", Shape{3 * E});
+    l.attn_proj_w = w(p + "attn.c_proj.weight", Shape{E, E}).t();
+    l.attn_proj_b = w(p + "attn.c_proj.bias", Shape{E});
+    l.ln2_w = w(p + "ln_2.weight", Shape{E});
+    l.ln2_b = w(p + "ln_2.bias", Shape{E});
+    l.fc_w = w(p + "mlp.c_fc.weight", Shape{E, I}).t();
+    l.fc_b = w(p + "mlp.c_fc.bias", Shape{I});
+    l.mlp_proj_w = w(p + "mlp.c_proj.weight", Shape{I, E}).t();
+    l.mlp_proj_b = w(p + "mlp.c_proj.bias", Shape{E});
+    m.layers_.push_back(std::move(l));
+  }
+  return m;
+}
+
+Tensor Gpt2Model::activation(const Tensor& x) const {
+  return config_.activation_function == "gelu" ? gelu_erf(x) : gelu(x);
+}
+
+Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
+  WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",
+             ids.defined() ? ids.shape().to_string() : "undefined");
+  const int64_t B = ids.dim(0), T = ids.dim(1), E = config_.n_embd, H = config_.n_head, Dh = config_.head_dim();
+  WICK_CHECK(T > 0, InvalidArgument, "gpt2: ids must hold at least one position, got shape ", ids.shape());
+  const int64_t past = cache ? cache->length_ : 0;
+  WICK_CHECK(past + T <= config_.n_positions, InvalidArgument, "gpt2: ", past, " cached + ", T,
+             " new positions exceed n_positions ", config_.n_positions);
+  if (cache) {
+    // Buffers from another batch size, model shape, dtype or device are only replaced while
+    // the cache is empty; mixing them with cached positions would be meaningless.
+    const Shape want{B, H, config_.n_positions, Dh};
+    const bool fits = cache->layers_.size() == size_t(config_.n_layer) && cache->layers_[0].k.shape() == want &&
+                      cache->layers_[0].k.dtype() == dtype_ && cache->layers_[0].k.device() == device_;
+    if (!fits) {
+      WICK_CHECK(past == 0, ShapeMismatch, "gpt2: the cache holds ", past, " positions of batch ", cache->batch_,
+                 " from another model, dtype, device or batch size (ids ", ids.shape(), "); clear() it first");
+      cache->layers_.assign(size_t(config_.n_layer), {});
+      for (auto& l : cache->layers_) {
+        l.k = Tensor::empty(want, dtype_, device_);
+        l.v = Tensor::empty(want, dtype_, device_);
+      }
+      cache->batch_ = B;
+    }
+  }
+
+  Tensor x = embedding(ids.to(device_), wte_) + wpe_.narrow(0, past, T);  // (B, T, E)
+  auto heads = [&](const Tensor& t) { return t.reshape({B, T, H, Dh}).permute({0, 2, 1, 3}); };
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    const Layer& l = layers_[li];
+    const Tensor h = layer_norm(x, l.ln1_w, l.ln1_b, config_.layer_norm_epsilon);
+    const Tensor qkv = linear(h, l.attn_w, l.attn_b);  // (B, T, 3E)
+    const Tensor q = heads(qkv.narrow(2, 0, E));
+    Tensor k = heads(qkv.narrow(2, E, E));
+    Tensor v = heads(qkv.narrow(2, 2 * E, E));
+    if (cache) {
+      // Write the new positions into the preallocated buffers; attend over all of them.
+      KvCache::Layer& c = cache->layers_[li];
+      c.k.narrow(2, past, T).copy_(k);
+      c.v.narrow(2, past, T).copy_(v);
+      k = c.k.narrow(2, 0, past + T);
+      v = c.v.narrow(2, 0, past + T);
+    }
+    AttentionOptions opt;
+    opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
+    const Tensor ctx = scaled_dot_product_attention(q, k, v, {}, opt).permute({0, 2, 1, 3}).reshape({B, T, E});
+    x = linear(ctx, l.attn_proj_w, l.attn_proj_b) + x;
+    const Tensor h2 = layer_norm(x, l.ln2_w, l.ln2_b, config_.layer_norm_epsilon);
+    x = linear(activation(linear(h2, l.fc_w, l.fc_b)), l.mlp_proj_w, l.mlp_proj_b) + x;
+  }
+  if (cache) cache->length_ = past + T;
+  if (last_only) x = x.narrow(1, T - 1, 1);
+  x = layer_norm(x, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
+  return linear(x, lm_head_);  // x @ wte^T when tied
+}
+
+}  // namespace wick::models
