@@ -54,8 +54,8 @@ struct NcclUniqueId {
       if (c >= 'A' && c <= 'F') return c - 'A' + 10;
       fail(ErrorKind::InvalidArgument, "NcclUniqueId::from_hex: '", c, "' is not a hex digit");
     };
-    WICK_CHECK(text.size() == 2 * kBytes, InvalidArgument, "NcclUniqueId::from_hex: expected ",
-               2 * kBytes, " hex digits, got ", text.size());
+    WICK_CHECK(text.size() == 2 * kBytes, InvalidArgument, "NcclUniqueId::from_hex: expected ", 2 * kBytes,
+               " hex digits, got ", text.size());
     NcclUniqueId id;
     for (size_t i = 0; i < kBytes; ++i)
       id.bytes[i] = static_cast<char>(nibble(text[2 * i]) << 4 | nibble(text[2 * i + 1]));

@@ -17,6 +17,7 @@ Runner add_demo(CLI::App& app);
 Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
 Runner add_tokenize(CLI::App& app);
 Runner add_embed(CLI::App& app);
+Runner add_allreduce_bench(CLI::App& app);  // cmd_allreduce_bench.cpp (hidden)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

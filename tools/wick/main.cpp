@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_convert);
   add(wick::cli::add_tokenize);
   add(wick::cli::add_embed);
+  add(wick::cli::add_allreduce_bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,12 +15,12 @@
 #include "backend/cuda/cuda_check.h"
 #include "wick/distributed.h"
 
-#define WICK_NCCL_CHECK(call)                                                                          \
-  do {                                                                                                 \
-    const ncclResult_t res_ = (call);                                                                  \
-    if (res_ != ncclSuccess) [[unlikely]]                                                              \
-      ::wick::fail(::wick::ErrorKind::Device, "nccl: ", #call, " failed: ", ncclGetErrorString(res_), \
-                   " (", ncclGetLastError(nullptr), ")");                                              \
+#define WICK_NCCL_CHECK(call)                                                                               \
+  do {                                                                                                      \
+    const ncclResult_t res_ = (call);                                                                       \
+    if (res_ != ncclSuccess) [[unlikely]]                                                                   \
+      ::wick::fail(::wick::ErrorKind::Device, "nccl: ", #call, " failed: ", ncclGetErrorString(res_), " (", \
+                   ncclGetLastError(nullptr), ")");                                                         \
   } while (0)
 
 namespace wick {
@@ -70,8 +70,7 @@ ncclRedOp_t nccl_op(ReduceKind kind) { return kind == ReduceKind::Sum ? ncclSum 
 int check_cuda_device(Device d, const char* op) {
   WICK_CHECK(d.is_cuda(), InvalidArgument, op, ": ", d, " is not a CUDA device");
   const int count = cuda_device_count();
-  WICK_CHECK(d.index >= 0 && d.index < count, InvalidArgument, op, ": ", d, " not present (", count,
-             " CUDA devices)");
+  WICK_CHECK(d.index >= 0 && d.index < count, InvalidArgument, op, ": ", d, " not present (", count, " CUDA devices)");
   return d.index;
 }
 
@@ -175,8 +174,8 @@ Tensor Communicator::all_gather(const Tensor& in) {
   dims[0] *= world_size_;
   Tensor out = Tensor::empty(Shape(dims), in.dtype(), device_);
   if (in.numel() == 0) return out;
-  WICK_NCCL_CHECK(ncclAllGather(in.data(), out.mutable_data(), size_t(in.numel()), dt, comm_of(impl_.get()),
-                                be.stream()));
+  WICK_NCCL_CHECK(
+      ncclAllGather(in.data(), out.mutable_data(), size_t(in.numel()), dt, comm_of(impl_.get()), be.stream()));
   return out;
 }
 
