@@ -7,6 +7,11 @@ sum of f32 tensors from 1 MiB to 1 GiB (x4 steps), the median of --reps repetiti
 reads) wick's JSON and prints both side by side. busbw = bytes * 2(n-1)/n / time, as
 nccl-tests. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in both.
 
+The GPU machine's /usr/local/cuda has no libnccl: point wick at PyTorch's (the same NCCL),
+  export LD_LIBRARY_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))')/lib:$LD_LIBRARY_PATH
+Small sizes measure per-call overhead (Python dispatch, c10d's stream/event bookkeeping)
+as much as NCCL; from 64 MiB up both are NCCL's ring bandwidth.
+
   python3 bench/allreduce_h200.py --wick build/tools/wick/wick
   python3 bench/allreduce_h200.py --wick-json wick_allreduce.json --json torch.json
 """
