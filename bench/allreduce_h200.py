@@ -8,7 +8,7 @@ reads) wick's JSON and prints both side by side. busbw = bytes * 2(n-1)/n / time
 nccl-tests. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in both.
 
 The GPU machine's /usr/local/cuda has no libnccl: point wick at PyTorch's (the same NCCL),
-  export LD_LIBRARY_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))')/lib:$LD_LIBRARY_PATH
+  export LD_LIBRARY_PATH=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])')/lib:$LD_LIBRARY_PATH
 Small sizes measure per-call overhead (Python dispatch, c10d's stream/event bookkeeping)
 as much as NCCL; from 64 MiB up both are NCCL's ring bandwidth.
 
