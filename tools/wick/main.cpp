@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_embed);
   add(wick::cli::add_bench);
   add(wick::cli::add_generate);
+  add(wick::cli::add_allreduce_bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
