@@ -10,6 +10,10 @@ origin=$(sed -n 's/^checkout path: //p' .device/origin.txt)
 if [[ "$origin" != "$PWD" ]]; then mkdir -p "$(dirname "$origin")"; ln -sfn "$PWD" "$origin"; fi
 mkdir -p build && tar -C build -xJf .device/build.tar.xz
 export LD_LIBRARY_PATH=$PWD/build/src:${LD_LIBRARY_PATH:-}
+# The image's /usr/local/cuda has no libnccl; PyTorch's wheel carries the same library.
+nccl_lib=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)/lib
+[[ -d "$nccl_lib" ]] && export LD_LIBRARY_PATH=$nccl_lib:$LD_LIBRARY_PATH
+export NCCL_NVLS_ENABLE=0
 nvidia-smi -L | tee "$out/gpu.txt"
 ./build/tools/wick/wick info | tee -a "$out/gpu.txt"
 echo "== ctest"

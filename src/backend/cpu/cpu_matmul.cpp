@@ -66,13 +66,28 @@ void pack(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, C* dst
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = convert<C>(p[r * rs + c * cs]);
 }
 
+// One output row (M == 1, the decode step of a language model) is a matrix-vector
+// product: gemv reads the weight once, where gemm would first repack it.
+void gemv(bool ta, bool tb, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c) {
+  // y (N) = op(B)^T-as-stored x: B stored K x N (tb false) or N x K (tb true).
+  cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, blasint(tb ? N : K), blasint(tb ? K : N), 1.0f, b,
+              blasint(ldb), a, blasint(ta ? lda : 1), 0.0f, c, 1);
+}
+void gemv(bool ta, bool tb, int64_t N, int64_t K, const double* a, int64_t lda, const double* b, int64_t ldb,
+          double* c) {
+  cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, blasint(tb ? N : K), blasint(tb ? K : N), 1.0, b,
+              blasint(ldb), a, blasint(ta ? lda : 1), 0.0, c, 1);
+}
+
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
           float* c, int64_t ldc) {
+  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(M), blasint(N),
               blasint(K), 1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c, blasint(ldc));
 }
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* a, int64_t lda, const double* b, int64_t ldb,
           double* c, int64_t ldc) {
+  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(M), blasint(N),
               blasint(K), 1.0, a, blasint(lda), b, blasint(ldb), 0.0, c, blasint(ldc));
 }
