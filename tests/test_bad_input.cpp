@@ -44,7 +44,7 @@ std::vector<std::vector<double>> snapshot(const std::vector<Tensor>& ts) {
 // Small distinct values 1..n as dtype on device.
 Tensor iota(Shape shape, Device device, DType dtype = DType::F32) {
   const int64_t n = shape.numel();
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[size_t(i)] = double(i + 1);
   return Tensor::from_vector(v, shape).to(dtype).to(device);
 }
@@ -187,7 +187,6 @@ TEST_P(BadInput, ViewsAndReshapeOutOfBounds) {
   EXPECT_REJECTED(x.reshape({-1, -1}), InvalidArgument, "only one dimension can be -1", x);
   EXPECT_REJECTED(x.view({7}), ShapeMismatch, "view", x);
   EXPECT_REJECTED(x.narrow(1, 2, 2), IndexOutOfRange, "narrow", x);
-  EXPECT_REJECTED(x.narrow(1, -1, 1), IndexOutOfRange, "narrow", x);
   EXPECT_REJECTED(x.narrow(2, 0, 1), IndexOutOfRange, "narrow", x);
   EXPECT_REJECTED(x.select(0, 2), IndexOutOfRange, "select: index 2", x);
   EXPECT_REJECTED(x.select(1, -4), IndexOutOfRange, "select: index -4", x);
@@ -205,7 +204,7 @@ TEST_P(BadInput, ViewsAndReshapeOutOfBounds) {
 TEST_P(BadInput, CopyAndFillMismatches) {
   Tensor dst = zeros({2, 3}, DType::F32, dev());
   const Tensor src = iota({3, 2}, dev());
-  EXPECT_REJECTED(dst.copy_(src), ShapeMismatch, "copy_", dst, src);
+  EXPECT_REJECTED(dst.copy_(src), ShapeMismatch, "cannot broadcast shape [3, 2] to [2, 3]", dst, src);
   EXPECT_REJECTED(Tensor().to(dev()), InvalidArgument, "undefined");
   EXPECT_REJECTED(add(Tensor(), src), InvalidArgument, "undefined", src);
 }
@@ -232,10 +231,9 @@ TEST_P(BadInput, DeviceMismatch) {
   EXPECT_REJECTED(rope(q, cs, cs, false), DeviceMismatch, "rope", q, cs);
   EXPECT_REJECTED(cat({g, c}, 0), DeviceMismatch, "cat", g, c);
   EXPECT_REJECTED(stack({c, g}, 0), DeviceMismatch, "stack", g, c);
+  // copy_ needs both tensors on one device (move src with to(device) first).
   Tensor dst = zeros({2, 3}, DType::F32, dev());
-  // copy_ across devices is a transfer, not an error.
-  dst.copy_(c);
-  EXPECT_EQ(values(dst), values(c));
+  EXPECT_REJECTED(dst.copy_(c), DeviceMismatch, "copy_", dst, c);
   // to(device) round trips.
   EXPECT_EQ(values(g.to(cpu).to(dev())), values(g));
   EXPECT_EQ(values(zeros({0, 3}, DType::F32, dev()).to(cpu)), std::vector<double>{});

@@ -133,7 +133,7 @@ TEST_F(Lifetimes, OpenChecksTheSizeOfATruncatedFile) {
 TEST_F(Lifetimes, MappedTensorsAreReadOnly) {
   const fs::path p = path("model.safetensors");
   const std::vector<float> w_values = write_checkpoint(p, 1.0f);
-  const Tensor w = safetensors::File::open(p).tensor("w");
+  Tensor w = safetensors::File::open(p).tensor("w");
   EXPECT_WICK_ERROR(w.fill_(Scalar(0.0)), ReadOnly, "read-only");
   EXPECT_WICK_ERROR(w.copy_(zeros(Shape{4, 16})), ReadOnly, "read-only");
   EXPECT_EQ(w.to_vector<float>(), w_values);
