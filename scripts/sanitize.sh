@@ -35,7 +35,9 @@ run_stage() {
   echo "sanitize: $name ok in $((SECONDS - start))s: $summary"
 }
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# allocator_may_return_null: an impossible allocation must reach wick's OutOfMemory error
+# (as it does without ASan) instead of ASan aborting the process.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 

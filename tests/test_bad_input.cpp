@@ -262,6 +262,18 @@ TEST(BadInputFiles, MutatingAFileBackedTensorIsReadOnly) {
   fs::remove(p);
 }
 
+// An allocation no machine can satisfy is an OutOfMemory error, not a crash. (Under
+// AddressSanitizer this needs allocator_may_return_null=1, which scripts/sanitize.sh sets.)
+TEST(BadInputMemory, HugeCpuAllocationRaisesOutOfMemory) {
+  const int64_t one_pb = int64_t(1) << 50;
+  EXPECT_WICK_ERROR((void)Tensor::empty(Shape{one_pb}, DType::U8), OutOfMemory,
+                    "cannot allocate " + std::to_string(one_pb) + " bytes on cpu");
+  EXPECT_WICK_ERROR((void)zeros(Shape{one_pb / 4}, DType::F32), OutOfMemory, "cannot allocate");
+  // Byte counts that overflow are rejected before allocating.
+  EXPECT_WICK_ERROR((void)Tensor::empty(Shape{INT64_MAX / 4}, DType::F64), InvalidArgument, "allocate");
+  EXPECT_EQ(add(ones({2}), ones({2})).to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
 // ---------------------------------------------------------------------- NaN / Inf
 
 TEST_P(BadInput, NaNAndInfPropagateAsInPyTorch) {
