@@ -71,6 +71,9 @@ void CachingAllocator::out_of_memory(size_t requested, const char* why) {
 void* CachingAllocator::allocate(size_t nbytes) {
   std::lock_guard lock(mu_);
   ++stats_.allocations;
+  // No device has this much memory; rejecting it here also keeps the roundings below
+  // (round_size, the large-segment rounding) from wrapping around to a small size.
+  if (nbytes > std::numeric_limits<size_t>::max() / 4) out_of_memory(nbytes, "larger than any device");
   const size_t size = round_size(nbytes);
   if (kind_ == AllocatorKind::AsyncPool) {
     void* p = nullptr;
