@@ -40,13 +40,11 @@ if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then expor
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${WICK_CMAKE_ARGS:-}
 cmake --build "$build_dir" -j "$jobs"
 
-if [[ $mode == run ]]; then
-  # 3. The main job: the wick command on its built-in default.
-  "$build_dir/tools/wick/wick"
-  exit 0
-fi
+# 3. The main job: the wick command on its built-in default.
+"$build_dir/tools/wick/wick"
+[[ $mode == run ]] && exit 0
 
-# 3. Tests: the whole suite through ctest ...
+# 4. Tests: the whole suite through ctest ...
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 # ... and the install: another project finds wick with find_package(wick).
 prefix=$(mktemp -d)
