@@ -44,7 +44,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::check_defined("stack", tensors[i]);
+    detail::common_device("stack", {&tensors[0], &tensors[i]});
     WICK_CHECK(tensors[i].shape() == tensors[0].shape(), ShapeMismatch, "stack: tensor ", i, " has shape ",
                tensors[i].shape(), ", tensor 0 has shape ", tensors[0].shape());
     parts.push_back(tensors[i].unsqueeze(int64_t(d)));

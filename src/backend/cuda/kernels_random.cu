@@ -3,6 +3,8 @@
 // are mapped to [low, high). f16/bf16 are drawn in f32 and converted.
 #include <curand.h>
 
+#include <mutex>
+
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/elementwise.cuh"
 
@@ -11,6 +13,13 @@ namespace wick {
 using namespace cuda;
 
 namespace {
+// A cuRAND generator is not thread-safe, and seed, offset and generate must stay together:
+// calls from several threads are serialized (they are queued on one stream anyway).
+std::mutex& rng_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 void check_curand(curandStatus_t s, const char* what) {
   if (s != CURAND_STATUS_SUCCESS) fail(ErrorKind::Device, "curand: ", what, " failed (status ", int(s), ")");
 }
@@ -37,6 +46,7 @@ void CudaBackend::rand_uniform(const Tensor& dst, double low, double high, uint6
   activate();
   const int64_t n = dst.numel();
   if (n == 0) return;
+  std::lock_guard lock(rng_mutex());
   curandGenerator_t gen = curand();
   check_curand(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
   check_curand(curandSetGeneratorOffset(gen, offset), "offset");
@@ -58,6 +68,7 @@ void CudaBackend::rand_normal(const Tensor& dst, double mean, double stddev, uin
   activate();
   const int64_t n = dst.numel();
   if (n == 0) return;
+  std::lock_guard lock(rng_mutex());
   curandGenerator_t gen = curand();
   check_curand(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
   check_curand(curandSetGeneratorOffset(gen, offset), "offset");
