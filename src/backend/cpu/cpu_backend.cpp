@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <cstring>
 #include <fstream>
 
@@ -29,20 +31,72 @@ DeviceInfo CpuBackend::info() const {
   return d;
 }
 
+namespace {
+// Freed large blocks, kept for reuse by an allocation of the same rounded size. A fresh
+// large block costs a page fault per page on first touch (and zeroing by the kernel);
+// reusing one costs nothing, which is what repeated ops of one shape (benchmarks, model
+// layers, decode steps) want. Bounded: at most kCacheBytes are kept.
+class LargeBlockCache {
+ public:
+  static constexpr size_t kCacheBytes = size_t(1) << 30;
+  void* take(size_t rounded) {
+    std::lock_guard lock(mu_);
+    auto it = blocks_.find(rounded);
+    if (it == blocks_.end()) return nullptr;
+    void* p = it->second;
+    blocks_.erase(it);
+    cached_ -= rounded;
+    return p;
+  }
+  void give(void* p, size_t rounded) {
+    {
+      std::lock_guard lock(mu_);
+      if (cached_ + rounded <= kCacheBytes) {
+        blocks_.emplace(rounded, p);
+        cached_ += rounded;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> blocks_;
+  size_t cached_ = 0;
+};
+
+// Never destroyed: tensors may be freed during static destruction.
+LargeBlockCache& large_block_cache() {
+  static auto* cache = new LargeBlockCache;
+  return *cache;
+}
+}  // namespace
+
 std::shared_ptr<Allocation> CpuBackend::allocate(size_t nbytes) {
   // A fresh large block costs one page fault per 4 KiB page on first touch, which made a
   // 2^24-element f32 add 4x slower than numpy (which asks for huge pages too); with
-  // MADV_HUGEPAGE the kernel faults 2 MiB at a time where THP is set to madvise.
+  // MADV_HUGEPAGE the kernel faults 2 MiB at a time where THP is set to madvise, and
+  // freed large blocks are cached for reuse.
   constexpr size_t kHugePage = size_t(2) << 20;
   const bool huge = nbytes >= 2 * kHugePage;
   const size_t align = huge ? kHugePage : 64;
+  WICK_CHECK(nbytes <= (size_t(1) << 62), OutOfMemory, "allocate: cannot allocate ", nbytes, " bytes on cpu");
   const size_t rounded = (nbytes + align - 1) / align * align;
-  void* p = rounded ? std::aligned_alloc(align, rounded) : nullptr;
+  void* p = huge ? large_block_cache().take(rounded) : nullptr;
+  if (!p && rounded) {
+    p = std::aligned_alloc(align, rounded);
 #ifdef MADV_HUGEPAGE
-  if (p && huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+    if (p && huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
+  }
   WICK_CHECK(p != nullptr || rounded == 0, OutOfMemory, "allocate: cannot allocate ", nbytes, " bytes on cpu");
-  std::shared_ptr<void> owner(p, [](void* q) { std::free(q); });
+  std::shared_ptr<void> owner(p, [huge, rounded](void* q) {
+    if (huge)
+      large_block_cache().give(q, rounded);
+    else
+      std::free(q);
+  });
   return std::make_shared<Allocation>(Device::cpu(), p, nbytes, false, std::move(owner), "cpu heap");
 }
 
