@@ -10,16 +10,22 @@ build=${WICK_FUZZ_BUILD:-$root/build-fuzz}
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DWICK_FUZZ=ON -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_TESTS=OFF -DWICK_BENCH=OFF >/dev/null
-targets=()
-for src in "$root"/fuzz/fuzz_*.cpp; do targets+=("$(basename "$src" .cpp)"); done
-ninja -C "$build" "${targets[@]}"
+# target | binary (in the build dir) | seed corpus | dictionary (optional)
+targets=(
+  "fuzz_safetensors|fuzz/fuzz_safetensors|fuzz/corpus/safetensors|fuzz/safetensors.dict"
+  "fuzz_gguf|fuzz/gguf/fuzz_gguf|fuzz/corpus/gguf|"
+  "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
+)
+names=()
+for t in "${targets[@]}"; do names+=("${t%%|*}"); done
+ninja -C "$build" "${names[@]}"
 
 for t in "${targets[@]}"; do
-  name=${t#fuzz_}
+  IFS='|' read -r name bin corpus dictfile <<<"$t"
   work=$(mktemp -d)  # new corpus entries go here; the committed seeds stay as they are
   dict=()
-  [[ -f "$root/fuzz/$name.dict" ]] && dict=(-dict="$root/fuzz/$name.dict")
-  echo "== $t for ${secs}s"
-  "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 "${dict[@]}" "$work" "$root/fuzz/corpus/$name"
+  [[ -n "$dictfile" && -f "$root/$dictfile" ]] && dict=(-dict="$root/$dictfile")
+  echo "== $name for ${secs}s"
+  "$build/$bin" -max_total_time="$secs" -print_final_stats=1 "${dict[@]}" "$work" "$root/$corpus"
   rm -rf "$work"
 done
