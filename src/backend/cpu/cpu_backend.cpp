@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include "backend/cpu/thread_pool.h"
 
