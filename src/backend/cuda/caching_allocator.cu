@@ -120,6 +120,14 @@ void* CachingAllocator::allocate(size_t nbytes) {
   return b->ptr;
 }
 
+void CachingAllocator::absorb_next(Block* b) {
+  Block* n = b->next;
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  delete n;
+}
+
 void CachingAllocator::free(void* ptr) {
   if (!ptr) return;
   std::lock_guard lock(mu_);
@@ -138,21 +146,13 @@ void CachingAllocator::free(void* ptr) {
   FreeList& pool = b->small ? small_free_ : large_free_;
   // Merge with free neighbours of the same segment.
   if (b->prev && !b->prev->in_use) {
-    Block* p = b->prev;
-    pool.erase(p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    delete b;
-    b = p;
+    pool.erase(b->prev);
+    b = b->prev;
+    absorb_next(b);
   }
   if (b->next && !b->next->in_use) {
-    Block* n = b->next;
-    pool.erase(n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    delete n;
+    pool.erase(b->next);
+    absorb_next(b);
   }
   pool.insert(b);
 }

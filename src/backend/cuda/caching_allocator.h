@@ -58,6 +58,8 @@ class CachingAllocator {
   Block* find_free(FreeList& pool, size_t size);
   Block* new_segment(size_t segment_size, bool small, size_t requested);
   void release_cached_segments();
+  // Merges b's next neighbour (already out of the free lists) into b.
+  static void absorb_next(Block* b);
   [[noreturn]] void out_of_memory(size_t requested, const char* why);
 
   int ordinal_;

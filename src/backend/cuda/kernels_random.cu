@@ -40,16 +40,24 @@ struct ConvertTo {
     return dconvert<Out>(x);
   }
 };
+// The device's cuRAND generator, seeded and offset for one call, held under the lock
+// until the call has queued its generation.
+struct SeededGenerator {
+  std::lock_guard<std::mutex> lock{rng_mutex()};
+  curandGenerator_t gen;
+  SeededGenerator(CudaBackend& backend, uint64_t seed, uint64_t offset) : gen(backend.curand()) {
+    check_curand(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
+    check_curand(curandSetGeneratorOffset(gen, offset), "offset");
+  }
+};
 }  // namespace
 
 void CudaBackend::rand_uniform(const Tensor& dst, double low, double high, uint64_t seed, uint64_t offset) {
   activate();
   const int64_t n = dst.numel();
   if (n == 0) return;
-  std::lock_guard lock(rng_mutex());
-  curandGenerator_t gen = curand();
-  check_curand(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
-  check_curand(curandSetGeneratorOffset(gen, offset), "offset");
+  const SeededGenerator seeded(*this, seed, offset);
+  curandGenerator_t gen = seeded.gen;
   dispatch_float(dst.dtype(), "rand", [&]<class T>() {
     using D = dev_t<T>;
     if constexpr (std::is_same_v<T, double>) {
@@ -68,10 +76,8 @@ void CudaBackend::rand_normal(const Tensor& dst, double mean, double stddev, uin
   activate();
   const int64_t n = dst.numel();
   if (n == 0) return;
-  std::lock_guard lock(rng_mutex());
-  curandGenerator_t gen = curand();
-  check_curand(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
-  check_curand(curandSetGeneratorOffset(gen, offset), "offset");
+  const SeededGenerator seeded(*this, seed, offset);
+  curandGenerator_t gen = seeded.gen;
   // cuRAND's normal generators need an even count: draw into a scratch of even length.
   const int64_t even = n + (n & 1);
   dispatch_float(dst.dtype(), "randn", [&]<class T>() {
