@@ -139,6 +139,21 @@ def torch_row(torch, row, device):
                 x + y
 
         return tiny, ops
+    if op == "graph_tiny_add":  # the same chain of adds captured with torch.cuda.graph
+        x, y, ops = rn(16), rn(16), a["ops"]
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up on a side stream, as PyTorch's docs require
+            z = x
+            for _ in range(3):
+                z = z + y
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            z = x
+            for _ in range(ops):
+                z = z + y
+        return g.replay, ops
     if op.startswith("alloc_"):
         sizes, s = [], 12345  # the same log-uniform 4 KB .. 64 MB sequence as wick
         for _ in range(a["count"]):

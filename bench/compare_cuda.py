@@ -94,7 +94,8 @@ def main():
         "",
         "torch/wick above 1 = wick faster. Rates: GB/s counts each input read once and the output "
         "written once; the fraction is of the copy ceiling (GB/s rows) or of the bf16 matmul ceiling "
-        "(TFLOP/s rows). tiny_add and alloc_* rows are per op (host cost); torch's alloc rows both use "
+        "(TFLOP/s rows). tiny_add, graph_tiny_add (the same adds replayed from a CUDA graph) and alloc_* rows "
+        "are per op (host cost); torch's alloc rows both use "
         "its caching allocator.",
     ]
     table = "\n".join(lines)

@@ -29,6 +29,7 @@ namespace wick {
 namespace {
 
 namespace fs = std::filesystem;
+using models::DecodeState;
 using models::Gpt2Config;
 using models::Gpt2Model;
 using models::KvCache;
@@ -155,6 +156,69 @@ TEST_P(Gpt2, GreedyMatchesTransformersAndRecomputationWithoutCache) {
     for (size_t i = 0; i < o.greedy.size(); ++i) seq.push_back(argmax_last(model.forward(ids_tensor(seq))));
     EXPECT_EQ(std::vector<int32_t>(seq.begin() + long(o.prompts[0].size()), seq.end()), o.greedy) << name;
   }
+}
+
+TEST_P(Gpt2, StaticDecodeStepsMatchTheOracle) {
+  // decode_step (the static-shape step a CUDA graph records) run directly: each step's
+  // logits are the oracle's row for that position, and the step's argmax is written back.
+  for (const auto& name : kConfigs) {
+    const auto model = Gpt2Model::load(model_dir(name), dev());
+    const Oracle& o = oracle(name);
+    const auto& prompt = o.prompts[0];
+    KvCache cache;
+    (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 2)), &cache);
+    DecodeState s = model.begin_decode(cache, ids_tensor({prompt[2]}));
+    for (size_t t = 2; t < prompt.size(); ++t) {
+      if (t > 2) s.ids.copy_(ids_tensor({prompt[t]}).to(dev()));
+      model.decode_step(s, cache);
+      EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), 1e-4) << name << " position " << t;
+      EXPECT_EQ(s.ids.to(Device::cpu()).to_vector<int64_t>()[0], argmax_last(s.logits)) << name;
+      EXPECT_EQ(s.position.to(Device::cpu()).to_vector<int64_t>()[0], int64_t(t) + 1);
+    }
+  }
+}
+
+TEST_P(Gpt2, GraphAndEagerDecodingGiveTheSameTokens) {
+  // On CUDA the Generator replays a recorded step; on the CPU both runs are eager. Greedy
+  // and sampled decoding, every dtype: identical tokens either way.
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    const auto model = Gpt2Model::load(model_dir("tiny2l"), dev(), dt);
+    const Oracle& o = oracle("tiny2l");
+    for (double temperature : {0.0, 0.8}) {
+      models::SamplingOptions opt;
+      opt.temperature = temperature;
+      opt.seed = 11;
+      std::vector<int32_t> graph, eager;
+      const auto st =
+          models::Generator(model, opt).generate(o.prompts[0], 30, [&](int32_t id) { graph.push_back(id); });
+      models::Generator(model, opt).use_cuda_graph(false).generate(o.prompts[0], 30, [&](int32_t id) {
+        eager.push_back(id);
+      });
+      ASSERT_EQ(graph.size(), 30u);
+      ASSERT_EQ(eager.size(), 30u);
+      // The recorded step attends over the whole cache under a mask, the eager one over the
+      // written positions: equal math, possibly other rounding. f32 tokens must agree
+      // throughout; f16/bf16 logits can tie within rounding, so only a prefix is required.
+      const size_t must = dt == DType::F32 ? 30 : 5;
+      EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(must)),
+                std::vector<int32_t>(eager.begin(), eager.begin() + long(must)))
+          << dt << " temperature " << temperature;
+      if (dev().is_cuda()) EXPECT_GT(st.graph_nodes, 10u);  // the step was recorded
+      if (dt == DType::F32 && temperature == 0)
+        EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(o.greedy.size())), o.greedy);
+    }
+  }
+}
+
+TEST_P(Gpt2, BeginDecodeRejectsABadCache) {
+  const auto model = Gpt2Model::load(model_dir("tiny2l"), dev());
+  KvCache empty;
+  EXPECT_WICK_ERROR(model.begin_decode(empty, ids_tensor({1})), InvalidArgument, "cache filled by forward()");
+  KvCache cache;
+  (void)model.forward(ids_tensor({1, 2, 3}), &cache);
+  EXPECT_WICK_ERROR(model.begin_decode(cache, ids_tensor({1, 2})), ShapeMismatch, "(batch, 1)");
+  EXPECT_WICK_ERROR(model.begin_decode(cache, Tensor::from_vector<int64_t>({1, 2}, Shape{2, 1})), InvalidArgument,
+                    "same batch");
 }
 
 TEST_P(Gpt2, GenerationStopsAtTheContextAndTheStopToken) {

@@ -100,6 +100,12 @@ Tensor scatter(const Tensor& dst, int64_t dim, const Tensor& index, const Tensor
 Tensor scatter_add(const Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src);
 // A copy of dst with the slices of src added at the 1-D indices along dim.
 Tensor index_add(const Tensor& dst, int64_t dim, const Tensor& indices, const Tensor& src);
+// In place: the slices of dst along dim at the 1-D indices become the slices of src (src
+// has dst's shape except dim, whose size is indices.numel()). Indices must be distinct.
+// The one in-place indexing op: it writes a KV cache at a position held on the device,
+// which a CUDA graph can replay. On the CPU a bad index raises before anything is
+// written; on CUDA it is raised at the next synchronization and the rest is written.
+void index_copy_(const Tensor& dst, int64_t dim, const Tensor& indices, const Tensor& src);
 // weight[ids]: ids of any shape, weight (num_embeddings, dim) -> ids.shape + (dim).
 Tensor embedding(const Tensor& ids, const Tensor& weight);
 

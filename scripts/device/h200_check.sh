@@ -25,7 +25,7 @@ if [[ "${SANITIZE:-1}" == 1 ]]; then
   : > "$out/memcheck.log"
   for t in build/tests/test_*; do
     [[ -x "$t" && ! "$t" == *.cmake ]] || continue
-    compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "$t" --gtest_filter='*cuda*' \
+    compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "$t" --gtest_filter='*cuda*:*Cuda*' \
       >> "$out/memcheck.log" 2>&1
     echo "$(basename "$t") rc=$?" | tee -a "$out/memcheck_summary.txt"
   done

@@ -93,6 +93,25 @@ Tensor index_add(const Tensor& dst, int64_t dim, const Tensor& indices, const Te
   return out;
 }
 
+void index_copy_(const Tensor& dst, int64_t dim, const Tensor& indices, const Tensor& src) {
+  const Device dev = detail::common_device("index_copy_", {&dst, &indices, &src});
+  check_index_dtype("index_copy_", indices);
+  detail::check_same_dtype("index_copy_", dst, src);
+  detail::check_writable("index_copy_", dst);
+  WICK_CHECK(indices.rank() <= 1, ShapeMismatch, "index_copy_: indices must be 1-D, got shape ", indices.shape());
+  WICK_CHECK(dst.rank() >= 1, InvalidArgument, "index_copy_: dst must have rank >= 1, got a scalar");
+  const size_t d = normalize_dim(dim, dst.rank(), "index_copy_");
+  Shape expected = dst.shape();
+  expected[d] = indices.numel();
+  WICK_CHECK(src.shape() == expected, ShapeMismatch, "index_copy_: src has shape ", src.shape(), ", expected ",
+             expected, " (dst ", dst.shape(), " with dim ", d, " of size ", indices.numel(), ")");
+  // scatter with the indices broadcast over src's other dims (a stride-0 view, no copy).
+  std::vector<int64_t> along(dst.rank(), 1);
+  along[d] = indices.numel();
+  const Tensor index = indices.reshape(Shape(along)).broadcast_as(src.shape());
+  backend_for(dev).scatter(dst, d, index, src, ScatterMode::Set);
+}
+
 Tensor embedding(const Tensor& ids, const Tensor& weight) {
   const Device dev = detail::common_device("embedding", {&ids, &weight});
   check_index_dtype("embedding", ids);

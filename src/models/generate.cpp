@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "wick/error.h"
+#include "wick/graph.h"
 #include "wick/ops.h"
 
 namespace wick::models {
@@ -103,13 +104,33 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   int32_t next = sampler.sample(last_row(model_.forward(ids, &cache, /*last_only=*/true)));
   auto t1 = Clock::now();
   st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  while (true) {
-    if (stop_token && next == *stop_token) break;
+  // Emits next; false when generation is over (stop token, token budget, full context).
+  int64_t length = cache.length();
+  auto emit = [&]() {
+    if (stop_token && next == *stop_token) return false;
     WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
     on_token(next);
-    if (++st.generated_tokens >= max_new_tokens || cache.length() >= ctx) break;
-    const Tensor step = Tensor::from_vector(std::vector<int64_t>{next}, Shape{1, 1});
-    next = sampler.sample(last_row(model_.forward(step, &cache, /*last_only=*/true)));
+    return ++st.generated_tokens < max_new_tokens && length < ctx;
+  };
+  auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
+  if (cuda_graph_ && model_.device().is_cuda()) {
+    // Record one static-shape step, then replay it per token. The step leaves its argmax
+    // in s.ids: greedy decoding reads 8 bytes back; sampling reads the logits row and
+    // overwrites s.ids with its choice.
+    DecodeState s = model_.begin_decode(cache, one_id(next));
+    const CudaGraph graph = CudaGraph::capture(model_.device(), [&] { model_.decode_step(s, cache); });
+    st.graph_nodes = graph.node_count();
+    while (emit()) {
+      if (opt_.temperature != 0) s.ids.copy_(one_id(next).to(model_.device()));
+      graph.replay();
+      ++length;
+      next = opt_.temperature == 0 ? int32_t(s.ids.to_vector<int64_t>()[0]) : sampler.sample(last_row(s.logits));
+    }
+  } else {
+    while (emit()) {
+      next = sampler.sample(last_row(model_.forward(one_id(next), &cache, /*last_only=*/true)));
+      length = cache.length();
+    }
   }
   st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   return st;

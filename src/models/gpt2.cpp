@@ -6,6 +6,7 @@
 #include "wick/models/gpt2.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "wick/io.h"
 #include "wick/nn.h"
@@ -97,15 +98,8 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
     }
   }
 
-  Tensor x = embedding(ids.to(device_), wte_) + wpe_.narrow(0, past, T);  // (B, T, E)
-  auto heads = [&](const Tensor& t) { return t.reshape({B, T, H, Dh}).permute({0, 2, 1, 3}); };
-  for (size_t li = 0; li < layers_.size(); ++li) {
-    const Layer& l = layers_[li];
-    const Tensor h = layer_norm(x, l.ln1_w, l.ln1_b, config_.layer_norm_epsilon);
-    const Tensor qkv = linear(h, l.attn_w, l.attn_b);  // (B, T, 3E)
-    const Tensor q = heads(qkv.narrow(2, 0, E));
-    Tensor k = heads(qkv.narrow(2, E, E));
-    Tensor v = heads(qkv.narrow(2, 2 * E, E));
+  const Tensor x = embedding(ids.to(device_), wte_) + wpe_.narrow(0, past, T);  // (B, T, E)
+  Tensor y = blocks(x, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
     if (cache) {
       // Write the new positions into the preallocated buffers; attend over all of them.
       KvCache::Layer& c = cache->layers_[li];
@@ -116,15 +110,66 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
     }
     AttentionOptions opt;
     opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
-    const Tensor ctx = scaled_dot_product_attention(q, k, v, {}, opt).permute({0, 2, 1, 3}).reshape({B, T, E});
+    return scaled_dot_product_attention(q, k, v, {}, opt);
+  });
+  if (cache) cache->length_ = past + T;
+  if (last_only) y = y.narrow(1, T - 1, 1);
+  y = layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
+  return linear(y, lm_head_);  // y @ wte^T when tied
+}
+
+Tensor Gpt2Model::blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const {
+  const int64_t B = x.dim(0), T = x.dim(1), E = config_.n_embd, H = config_.n_head, Dh = config_.head_dim();
+  auto heads = [&](const Tensor& t) { return t.reshape({B, T, H, Dh}).permute({0, 2, 1, 3}); };
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    const Layer& l = layers_[li];
+    const Tensor h = layer_norm(x, l.ln1_w, l.ln1_b, config_.layer_norm_epsilon);
+    const Tensor qkv = linear(h, l.attn_w, l.attn_b);  // (B, T, 3E)
+    const Tensor ctx =
+        attend(li, heads(qkv.narrow(2, 0, E)), heads(qkv.narrow(2, E, E)), heads(qkv.narrow(2, 2 * E, E)))
+            .permute({0, 2, 1, 3})
+            .reshape({B, T, E});
     x = linear(ctx, l.attn_proj_w, l.attn_proj_b) + x;
     const Tensor h2 = layer_norm(x, l.ln2_w, l.ln2_b, config_.layer_norm_epsilon);
     x = linear(activation(linear(h2, l.fc_w, l.fc_b)), l.mlp_proj_w, l.mlp_proj_b) + x;
   }
-  if (cache) cache->length_ = past + T;
-  if (last_only) x = x.narrow(1, T - 1, 1);
-  x = layer_norm(x, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
-  return linear(x, lm_head_);  // x @ wte^T when tied
+  return x;
+}
+
+DecodeState Gpt2Model::begin_decode(const KvCache& cache, const Tensor& ids) const {
+  WICK_CHECK(ids.defined() && ids.rank() == 2 && ids.dim(1) == 1, ShapeMismatch,
+             "gpt2: decode ids must have shape (batch, 1), got ",
+             ids.defined() ? ids.shape().to_string() : "undefined");
+  WICK_CHECK(!cache.layers_.empty() && cache.length_ > 0 && cache.batch_ == ids.dim(0), InvalidArgument,
+             "gpt2: begin_decode needs a cache filled by forward() with the same batch (cache: ", cache.length_,
+             " positions of batch ", cache.batch_, "; ids ", ids.shape(), ")");
+  WICK_CHECK(cache.layers_[0].k.device() == device_ && cache.layers_[0].k.dtype() == dtype_, InvalidArgument,
+             "gpt2: the cache belongs to another device or dtype");
+  WICK_CHECK(cache.length_ < config_.n_positions, InvalidArgument, "gpt2: the cache is full (", cache.length_,
+             " of n_positions ", config_.n_positions, ")");
+  DecodeState s;
+  s.ids = ids.to(DType::I64).to(device_).contiguous().clone();
+  s.position = Tensor::from_vector(std::vector<int64_t>{cache.length_}, Shape{1}).to(device_);
+  const int64_t N = config_.n_positions;
+  s.mask = full(Shape{1, 1, 1, N}, -INFINITY, dtype_, device_);
+  s.mask.narrow(3, 0, cache.length_).zero_();
+  return s;
+}
+
+void Gpt2Model::decode_step(DecodeState& s, KvCache& cache) const {
+  const int64_t B = s.ids.dim(0);
+  // The new position becomes visible before attention: a query sees itself.
+  index_copy_(s.mask, 3, s.position, zeros(Shape{1, 1, 1, 1}, dtype_, device_));
+  const Tensor x = embedding(s.ids, wte_) + embedding(s.position, wpe_);  // (B, 1, E) + (1, E)
+  const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    KvCache::Layer& c = cache.layers_[li];
+    index_copy_(c.k, 2, s.position, k.contiguous());
+    index_copy_(c.v, 2, s.position, v.contiguous());
+    return scaled_dot_product_attention(q, c.k, c.v, s.mask);  // mask: written positions only
+  });
+  s.logits = linear(layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon), lm_head_);
+  s.ids.copy_(argmax(s.logits, -1).reshape({B, 1}));
+  s.position.copy_(s.position + Scalar(int64_t(1)));
 }
 
 }  // namespace wick::models

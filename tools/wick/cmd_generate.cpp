@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "wick/models/generate.h"
@@ -23,6 +24,7 @@ struct GenerateArgs {
   int64_t max_tokens = 32, top_k = 0;
   double temperature = 0.0, top_p = 1.0;
   uint64_t seed = 0;
+  bool ignore_eos = false;
 };
 
 // The shipped tiny model: next to the executable once installed (bin/../share/wick/assets),
@@ -67,7 +69,7 @@ int run_generate(const GenerateArgs& a) {
         std::fwrite(bytes.data(), 1, bytes.size(), stdout);
         std::fflush(stdout);
       },
-      tok.end_of_text_id());
+      a.ignore_eos ? std::nullopt : std::optional<int32_t>(tok.end_of_text_id()));
   const std::string rest = stream.flush();
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
@@ -79,6 +81,7 @@ int run_generate(const GenerateArgs& a) {
                st.prefill_seconds, per_second(st.prompt_tokens, st.prefill_seconds));
   std::fprintf(stderr, "generated: %lld tokens, decode %.3f s (%.1f tokens/s)\n", (long long)st.generated_tokens,
                st.decode_seconds, per_second(decoded, st.decode_seconds));
+  if (st.graph_nodes) std::fprintf(stderr, "decode step: one CUDA graph of %zu nodes per token\n", st.graph_nodes);
   return 0;
 }
 
@@ -100,6 +103,7 @@ Runner add_generate(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--seed", a->seed, "random seed for sampling")->capture_default_str();
+  sub->add_flag("--ignore-eos", a->ignore_eos, "keep going past <|endoftext|> (benchmarks: always --max-tokens)");
   sub->add_option("--device", a->device, "cpu, cuda or cuda:N (default: the best present)");
   sub->add_option("--dtype", a->dtype, "f32, f16 or bf16")->check(CLI::IsMember({"f32", "f16", "bf16"}));
   return [a]() -> int { return run_generate(*a); };

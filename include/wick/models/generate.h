@@ -38,11 +38,19 @@ class Sampler {
 struct GenerationStats {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double prefill_seconds = 0, decode_seconds = 0;  // decode: every step after the first token
+  size_t graph_nodes = 0;                          // kernels etc. in the recorded decode step (0: no CUDA graph used)
 };
 
 class Generator {
  public:
   Generator(const Gpt2Model& model, const SamplingOptions& opt) : model_(model), opt_(opt) {}
+  // On CUDA the decode step is recorded once as a CUDA graph and replayed (one launch per
+  // token instead of hundreds); off, every step launches its ops directly. On by default;
+  // the tokens are the same either way.
+  Generator& use_cuda_graph(bool on) {
+    cuda_graph_ = on;
+    return *this;
+  }
   // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
   // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
   // early at stop_token (not passed to on_token) or when the context (n_positions) is full.
@@ -53,6 +61,7 @@ class Generator {
  private:
   const Gpt2Model& model_;
   SamplingOptions opt_;
+  bool cuda_graph_ = true;
 };
 
 // Streams bytes that may end inside a multi-byte UTF-8 character: push() returns the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,18 @@ class KvCache {
   int64_t length_ = 0, batch_ = 0;
 };
 
+// Device-resident state of step-by-step decoding with static shapes: the token ids and
+// the position are tensors that kernels read, and attention spans the whole cache
+// capacity under an additive mask (0 for written positions, -inf beyond). A step
+// therefore launches the same kernels on the same addresses every time, which is what a
+// CUDA graph needs to record it once and replay it (see Generator).
+struct DecodeState {
+  Tensor ids;       // (B, 1) i64 input tokens; a step overwrites them with its argmax
+  Tensor position;  // (1) i64: the position a step writes; a step increments it
+  Tensor mask;      // (1, 1, 1, n_positions) in the model dtype
+  Tensor logits;    // (B, 1, vocab_size): the last step's output
+};
+
 class Gpt2Model {
  public:
   // Loads config.json and model.safetensors from dir (weights memory-mapped, converted to
@@ -65,6 +78,16 @@ class Gpt2Model {
   // the LM head over every position is a large share of the work.
   Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const;
 
+  // Decoding state for a cache already holding cache.length() positions (the prefill),
+  // with ids (B, 1) as the first step's tokens (any integer dtype, any device).
+  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const;
+  // One decode step from s: logits of s.ids at s.position into s.logits, keys and values
+  // written into the cache at s.position, then s.ids = argmax(s.logits) and
+  // s.position += 1. Only device ops with static shapes, so it can be recorded in a
+  // CudaGraph; the caller keeps count of the positions (cache.length() is not advanced)
+  // and must stop before n_positions. On the CPU it runs directly (same results).
+  void decode_step(DecodeState& s, KvCache& cache) const;
+
   const Gpt2Config& config() const { return config_; }
   Device device() const { return device_; }
   DType dtype() const { return dtype_; }
@@ -74,6 +97,9 @@ class Gpt2Model {
     Tensor ln1_w, ln1_b, attn_w, attn_b, attn_proj_w, attn_proj_b, ln2_w, ln2_b, fc_w, fc_b, mlp_proj_w, mlp_proj_b;
   };
   Tensor activation(const Tensor& x) const;
+  // The transformer blocks and final norm over x (B, T, E) with attention computed by
+  // attend(layer, q, k, v) -> context (B, H, T, Dh).
+  Tensor blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const;
 
   Gpt2Config config_;
   Device device_;

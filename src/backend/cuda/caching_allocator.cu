@@ -42,7 +42,8 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t segment_size, bool
 
 void CachingAllocator::release_cached_segments() {
   // A free block that spans a whole segment (no neighbours) can go back to the driver.
-  for (FreeList* pool : {&small_free_, &large_free_}) {
+  // Private pools keep theirs: their graphs may replay.
+  for (FreeList* pool : {&general_.small, &general_.large}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* b = *it;
       if (!b->prev && !b->next) {
@@ -95,19 +96,26 @@ void* CachingAllocator::allocate(size_t nbytes) {
     return p;
   }
   const bool small = size <= kSmallSize;
-  FreeList& pool = small ? small_free_ : large_free_;
+  FreeList& pool = pool_of(capture_pool_).list(small);
   Block* b = find_free(pool, size);
+  if (!b && capture_pool_) {
+    // A capture may adopt a free general block: everything that used it earlier is
+    // ahead of the graph on the stream; it returns to the general pool with the graph.
+    b = find_free(general_.list(small), size);
+    if (b) b->pool = capture_pool_;
+  }
   if (b) {
     ++stats_.cache_hits;
   } else {
     const size_t segment = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
     b = new_segment(segment, small, nbytes);
+    b->pool = capture_pool_;
   }
   // Split off the remainder when it is worth keeping: any remainder in the small pool,
   // at least 1 MiB in the large pool (smaller tails stay attached as slack).
   const size_t rest = b->size - size;
   if ((small && rest >= kMinBlock) || (!small && rest > kSmallSize)) {
-    Block* tail = new Block{b->ptr + size, rest, small, false, b, b->next};
+    Block* tail = new Block{b->ptr + size, rest, small, false, b->pool, b, b->next};
     if (b->next) b->next->prev = tail;
     b->next = tail;
     b->size = size;
@@ -143,18 +151,61 @@ void CachingAllocator::free(void* ptr) {
   live_.erase(it);
   stats_.allocated_bytes -= b->size;
   b->in_use = false;
-  FreeList& pool = b->small ? small_free_ : large_free_;
-  // Merge with free neighbours of the same segment.
-  if (b->prev && !b->prev->in_use) {
+  // Freed inside a capture: the recorded kernels may still touch the block on every
+  // replay, so it joins the graph's pool instead of the general one.
+  if (capture_pool_ && b->pool == 0) b->pool = capture_pool_;
+  // A block whose graph is gone is general again.
+  if (b->pool && !private_.count(b->pool)) b->pool = 0;
+  insert_free(b);
+}
+
+CachingAllocator::Pool& CachingAllocator::pool_of(int id) { return id ? private_.at(id) : general_; }
+
+void CachingAllocator::insert_free(Block* b) {
+  FreeList& pool = pool_of(b->pool).list(b->small);
+  // Merge with free neighbours of the same segment and pool (a general block that a
+  // capture adopted sits between general neighbours and must stay apart from them).
+  auto mergeable = [&](const Block* n) { return n && !n->in_use && n->pool == b->pool; };
+  if (mergeable(b->prev)) {
     pool.erase(b->prev);
     b = b->prev;
     absorb_next(b);
   }
-  if (b->next && !b->next->in_use) {
+  if (mergeable(b->next)) {
     pool.erase(b->next);
     absorb_next(b);
   }
   pool.insert(b);
+}
+
+int CachingAllocator::begin_private_pool() {
+  std::lock_guard lock(mu_);
+  WICK_CHECK(kind_ == AllocatorKind::Caching, Unsupported,
+             "cuda graph: capture needs the caching allocator (set_allocator(AllocatorKind::Caching))");
+  WICK_CHECK(capture_pool_ == 0, InvalidArgument, "cuda graph: a capture is already open on cuda:", ordinal_);
+  const int id = next_pool_id_++;
+  private_[id];
+  capture_pool_ = id;
+  return id;
+}
+
+void CachingAllocator::end_private_pool() {
+  std::lock_guard lock(mu_);
+  capture_pool_ = 0;
+}
+
+void CachingAllocator::release_private_pool(int id) {
+  std::lock_guard lock(mu_);
+  auto it = private_.find(id);
+  if (it == private_.end()) return;
+  std::vector<Block*> blocks(it->second.small.begin(), it->second.small.end());
+  blocks.insert(blocks.end(), it->second.large.begin(), it->second.large.end());
+  private_.erase(it);
+  if (capture_pool_ == id) capture_pool_ = 0;
+  for (Block* b : blocks) {
+    b->pool = 0;
+    insert_free(b);
+  }
 }
 
 MemoryStats CachingAllocator::stats() const {

@@ -76,6 +76,7 @@ std::shared_ptr<void> CudaBackend::scratch(size_t nbytes) {
 
 void CudaBackend::copy_from_host(void* dst, const void* src, size_t nbytes) {
   if (!nbytes) return;
+  fail_if_capturing("copying host memory to the device");
   activate();
   if (nbytes <= kStageAbove) {
     WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream_));
@@ -103,6 +104,7 @@ void CudaBackend::copy_from_host(void* dst, const void* src, size_t nbytes) {
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t nbytes) {
+  fail_if_capturing("reading device memory back to the host");
   activate();
   if (nbytes <= kStageAbove) {
     if (nbytes) WICK_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream_));
@@ -136,6 +138,7 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t nbytes) {
 }
 
 void CudaBackend::synchronize() {
+  fail_if_capturing("synchronize()");
   activate();
   WICK_CUDA_CHECK(cudaStreamSynchronize(stream_));
   check_device_errors();
@@ -151,6 +154,43 @@ void CudaBackend::check_device_errors() {
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
   fail(ErrorKind::IndexOutOfRange, index_op_name(rec.op), ": index ", rec.value,
        " out of range for a dimension of size ", rec.bound, " (detected on ", device(), " at synchronization)");
+}
+
+void CudaBackend::fail_if_capturing(const char* what) const {
+  WICK_CHECK(!capturing_, InvalidArgument, "cuda graph: ", what, " waits for the device, which is not possible while ",
+             device(), " is capturing a graph; create inputs before the capture and read outputs after replay()");
+}
+
+int CudaBackend::begin_capture() {
+  activate();
+  // Handles and their workspaces are created now: creating them inside the capture
+  // would allocate outside the graph's pool (cuBLAS gets its fixed workspace here).
+  cublas();
+  cublaslt();
+  const int pool = allocator_.begin_private_pool();
+  // Relaxed: the allocator may still cudaMalloc a new segment for the pool meanwhile.
+  const cudaError_t err = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    allocator_.end_private_pool();
+    allocator_.release_private_pool(pool);
+    fail(ErrorKind::Device, "cuda graph: cudaStreamBeginCapture failed on ", device(), ": ", cudaGetErrorString(err));
+  }
+  capturing_ = true;
+  return pool;
+}
+
+cudaGraph_t CudaBackend::end_capture() {
+  activate();
+  capturing_ = false;
+  allocator_.end_private_pool();
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(stream_, &graph) != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (graph) cudaGraphDestroy(graph);
+    return nullptr;
+  }
+  return graph;
 }
 
 cublasHandle_t CudaBackend::cublas() {

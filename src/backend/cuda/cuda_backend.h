@@ -91,8 +91,21 @@ class CudaBackend final : public Backend {
   // Throws the first error a kernel recorded since the last check (after a sync).
   void check_device_errors();
 
+  // CUDA-graph capture of the work queued on this device's stream (used by CudaGraph in
+  // cuda_graph.cpp). begin_capture opens the stream capture and the allocator's private
+  // pool (returns its id); end_capture closes both and returns the recorded graph (null
+  // when the capture was invalidated). While capturing, anything that waits for the
+  // device (reading values back, host transfers, synchronize) raises InvalidArgument.
+  int begin_capture();
+  cudaGraph_t end_capture();
+  void release_graph_pool(int id) { allocator_.release_private_pool(id); }
+  bool capturing() const { return capturing_; }
+
  private:
+  void fail_if_capturing(const char* what) const;
+
   int ordinal_;
+  bool capturing_ = false;
   cudaStream_t stream_ = nullptr;
   cudaDeviceProp props_{};
   cuda::CachingAllocator allocator_;

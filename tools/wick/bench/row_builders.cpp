@@ -196,6 +196,23 @@ Row tiny_add_row(int64_t ops) {
   return r;
 }
 
+Row graph_tiny_add_row(int64_t ops) {
+  // The tiny_add sequence recorded once as a CUDA graph: per op, what a replay costs
+  // (the difference to tiny_add is what the graph saves).
+  Row r = make("graph_tiny_add", "16", DType::F32, 0, {{"n", 16}, {"ops", ops}}, [ops](Device d) {
+    Tensor a = randn(Shape{16}, DType::F32, d), b = randn(Shape{16}, DType::F32, d);
+    auto out = std::make_shared<std::vector<Tensor>>();
+    const CudaGraph g = CudaGraph::capture(d, [&] {
+      Tensor x = a;
+      for (int64_t i = 0; i < ops; ++i) x = add(x, b);  // a chain, as a model's ops are
+      out->push_back(x);
+    });
+    return Prepared{[g, out] { g.replay(); }, {}};
+  });
+  r.ops_per_run = ops;
+  return r;
+}
+
 Row alloc_row(const std::string& kind, int64_t count) {
   Row r = make("alloc_" + kind, "4KB..64MB", DType::U8, 0, {{"count", count}}, [kind, count](Device d) {
     set_allocator(d, kind == "caching" ? AllocatorKind::Caching : AllocatorKind::AsyncPool);

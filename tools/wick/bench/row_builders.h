@@ -32,6 +32,7 @@ Row max_pool2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, DType 
 Row upsample_nearest2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t scale, DType dtype);
 // Host cost of a tiny op: `ops` adds of 16 elements, one synchronize at the end.
 Row tiny_add_row(int64_t ops);
+Row graph_tiny_add_row(int64_t ops);  // CUDA only: tiny_add replayed from a CUDA graph
 // Allocating and freeing `count` tensors of mixed sizes (4 KB .. 64 MB) with the given
 // CUDA allocator ("caching" or "async_pool").
 Row alloc_row(const std::string& kind, int64_t count);

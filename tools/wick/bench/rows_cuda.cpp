@@ -1,5 +1,6 @@
 // The CUDA rows: the targets tracked by the "GPU performance" issue, in f32 and bf16
-// (matmuls also f16), plus the host cost of a tiny op and the two allocators.
+// (matmuls also f16), plus the host cost of a tiny op (eager and replayed from a CUDA graph) and the two
+// allocators.
 #include "bench/row_builders.h"
 
 namespace wick::bench {
@@ -34,6 +35,7 @@ std::vector<Row> cuda_rows(bool quick) {
   }
   r.push_back(matmul_row(mm32, mm32, mm32, false, DType::F32));
   r.push_back(tiny_add_row(quick ? 2000 : 20000));
+  r.push_back(graph_tiny_add_row(quick ? 200 : 2000));
   r.push_back(alloc_row("caching", 1000));
   r.push_back(alloc_row("async_pool", 1000));
   return r;
