@@ -94,32 +94,51 @@ class HostAllReduce {
   std::barrier<> sync_;
 };
 
-// Rank 0's logits from `world` CPU shards of checkpoint `name`.
-Tensor cpu_tensor_parallel(const std::string& name, int world, DType dt, const Tensor& ids, bool last_only = false) {
-  const Gpt2Config c = Gpt2Config::from_json_file(model_dir(name) / "config.json");
-  const auto f = safetensors::File::open(model_dir(name) / "model.safetensors");
+// `world` CPU shards of checkpoint `name`, one thread each per forward.
+struct CpuTensorParallel {
   std::vector<Gpt2Shard> shards;
-  for (int r = 0; r < world; ++r) shards.push_back(Gpt2Shard::load(f, c, r, world, Device::cpu(), dt));
-  HostAllReduce reduce(world);
-  Tensor logits;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < world; ++r)
-      threads.emplace_back([&, r] {
-        try {
-          Tensor out = shards[size_t(r)].forward(ids, last_only, [&, r](Tensor& t) { reduce(r, t); });
-          if (r == 0)
-            logits = out;
-          else if (out.defined())
-            errors[size_t(r)] = "rank " + std::to_string(r) + " returned logits";
-        } catch (const std::exception& e) {
-          errors[size_t(r)] = e.what();
-        }
-      });
+  std::vector<Gpt2Shard::KvBuffers> caches;  // per rank, once use_cache was asked for
+  int64_t cached = 0;
+
+  CpuTensorParallel(const std::string& name, int world, DType dt) {
+    const Gpt2Config c = Gpt2Config::from_json_file(model_dir(name) / "config.json");
+    const auto f = safetensors::File::open(model_dir(name) / "model.safetensors");
+    for (int r = 0; r < world; ++r) shards.push_back(Gpt2Shard::load(f, c, r, world, Device::cpu(), dt));
   }
-  for (const auto& e : errors) EXPECT_EQ(e, "");
-  return logits;
+
+  // Rank 0's logits; with use_cache, ids follow the cached positions and are added to them.
+  Tensor forward(const Tensor& ids, bool last_only = false, bool use_cache = false) {
+    const int world = int(shards.size());
+    if (use_cache && caches.empty())
+      for (const Gpt2Shard& s : shards) caches.push_back(s.empty_cache(ids.dim(0)));
+    HostAllReduce reduce(world);
+    Tensor logits;
+    std::vector<std::string> errors(static_cast<size_t>(world));
+    {
+      std::vector<std::jthread> threads;
+      for (int r = 0; r < world; ++r)
+        threads.emplace_back([&, r] {
+          try {
+            Tensor out = shards[size_t(r)].forward(
+                ids, last_only, [&, r](Tensor& t) { reduce(r, t); }, use_cache ? &caches[size_t(r)] : nullptr,
+                use_cache ? cached : 0);
+            if (r == 0)
+              logits = out;
+            else if (out.defined())
+              errors[size_t(r)] = "rank " + std::to_string(r) + " returned logits";
+          } catch (const std::exception& e) {
+            errors[size_t(r)] = e.what();
+          }
+        });
+    }
+    for (const auto& e : errors) EXPECT_EQ(e, "");
+    if (use_cache) cached += ids.dim(1);
+    return logits;
+  }
+};
+
+Tensor cpu_tensor_parallel(const std::string& name, int world, DType dt, const Tensor& ids, bool last_only = false) {
+  return CpuTensorParallel(name, world, dt).forward(ids, last_only);
 }
 
 struct Case {
@@ -159,6 +178,23 @@ TEST(Gpt2TensorParallelCpu, LastOnlyAndBatches) {
   ASSERT_EQ(last.shape(), Shape({2, 1, 512}));
   EXPECT_LE(relative_error(values(last), values(model.forward(batch, nullptr, true))), 1e-5);
   EXPECT_LE(relative_error(values(last.select(0, 1)), o.logits[1][T - 1]), 1e-4);
+}
+
+TEST(Gpt2TensorParallelCpu, KvCacheStepsMatchTheOracle) {
+  for (const Case& k : {Case{"tiny2l", 2}, Case{"erf3l", 4}, Case{"wide1l", 3}}) {
+    SCOPED_TRACE(k.name + " world " + std::to_string(k.world));
+    const Oracle o = oracle(k.name);
+    const auto& prompt = o.prompts[0];
+    // Prefill 3 tokens, then one at a time; each step's logits are a row of the oracle's.
+    CpuTensorParallel tp(k.name, k.world, DType::F32);
+    const Tensor head = tp.forward(ids_tensor({prompt[0], prompt[1], prompt[2]}), false, /*use_cache=*/true);
+    EXPECT_LE(relative_error(values(head), flat({o.logits[0][0], o.logits[0][1], o.logits[0][2]})), 1e-4);
+    for (size_t t = 3; t < prompt.size(); ++t) {
+      const Tensor step = tp.forward(ids_tensor({prompt[t]}), false, true);
+      ASSERT_EQ(step.shape(), Shape({1, 1, 512}));
+      EXPECT_LE(relative_error(values(step), o.logits[0][t]), 1e-4) << "position " << t;
+    }
+  }
 }
 
 // ---- argument checks: all before NCCL, so they run without a GPU --------------------------
@@ -228,6 +264,33 @@ TEST(Gpt2TensorParallelGpu, TwoRanksMatchTheSingleDeviceModel) {
   expect_matches_single_device(2);
 }
 
+TEST(Gpt2TensorParallelGpu, KvCacheStepsMatchTheFullForward) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs 1 CUDA device (" << cuda_device_count() << " present)";
+  const int world = std::min(cuda_device_count(), 2);
+  std::vector<Device> devices;
+  for (int i = 0; i < world; ++i) devices.push_back(Device::cuda(i));
+  auto tp = Gpt2TensorParallel::load(model_dir("erf3l"), devices);
+  const Oracle o = oracle("erf3l");
+  const auto& prompt = o.prompts[0];
+  models::Gpt2TpCache cache;
+  const Tensor head = tp.forward(ids_tensor({prompt[0], prompt[1], prompt[2]}), cache);
+  EXPECT_EQ(cache.length(), 3);
+  EXPECT_LE(relative_error(values(head), flat({o.logits[0][0], o.logits[0][1], o.logits[0][2]})), 1e-4);
+  for (size_t t = 3; t < prompt.size(); ++t) {
+    const Tensor step = tp.forward(ids_tensor({prompt[t]}), cache, t + 1 == prompt.size());
+    ASSERT_EQ(step.shape(), Shape({1, 1, 512}));
+    EXPECT_LE(relative_error(values(step), o.logits[0][t]), 1e-4) << "position " << t;
+  }
+  EXPECT_EQ(cache.length(), int64_t(prompt.size()));
+  EXPECT_WICK_ERROR(tp.forward(ids_tensor(std::vector<int32_t>(48, 1)), cache), InvalidArgument,
+                    "cached + 48 new positions exceed n_positions 48");
+  EXPECT_WICK_ERROR(tp.forward(Tensor::from_vector(std::vector<int64_t>{1, 2}, Shape{2, 1}), cache), ShapeMismatch,
+                    "clear() it first");
+  cache.clear();
+  EXPECT_LE(relative_error(values(tp.forward(ids_tensor(prompt), cache)), flat(o.logits[0])), 1e-4);
+  EXPECT_EQ(cache.length(), int64_t(prompt.size()));
+}
+
 TEST(Gpt2TensorParallelGpu, BadIdsAreRejectedBeforeTheRanksStart) {
   if (cuda_device_count() < 1) GTEST_SKIP() << "needs 1 CUDA device (" << cuda_device_count() << " present)";
   const int world = std::min(cuda_device_count(), 2);
@@ -237,7 +300,7 @@ TEST(Gpt2TensorParallelGpu, BadIdsAreRejectedBeforeTheRanksStart) {
   EXPECT_WICK_ERROR(tp.forward(Tensor::from_vector(std::vector<int64_t>{1, 2})), ShapeMismatch, "(batch, seq)");
   EXPECT_WICK_ERROR(tp.forward(Tensor::empty({1, 0}, DType::I64)), InvalidArgument, "at least one position");
   EXPECT_WICK_ERROR(tp.forward(ids_tensor(std::vector<int32_t>(65, 1))), InvalidArgument,
-                    "65 positions exceed n_positions 64");
+                    "0 cached + 65 new positions exceed n_positions 64");
   // An error inside the ranks (float ids: embedding rejects them on every rank alike) comes
   // back as wick::Error naming the rank, and the model still works afterwards.
   EXPECT_WICK_ERROR(tp.forward(Tensor::from_vector(std::vector<float>{1, 2}, Shape{1, 2})), DTypeMismatch,

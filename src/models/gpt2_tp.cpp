@@ -61,29 +61,61 @@ Gpt2TensorParallel Gpt2TensorParallel::load(const std::filesystem::path& dir, co
   return Gpt2TensorParallel(std::move(state));
 }
 
-Tensor Gpt2TensorParallel::forward(const Tensor& ids, bool last_only) {
+Tensor Gpt2TensorParallel::forward(const Tensor& ids, bool last_only) { return run(ids, nullptr, last_only); }
+
+Tensor Gpt2TensorParallel::forward(const Tensor& ids, Gpt2TpCache& cache, bool last_only) {
+  return run(ids, &cache, last_only);
+}
+
+Tensor Gpt2TensorParallel::run(const Tensor& ids, Gpt2TpCache* cache, bool last_only) {
   // The checks Gpt2Model::forward makes, here on the caller's thread: a rank that failed
   // alone would leave the others waiting in an all_reduce.
   const Gpt2Config& c = state_->config;
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch,
              "gpt2 tensor parallel: ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
-  const int64_t T = ids.dim(1);
+  const int64_t B = ids.dim(0), T = ids.dim(1);
   WICK_CHECK(T > 0, InvalidArgument, "gpt2 tensor parallel: ids must hold at least one position, got shape ",
              ids.shape());
-  WICK_CHECK(T <= c.n_positions, InvalidArgument, "gpt2 tensor parallel: ", T, " positions exceed n_positions ",
-             c.n_positions);
+  const int64_t past = cache ? cache->length_ : 0;
+  WICK_CHECK(past + T <= c.n_positions, InvalidArgument, "gpt2 tensor parallel: ", past, " cached + ", T,
+             " new positions exceed n_positions ", c.n_positions);
+  const int world = world_size();
+  if (cache) {
+    // Buffers from another model, dtype, device list or batch size are only replaced while
+    // the cache is empty.
+    const auto& s0 = state_->shards[0];
+    const Shape want{B, c.n_head / world, c.n_positions, c.head_dim()};
+    const bool fits = cache->k_.size() == size_t(world) && cache->k_[0].size() == size_t(c.n_layer) &&
+                      cache->k_[0][0].shape() == want && cache->k_[0][0].dtype() == state_->dtype &&
+                      cache->k_[0][0].device() == s0.device && cache->k_.back()[0].device() == state_->devices.back();
+    if (!fits) {
+      WICK_CHECK(past == 0, ShapeMismatch, "gpt2 tensor parallel: the cache holds ", past, " positions of batch ",
+                 cache->batch_, " from another model, dtype, device list or batch size (ids ", ids.shape(),
+                 "); clear() it first");
+      cache->k_.clear();
+      cache->v_.clear();
+      for (const Gpt2Shard& s : state_->shards) {
+        Gpt2Shard::KvBuffers b = s.empty_cache(B);
+        cache->k_.push_back(std::move(b.k));
+        cache->v_.push_back(std::move(b.v));
+      }
+      cache->batch_ = B;
+    }
+  }
   // On the host once, so that every rank copies it to its own device from there.
   const Tensor host_ids = ids.to(Device::cpu());
 
-  const int world = world_size();
   std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
   Tensor logits;
   auto run_rank = [&](int r) {
     try {
       Communicator& comm = state_->comms[size_t(r)];
-      Tensor out = state_->shards[size_t(r)].forward(host_ids, last_only,
-                                                     [&comm](Tensor& t) { comm.all_reduce(t, ReduceKind::Sum); });
+      Gpt2Shard::KvBuffers buffers;
+      if (cache) buffers = {cache->k_[size_t(r)], cache->v_[size_t(r)]};  // handles to the same storage
+      Tensor out = state_->shards[size_t(r)].forward(
+          host_ids, last_only, [&comm](Tensor& t) { comm.all_reduce(t, ReduceKind::Sum); }, cache ? &buffers : nullptr,
+          past);
       if (r == 0) logits = std::move(out);
     } catch (...) {
       errors[size_t(r)] = std::current_exception();
@@ -110,6 +142,7 @@ Tensor Gpt2TensorParallel::forward(const Tensor& ids, bool last_only) {
       fail(ErrorKind::Device, where, ": an exception that is not a std::exception");
     }
   }
+  if (cache) cache->length_ = past + T;
   return logits;
 }
 

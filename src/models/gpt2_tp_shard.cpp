@@ -75,20 +75,39 @@ Gpt2Shard Gpt2Shard::load(const safetensors::File& f, const Gpt2Config& c, int r
   return s;
 }
 
-Tensor Gpt2Shard::forward(const Tensor& ids, bool last_only, const AllReduceSum& all_reduce) const {
+Gpt2Shard::KvBuffers Gpt2Shard::empty_cache(int64_t batch) const {
+  const Shape shape{batch, config.n_head / world, config.n_positions, config.head_dim()};
+  KvBuffers c;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    c.k.push_back(Tensor::empty(shape, dtype, device));
+    c.v.push_back(Tensor::empty(shape, dtype, device));
+  }
+  return c;
+}
+
+Tensor Gpt2Shard::forward(const Tensor& ids, bool last_only, const AllReduceSum& all_reduce, KvBuffers* cache,
+                          int64_t past) const {
   const int64_t B = ids.dim(0), T = ids.dim(1), Dh = config.head_dim();
   const int64_t Hl = config.n_head / world, El = Hl * Dh;
   auto activation = [&](const Tensor& t) { return config.activation_function == "gelu" ? gelu_erf(t) : gelu(t); };
   auto heads = [&](const Tensor& t) { return t.reshape({B, T, Hl, Dh}).permute({0, 2, 1, 3}); };
   AttentionOptions opt;
-  opt.causal = true;
+  opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
 
-  Tensor x = embedding(ids.to(device), wte) + wpe.narrow(0, 0, T);  // (B, T, E), the same on every rank
-  for (const Layer& l : layers) {
+  Tensor x = embedding(ids.to(device), wte) + wpe.narrow(0, past, T);  // (B, T, E), the same on every rank
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const Layer& l = layers[li];
     const Tensor h = layer_norm(x, l.ln1_w, l.ln1_b, config.layer_norm_epsilon);
     const Tensor qkv = linear(h, l.attn_w, l.attn_b);  // (B, T, 3 El): this rank's heads
-    const Tensor ctx = scaled_dot_product_attention(heads(qkv.narrow(2, 0, El)), heads(qkv.narrow(2, El, El)),
-                                                    heads(qkv.narrow(2, 2 * El, El)), {}, opt)
+    Tensor k = heads(qkv.narrow(2, El, El)), v = heads(qkv.narrow(2, 2 * El, El));
+    if (cache) {
+      // As Gpt2Model: write the new positions in place, attend over all cached ones.
+      cache->k[li].narrow(2, past, T).copy_(k);
+      cache->v[li].narrow(2, past, T).copy_(v);
+      k = cache->k[li].narrow(2, 0, past + T);
+      v = cache->v[li].narrow(2, 0, past + T);
+    }
+    const Tensor ctx = scaled_dot_product_attention(heads(qkv.narrow(2, 0, El)), k, v, {}, opt)
                            .permute({0, 2, 1, 3})
                            .reshape({B, T, El});
     Tensor attn = linear(ctx, l.attn_proj_w, l.attn_proj_b);  // this rank's share of the projection

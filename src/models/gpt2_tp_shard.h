@@ -40,11 +40,19 @@ struct Gpt2Shard {
   static Gpt2Shard load(const safetensors::File& f, const Gpt2Config& c, int rank, int world, Device device,
                         DType dtype);
 
+  // This rank's keys and values, one (B, H/N, n_positions, head_dim) buffer per layer.
+  struct KvBuffers {
+    std::vector<Tensor> k, v;
+  };
+  KvBuffers empty_cache(int64_t batch) const;
+
   // ids (B, T) -> logits (B, T or 1, vocab) on rank 0; an undefined Tensor on the other
-  // ranks (the final norm and the LM head run on rank 0 alone). ids must already be
-  // validated (shape, length): an error on one rank would leave the others waiting in a
-  // collective.
-  Tensor forward(const Tensor& ids, bool last_only, const AllReduceSum& all_reduce) const;
+  // ranks (the final norm and the LM head run on rank 0 alone). With a cache, ids are the
+  // positions after `past` cached ones and their keys and values are written into it. ids
+  // and the cache must already be validated (shape, length, buffers): an error on one rank
+  // would leave the others waiting in a collective.
+  Tensor forward(const Tensor& ids, bool last_only, const AllReduceSum& all_reduce, KvBuffers* cache = nullptr,
+                 int64_t past = 0) const;
 };
 
 }  // namespace wick::models
