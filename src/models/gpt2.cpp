@@ -8,28 +8,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpt2_weights.h"
 #include "wick/io.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
 
 namespace wick::models {
 
-namespace {
-// GPT2LMHeadModel names "transformer.h.0..."; GPT2Model (and some exports) omit the prefix.
-std::string resolve(const safetensors::File& f, const std::string& name) {
-  if (f.contains(name)) return name;
-  const std::string prefixed = "transformer." + name;
-  WICK_CHECK(f.contains(prefixed), Format, "gpt2: checkpoint has no tensor '", name, "' (nor '", prefixed, "')");
-  return prefixed;
-}
-
-Tensor take(const safetensors::File& f, const std::string& name, const Shape& shape, Device device, DType dtype) {
-  const Tensor t = f.tensor(resolve(f, name));
-  WICK_CHECK(t.shape() == shape, ShapeMismatch, "gpt2: tensor '", name, "' has shape ", t.shape(), ", config implies ",
-             shape);
-  return t.to(dtype).to(device);
-}
-}  // namespace
+using gpt2_weights::take;
 
 Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType dtype) {
   WICK_CHECK(is_float(dtype), DTypeMismatch, "gpt2: compute dtype must be f32, f16 or bf16, got ", dtype);

@@ -20,6 +20,7 @@ Runner add_embed(CLI::App& app);
 Runner add_bench(CLI::App& app);            // cmd_bench.cpp + bench/*.cpp
 Runner add_generate(CLI::App& app);         // cmd_generate.cpp (GPT-2 text generation)
 Runner add_allreduce_bench(CLI::App& app);  // cmd_allreduce_bench.cpp (hidden)
+Runner add_gpt2_bench(CLI::App& app);       // cmd_gpt2_bench.cpp (hidden)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(wick::cli::add_bench);
   add(wick::cli::add_generate);
   add(wick::cli::add_allreduce_bench);
+  add(wick::cli::add_gpt2_bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
