@@ -80,7 +80,7 @@ def torch_decode_rate(torch, model, device, new_tokens, runs):
 def wick_forward_ms(wick, ckpt, device, batch, seq, dtype, iters):
     r = subprocess.run([wick, "gpt2-bench", "--model", ckpt, "--devices", device, "--batch", str(batch), "--seq",
                         str(seq), "--dtype", dtype, "--iters", str(iters)], capture_output=True, text=True, check=True)
-    return json.loads(r.stdout)["ms"]
+    return json.loads(r.stdout)["median_ms"]
 
 
 def wick_decode_rate(wick, ckpt, device, dtype, new_tokens, runs):

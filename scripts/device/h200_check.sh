@@ -5,15 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-origin=$(sed -n 's/^checkout path: //p' .device/origin.txt)
-# The carried build refers to the checkout by the path it was built at.
-if [[ "$origin" != "$PWD" ]]; then mkdir -p "$(dirname "$origin")"; ln -sfn "$PWD" "$origin"; fi
-mkdir -p build && tar -C build -xJf .device/build.tar.xz
-export LD_LIBRARY_PATH=$PWD/build/src:${LD_LIBRARY_PATH:-}
-# The image's /usr/local/cuda has no libnccl; PyTorch's wheel carries the same library.
-nccl_lib=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)/lib
-[[ -d "$nccl_lib" ]] && export LD_LIBRARY_PATH=$nccl_lib:$LD_LIBRARY_PATH
-export NCCL_NVLS_ENABLE=0
+source scripts/device/unpack.sh
 nvidia-smi -L | tee "$out/gpu.txt"
 ./build/tools/wick/wick info | tee -a "$out/gpu.txt"
 echo "== ctest"
