@@ -161,8 +161,9 @@ TEST_P(Gpt2, GreedyMatchesTransformersAndRecomputationWithoutCache) {
 TEST_P(Gpt2, StaticDecodeStepsMatchTheOracle) {
   // decode_step (the static-shape step a CUDA graph records) run directly: each step's
   // logits are the oracle's row for that position, and the step's argmax is written back.
+  for (DType dt : {DType::F32, DType::F16, DType::BF16})
   for (const auto& name : kConfigs) {
-    const auto model = Gpt2Model::load(model_dir(name), dev());
+    const auto model = Gpt2Model::load(model_dir(name), dev(), dt);
     const Oracle& o = oracle(name);
     const auto& prompt = o.prompts[0];
     KvCache cache;
@@ -171,7 +172,7 @@ TEST_P(Gpt2, StaticDecodeStepsMatchTheOracle) {
     for (size_t t = 2; t < prompt.size(); ++t) {
       if (t > 2) s.ids.copy_(ids_tensor({prompt[t]}).to(dev()));
       model.decode_step(s, cache);
-      EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), 1e-4) << name << " position " << t;
+      EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), tolerance(dt)) << name << " position " << t << dt;
       EXPECT_EQ(s.ids.to(Device::cpu()).to_vector<int64_t>()[0], argmax_last(s.logits)) << name;
       EXPECT_EQ(s.position.to(Device::cpu()).to_vector<int64_t>()[0], int64_t(t) + 1);
     }
