@@ -230,8 +230,7 @@ TEST_P(QuantDevice, MatmulEmptyShapes) {
 TEST_P(QuantDevice, BadInputsAreErrors) {
   const QuantTensor w = quantize(Tensor::from_vector(random_values(8 * 64, 51), Shape{8, 64}), GgmlType::Q8_0, "wq");
   const QuantTensor wd = w.to(dev());
-  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 32}, DType::F32, dev()), wd), ShapeMismatch,
-                    "disagree on K");
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 32}, DType::F32, dev()), wd), ShapeMismatch, "disagree on K");
   EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{64}, DType::F32, dev()), wd), ShapeMismatch,
                     "expected x (M, K) and W (N, K)");
   EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}, DType::I64, dev()), wd), DTypeMismatch,

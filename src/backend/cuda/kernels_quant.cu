@@ -39,8 +39,8 @@ constexpr size_t kMatvecSmemBytes = 48 * 1024;  // x is staged in shared memory 
 // memory when it fits, else it is read from global memory (it stays in L1/L2).
 template <class D>
 __global__ void __launch_bounds__(kMatvecThreads)
-    matvec_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t N, int64_t K,
-                  const float* __restrict__ x, int M, bool x_in_smem, float* __restrict__ y) {
+    matvec_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t N, int64_t K, const float* __restrict__ x,
+                  int M, bool x_in_smem, float* __restrict__ y) {
   extern __shared__ float smem[];
   const float* xs = x;
   if (x_in_smem) {
@@ -90,7 +90,7 @@ void quant_dequantize(GgmlType type, const void* src, size_t row_bytes, int64_t 
     dispatch_float(out.dtype(), "dequantize", [&]<class T>() {
       if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
         dequantize_kernel<D, T><<<grid_for(total), kThreads, 0, be.stream()>>>(s, row_bytes, row_elems, total,
-                                                                              static_cast<T*>(out.mutable_data()));
+                                                                               static_cast<T*>(out.mutable_data()));
         check_launch("dequantize");
       } else {
         fail(ErrorKind::DTypeMismatch, "dequantize: output dtype must be f32, f16 or bf16, got ", out.dtype());

@@ -1,6 +1,7 @@
 // The CUDA rows: the targets tracked by the "GPU performance" issue, in f32 and bf16
 // (matmuls also f16), plus the host cost of a tiny op and the two allocators.
 #include "bench/row_builders.h"
+#include "bench/rows_quant.h"
 
 namespace wick::bench {
 
@@ -36,6 +37,7 @@ std::vector<Row> cuda_rows(bool quick) {
   r.push_back(tiny_add_row(quick ? 2000 : 20000));
   r.push_back(alloc_row("caching", 1000));
   r.push_back(alloc_row("async_pool", 1000));
+  for (Row& q : qmatvec_rows(quick, false)) r.push_back(std::move(q));
   return r;
 }
 
