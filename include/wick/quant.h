@@ -63,14 +63,20 @@ struct QuantTensor {
   // Innermost dimension (a row), 1 for rank-0, and the number of rows.
   int64_t row_elems() const { return shape.rank() == 0 ? 1 : shape[shape.rank() - 1]; }
   int64_t rows() const;
+  // The device holding the bytes (the CPU for an undefined, empty tensor).
+  Device device() const { return bytes.defined() ? bytes.device() : Device::cpu(); }
+  // The same tensor with its bytes copied, still packed, to device (shares the bytes
+  // when already there). The copy is contiguous and owned by device's allocator.
+  QuantTensor to(Device device) const;
 };
 
 // Dequantizes one row run: n values (a multiple of the block size) from packed src to
 // dst. The building block of everything below; exposed for tools and kernels.
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 
-// The whole tensor dequantized into a new contiguous CPU tensor of dtype (f32, f16 or
-// bf16; the narrow types are rounded to nearest even from the exact f32 values).
+// The whole tensor dequantized into a new contiguous tensor of dtype (f32, f16 or bf16;
+// the narrow types are rounded to nearest even from the exact f32 values) on q's device.
+// The CUDA result is bit-identical to the CPU one.
 Tensor dequantize(const QuantTensor& q, DType dtype = DType::F32);
 
 // Quantizes a floating-point CPU tensor (any layout) to type with ggml's reference
@@ -85,10 +91,12 @@ enum class QuantActivation {
         // products (Q8_0 and Q4_0 weights only); matches ggml's quantized result, not the exact one
 };
 
-// y = x @ W^T for x (M, K) floating point on the CPU and W a (N, K) QuantTensor: returns
-// (M, N) f32. W is never expanded as a whole: with QuantActivation::F32 each thread
-// dequantizes one row of W at a time into a small buffer; the work is split over N.
-// Accumulates in f32.
+// y = x @ W^T for x (M, K) floating point and W a (N, K) QuantTensor on the same device:
+// returns (M, N) f32 there. W is never expanded as a whole. On the CPU, with
+// QuantActivation::F32 each thread dequantizes one row of W at a time into a small
+// buffer; the work is split over N. On CUDA (QuantActivation::F32 only), M <= 8 runs a
+// matrix-vector kernel that reads every weight block once for all M rows of x; larger M
+// dequantizes bands of W rows to f32 and multiplies them with cuBLAS. Accumulates in f32.
 Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act = QuantActivation::F32);
 
 }  // namespace wick

@@ -12,7 +12,6 @@ namespace {
 // Checks that q's bytes hold exactly its logical shape in its type; returns the row size.
 size_t checked_row_bytes(const QuantTensor& q, std::string_view op) {
   WICK_CHECK(q.bytes.defined() || q.shape.numel() == 0, InvalidArgument, op, ": tensor '", q.name, "' has no bytes");
-  WICK_CHECK(q.bytes.device().is_cpu(), Unsupported, op, ": tensor '", q.name, "' must be on the CPU");
   const size_t row = ggml_row_bytes(q.type, q.row_elems(), op);
   const size_t need = size_t(checked_mul(int64_t(row), q.rows(), op));
   WICK_CHECK(q.bytes.nbytes() == need, ShapeMismatch, op, ": tensor '", q.name, "' of ", ggml_type_name(q.type), " ",
@@ -30,6 +29,7 @@ Tensor dequantize(const QuantTensor& q, DType dtype) {
   WICK_CHECK(dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16, DTypeMismatch,
              "dequantize: output dtype must be f32, f16 or bf16, got ", dtype);
   const size_t row_bytes = checked_row_bytes(q, "dequantize");
+  if (!q.device().is_cpu()) return quant::dequantize_device(q, row_bytes, dtype);
   Tensor out = Tensor::empty(q.shape, dtype);
   const int64_t rows = q.rows(), n = q.row_elems();
   if (rows == 0 || n == 0) return out;

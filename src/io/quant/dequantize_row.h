@@ -18,4 +18,10 @@ void quantize_run(GgmlType type, const float* x, uint8_t* dst, int64_t n);
 void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType type, size_t row_bytes, int64_t N,
                float* y);
 
+// The device halves of dequantize() and quant_matmul() (quant_device.cpp): arguments
+// already checked, q / x / w on one CUDA device. They throw Unsupported in a build
+// without CUDA.
+Tensor dequantize_device(const QuantTensor& q, size_t row_bytes, DType dtype);
+Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t row_bytes);
+
 }  // namespace wick::quant

@@ -24,8 +24,8 @@ float dot(const float* a, const float* b, int64_t k) {
 
 Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) {
   WICK_CHECK(x.defined(), InvalidArgument, "quant_matmul: undefined activation");
-  WICK_CHECK(x.device().is_cpu() && w.bytes.device().is_cpu(), Unsupported, "quant_matmul: CPU only, got x on ",
-             x.device());
+  WICK_CHECK(x.device() == w.device(), DeviceMismatch, "quant_matmul: x is on ", x.device(), " but W '", w.name,
+             "' is on ", w.device());
   WICK_CHECK(is_float(x.dtype()), DTypeMismatch, "quant_matmul: x must be floating point, got ", x.dtype());
   WICK_CHECK(x.rank() == 2 && w.shape.rank() == 2, ShapeMismatch, "quant_matmul: expected x (M, K) and W (N, K), got ",
              x.shape(), " and ", w.shape, " for '", w.name, "'");
@@ -35,6 +35,11 @@ Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) 
   const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_matmul");
   WICK_CHECK(w.bytes.nbytes() == size_t(checked_mul(int64_t(row_bytes), N, "quant_matmul")), ShapeMismatch,
              "quant_matmul: W '", w.name, "' holds ", w.bytes.nbytes(), " bytes, not ", N, " rows of ", row_bytes);
+  if (!x.device().is_cpu()) {
+    WICK_CHECK(act == QuantActivation::F32, Unsupported,
+               "quant_matmul: q8 activations are implemented on the CPU only, x is on ", x.device());
+    return quant::quant_matmul_device(x, w, row_bytes);
+  }
   Tensor out = Tensor::empty(Shape{M, N}, DType::F32);
   if (M == 0 || N == 0) return out;
   float* y = static_cast<float*>(out.mutable_data());

@@ -1,6 +1,7 @@
 // The CPU rows: the floors tracked by the "CPU backend" issue. --quick shrinks every size
 // so the whole list runs in a few seconds (CI smoke).
 #include "bench/row_builders.h"
+#include "bench/rows_quant.h"
 
 namespace wick::bench {
 
@@ -20,6 +21,7 @@ std::vector<Row> cpu_rows(bool quick) {
   r.push_back(index_select_row(quick ? 512 : 8192, quick ? 4096 : 50257, quick ? 256 : 768, f32));
   r.push_back(quick ? conv2d_row(1, 16, 28, 28, 16, 3, 1, f32) : conv2d_row(8, 64, 56, 56, 64, 3, 1, f32));
   r.push_back(matmul_row(mm, mm, mm, false, f32));
+  for (Row& q : qmatvec_rows(quick, true)) r.push_back(std::move(q));
   return r;
 }
 

@@ -2,6 +2,7 @@
 // (matmuls also f16), plus the host cost of a tiny op (eager and replayed from a CUDA graph) and the two
 // allocators.
 #include "bench/row_builders.h"
+#include "bench/rows_quant.h"
 
 namespace wick::bench {
 
@@ -38,6 +39,7 @@ std::vector<Row> cuda_rows(bool quick) {
   r.push_back(graph_tiny_add_row(quick ? 200 : 2000));
   r.push_back(alloc_row("caching", 1000));
   r.push_back(alloc_row("async_pool", 1000));
+  for (Row& q : qmatvec_rows(quick, false)) r.push_back(std::move(q));
   return r;
 }
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Quantized matrix-vector rows on the GPU: `wick bench --device cuda --filter qmatvec`
+(quant_matmul with one activation row; GB/s = packed weight bytes / time) against the
+device-to-device copy bandwidth and PyTorch bf16 `x @ W.T` for the same (N, K), timed by
+CUDA events (warm-up, median of >= 20 runs). Runs in well under 2 minutes.
+
+    python3 bench/quant_h200.py build/tools/wick/wick [--device cuda:0] [--out FILE] [--quick]
+
+Note: wick bench times each run with the host clock around a synchronize, so rows of a few
+microseconds include the launch and synchronize overhead; the torch column does not.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common as bc  # noqa: E402
+from compare_cuda import event_median  # noqa: E402
+
+
+def copy_bandwidth(torch, quick):
+    """Device-to-device copy GB/s (bytes read + written), as compare_cuda.py measures it."""
+    n = (1 << 20) if quick else (1 << 28)
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    s = event_median(torch, lambda: dst.copy_(src), quick)
+    del src, dst
+    return 2 * n * 4 / s / 1e9
+
+
+def torch_bf16_matvec(torch, n, k, quick):
+    x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    return event_median(torch, lambda: x @ w.T, quick)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("wick", help="path of the wick binary")
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--quick", action="store_true", help="the small --quick sizes")
+    p.add_argument("--out", help="also write the markdown table to this file")
+    args = p.parse_args()
+    import torch
+
+    rows = bc.run_wick(args.wick, args.device, args.quick, "qmatvec")
+    torch.cuda.set_device(torch.device(args.device))
+    copy_gbps = copy_bandwidth(torch, args.quick)
+    torch_times = {}
+    lines = [
+        f"Copy bandwidth (d2d, read + write): {copy_gbps:.0f} GB/s; device {torch.cuda.get_device_name()}",
+        "",
+        "| row | wick | wick GB/s | % of copy BW | torch bf16 x @ W.T | torch / wick |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        n, k = r["args"]["n"], r["args"]["k"]
+        if (n, k) not in torch_times:
+            torch_times[(n, k)] = torch_bf16_matvec(torch, n, k, args.quick)
+        t = torch_times[(n, k)]
+        gbps = r["bytes"] / r["seconds"] / 1e9
+        lines.append(
+            f"| {r['op']}_{r['shape']} | {bc.fmt_time(r['seconds'])} | {gbps:.0f} | {100 * gbps / copy_gbps:.0f}% "
+            f"| {bc.fmt_time(t)} | {bc.fmt_ratio(t, r['seconds'])} |"
+        )
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

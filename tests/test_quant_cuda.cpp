@@ -1,0 +1,252 @@
+// The quant family on CUDA: QuantTensor::to, dequantize bit-exact with the CPU for every
+// ggml type (the ggml-generated fixtures of tests/data/gguf), and quant_matmul against the
+// CPU result. The host test of the shared block decoders runs everywhere; the device
+// cases run on cpu and cuda:0 (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "io/quant/block_decode.h"
+#include "support/devices.h"
+#include "support/golden.h"
+#include "wick/gguf.h"
+#include "wick/quant.h"
+
+namespace wick {
+namespace {
+
+std::string fixture(const std::string& name) { return test::data_path("gguf/" + name); }
+
+const gguf::File& quants() {
+  static const gguf::File f = gguf::File::open(fixture("quants.gguf"));
+  return f;
+}
+
+const std::vector<std::string> kTypes = {"f32",  "f16",  "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
+                                         "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+
+// Every fixture tensor with a block-quantized or float type: w.* (8, 512), t3d.* (3-D),
+// odd.* (rows not a multiple of 8).
+std::vector<std::string> fixture_names() {
+  std::vector<std::string> names;
+  for (const std::string& set : {"w", "t3d"})
+    for (const std::string& type : kTypes) names.push_back(set + "." + type);
+  names.push_back("odd.f16");
+  names.push_back("odd.f32");
+  return names;
+}
+
+// Compares bit patterns (so -0.0 != +0.0 and NaN payloads count); reports the first
+// mismatches.
+::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size();
+  size_t bad = 0;
+  std::ostringstream os;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]) && ++bad <= 4)
+      os << "\n  [" << i << "] got " << got[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(got[i]) << "), want "
+         << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << std::dec << ")";
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ" << os.str();
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+// ---- the shared block decoders on the host ------------------------------------------------
+
+// The WICK_HD decoders the CUDA kernels run, executed on the host: value() and decode8()
+// must reproduce the CPU dequantizer bit for bit on every fixture.
+TEST(QuantBlockDecode, HostDecodersMatchCpuDequantizer) {
+  for (const std::string& name : fixture_names()) {
+    SCOPED_TRACE(name);
+    const QuantTensor& q = quants().tensor(name);
+    const std::vector<float> want = dequantize(q).to_vector<float>();
+    const int64_t rows = q.rows(), n = q.row_elems();
+    const size_t row_bytes = ggml_row_bytes(q.type, n);
+    const auto* src = static_cast<const uint8_t*>(q.bytes.data());
+    std::vector<float> by_value(want.size()), by_chunk(want.size());
+    quant::dispatch_decoder(q.type, [&]<class D>() {
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = src + size_t(r) * row_bytes;
+        for (int64_t e = 0; e < n; ++e) by_value[size_t(r * n + e)] = D::value(row, e);
+        if (n % 8 == 0)
+          for (int64_t e0 = 0; e0 < n; e0 += 8) quant::decode8<D>(row, e0, &by_chunk[size_t(r * n + e0)]);
+      }
+    });
+    EXPECT_TRUE(bits_equal(by_value, want)) << "value()";
+    if (n % 8 == 0) EXPECT_TRUE(bits_equal(by_chunk, want)) << "decode8()";
+  }
+}
+
+// ---- device cases -------------------------------------------------------------------------
+
+class QuantDevice : public test::DeviceTest {};
+
+TEST_P(QuantDevice, ToKeepsBytesPackedAndRoundTrips) {
+  const QuantTensor& q = quants().tensor("w.q4_k");
+  const QuantTensor d = q.to(dev());
+  EXPECT_EQ(d.device(), dev());
+  EXPECT_EQ(d.type, q.type);
+  EXPECT_EQ(d.shape, q.shape);
+  EXPECT_EQ(d.name, q.name);
+  EXPECT_EQ(d.bytes.nbytes(), q.bytes.nbytes());
+  const QuantTensor back = d.to(Device::cpu());
+  ASSERT_EQ(back.bytes.nbytes(), q.bytes.nbytes());
+  EXPECT_EQ(std::memcmp(back.bytes.data(), q.bytes.data(), q.bytes.nbytes()), 0);
+}
+
+TEST_P(QuantDevice, DequantizeIsBitExactWithCpuForEveryType) {
+  for (const std::string& name : fixture_names()) {
+    const QuantTensor& q = quants().tensor(name);
+    const QuantTensor d = q.to(dev());
+    for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+      SCOPED_TRACE(name + " -> " + std::string(dtype_name(dt)));
+      const Tensor got = dequantize(d, dt);
+      EXPECT_EQ(got.device(), dev());
+      EXPECT_EQ(got.dtype(), dt);
+      EXPECT_EQ(got.shape(), q.shape);
+      EXPECT_TRUE(bits_equal(got.to_vector<float>(), dequantize(q, dt).to_vector<float>()));
+    }
+  }
+}
+
+TEST_P(QuantDevice, DequantizeEmpty) {
+  QuantTensor q = quantize(Tensor::empty(Shape{0, 256}), GgmlType::Q4_K, "empty");
+  const Tensor got = dequantize(q.to(dev()));
+  EXPECT_EQ(got.shape(), (Shape{0, 256}));
+  EXPECT_EQ(got.device(), dev());
+}
+
+// quant_matmul on dev against the CPU result for the same x and W. Tolerance: f32
+// accumulation-order differences, relative to sum_k |x[m,k]| |W[n,k]|.
+void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTensor& w_cpu, Device dev) {
+  const QuantTensor w_dev = w_cpu.to(dev);
+  const Tensor got = quant_matmul(x_dev, w_dev);
+  EXPECT_EQ(got.device(), dev);
+  EXPECT_EQ(got.dtype(), DType::F32);
+  const int64_t M = x_cpu.dim(0), K = x_cpu.dim(1), N = w_cpu.shape[0];
+  ASSERT_EQ(got.shape(), (Shape{M, N}));
+  const std::vector<float> y = got.to_vector<float>();
+  const std::vector<float> want = quant_matmul(x_cpu, w_cpu).to_vector<float>();
+  const std::vector<float> xv = x_cpu.to(DType::F32).to_vector<float>();
+  const std::vector<float> wv = dequantize(w_cpu).to_vector<float>();
+  int bad = 0;
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double mag = 0;
+      for (int64_t k = 0; k < K; ++k) mag += std::fabs(double(xv[size_t(m * K + k)]) * wv[size_t(n * K + k)]);
+      const double tol = 2e-5 * mag + 1e-6;
+      const double diff = std::fabs(double(y[size_t(m * N + n)]) - want[size_t(m * N + n)]);
+      if (!(diff <= tol) && ++bad <= 4)
+        ADD_FAILURE() << "y[" << m << ", " << n << "] = " << y[size_t(m * N + n)] << ", cpu " << want[size_t(m * N + n)]
+                      << " (tol " << tol << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_P(QuantDevice, MatmulMatchesCpuForTheMainTypes) {
+  const int64_t N = 37, K = 512;
+  const Tensor wsrc = Tensor::from_vector(random_values(size_t(N * K), 7), Shape{N, K});
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+    const QuantTensor w = quantize(wsrc, type, "w");
+    for (int64_t M : {1, 3, 8, 17, 64}) {
+      for (DType dt : {DType::F32, DType::BF16}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M) + " x " +
+                     std::string(dtype_name(dt)));
+        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M)), Shape{M, K}).to(dt);
+        expect_matmul_close(x, x.to(dev()), w, dev());
+      }
+    }
+  }
+}
+
+TEST_P(QuantDevice, MatmulMatchesCpuForEveryFixtureType) {
+  for (const std::string& type : kTypes) {
+    const QuantTensor& w = quants().tensor("w." + type);  // (8, 512)
+    for (int64_t M : {1, 5, 9}) {
+      SCOPED_TRACE(type + " M=" + std::to_string(M));
+      const Tensor x = Tensor::from_vector(random_values(size_t(M * 512), uint32_t(M + 100)), Shape{M, 512});
+      expect_matmul_close(x, x.to(dev()), w, dev());
+    }
+  }
+}
+
+TEST_P(QuantDevice, MatmulTakesStridedActivations) {
+  const int64_t N = 37, K = 256;
+  const QuantTensor w =
+      quantize(Tensor::from_vector(random_values(size_t(N * K), 11), Shape{N, K}), GgmlType::Q4_K, "w");
+  for (int64_t M : {3, 17}) {
+    SCOPED_TRACE("M=" + std::to_string(M));
+    // A transposed view: (K, M) storage seen as (M, K).
+    const Tensor xt = Tensor::from_vector(random_values(size_t(M * K), 12), Shape{K, M});
+    expect_matmul_close(xt.t(), xt.to(dev()).t(), w, dev());
+    // A narrowed view: rows of length K + 64 with an offset.
+    const Tensor wide = Tensor::from_vector(random_values(size_t((M + 1) * (K + 64)), 13), Shape{M + 1, K + 64});
+    const Tensor xn = wide.narrow(0, 1, M).narrow(1, 32, K);
+    expect_matmul_close(xn, wide.to(dev()).narrow(0, 1, M).narrow(1, 32, K), w, dev());
+  }
+}
+
+// K not a multiple of 8 (a float weight type) takes the banded path even for M = 1.
+TEST_P(QuantDevice, MatmulOddK) {
+  const int64_t N = 5, K = 13;
+  const QuantTensor w = quantize(Tensor::from_vector(random_values(size_t(N * K), 21), Shape{N, K}), GgmlType::F16);
+  for (int64_t M : {1, 10}) {
+    const Tensor x = Tensor::from_vector(random_values(size_t(M * K), 22), Shape{M, K});
+    expect_matmul_close(x, x.to(dev()), w, dev());
+  }
+}
+
+// More than one band of W rows (16 Mi f32 of scratch per band) on the large-M path.
+TEST_P(QuantDevice, MatmulOverSeveralBands) {
+  if (dev().is_cpu()) GTEST_SKIP() << "the banded path is the CUDA one";
+  const int64_t N = 4100, K = 4096, M = 9;
+  const QuantTensor w =
+      quantize(Tensor::from_vector(random_values(size_t(N * K), 31), Shape{N, K}), GgmlType::Q4_0, "big");
+  const Tensor x = Tensor::from_vector(random_values(size_t(M * K), 32), Shape{M, K});
+  const Tensor got = quant_matmul(x.to(dev()), w.to(dev()));
+  const std::vector<float> y = got.to_vector<float>(), want = quant_matmul(x, w).to_vector<float>();
+  ASSERT_EQ(y.size(), want.size());
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-2f + 1e-3f * std::fabs(want[i])) << i;
+}
+
+TEST_P(QuantDevice, MatmulEmptyShapes) {
+  const QuantTensor w = quantize(Tensor::from_vector(random_values(37 * 64, 41), Shape{37, 64}), GgmlType::Q8_0);
+  const Tensor y = quant_matmul(Tensor::empty(Shape{0, 64}, DType::F32, dev()), w.to(dev()));
+  EXPECT_EQ(y.shape(), (Shape{0, 37}));
+  EXPECT_EQ(y.device(), dev());
+}
+
+TEST_P(QuantDevice, BadInputsAreErrors) {
+  const QuantTensor w = quantize(Tensor::from_vector(random_values(8 * 64, 51), Shape{8, 64}), GgmlType::Q8_0, "wq");
+  const QuantTensor wd = w.to(dev());
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 32}, DType::F32, dev()), wd), ShapeMismatch, "disagree on K");
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{64}, DType::F32, dev()), wd), ShapeMismatch,
+                    "expected x (M, K) and W (N, K)");
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}, DType::I64, dev()), wd), DTypeMismatch,
+                    "x must be floating point");
+  EXPECT_WICK_ERROR(dequantize(wd, DType::I64), DTypeMismatch, "must be f32, f16 or bf16");
+  QuantTensor short_w = wd;
+  short_w.shape = Shape{9, 64};
+  EXPECT_WICK_ERROR(dequantize(short_w), ShapeMismatch, "needs");
+  if (dev().is_cuda()) {
+    EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}), wd), DeviceMismatch, "is on cuda:0");
+    EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}, DType::F32, dev()), wd, QuantActivation::Q8),
+                      Unsupported, "q8 activations are implemented on the CPU only");
+  }
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(QuantDevice);
+
+}  // namespace
+}  // namespace wick

@@ -1,0 +1,63 @@
+// qmatvec rows: quant_matmul with one activation row, the decode step of an LLM.
+#include "bench/rows_quant.h"
+
+#include <cctype>
+#include <utility>
+
+#include "bench/row_builders.h"
+#include "wick/quant.h"
+#include "wick/wick.h"
+
+namespace wick::bench {
+
+namespace {
+
+Row qmatvec_row(GgmlType type, int64_t n, int64_t k) {
+  Row r;
+  r.op = "qmatvec_" + std::string(ggml_type_name(type));
+  for (char& c : r.op) c = char(std::tolower(static_cast<unsigned char>(c)));  // q4_K -> q4_k
+  r.shape = dims_str({n, k});
+  r.dtype = "f32";
+  r.bytes = double(ggml_row_bytes(type, k)) * double(n);
+  r.flops = 2.0 * double(n) * double(k);
+  r.args = {{"n", n}, {"k", k}, {"m", 1}};
+  r.setup = [=](Device d) {
+    // Quantized on the CPU (the reference quantizers), then moved packed.
+    const QuantTensor w = quantize(randn(Shape{n, k}, DType::F32), type, "w").to(d);
+    const Tensor x = randn(Shape{1, k}, DType::F32, d);
+    return Prepared{[w, x] { (void)quant_matmul(x, w); }, {}};
+  };
+  return r;
+}
+
+Row f32_blas_row(int64_t n, int64_t k) {
+  Row r;
+  r.op = "qmatvec_f32_blas";
+  r.shape = dims_str({n, k});
+  r.dtype = "f32";
+  r.bytes = double(n) * double(k) * 4.0;
+  r.flops = 2.0 * double(n) * double(k);
+  r.args = {{"n", n}, {"k", k}, {"m", 1}};
+  r.setup = [=](Device d) {
+    const Tensor x = randn(Shape{1, k}, DType::F32, d), w = randn(Shape{k, n}, DType::F32, d);
+    return Prepared{[x, w] { (void)matmul(x, w); }, {}};
+  };
+  return r;
+}
+
+}  // namespace
+
+std::vector<Row> qmatvec_rows(bool quick, bool with_f32_blas) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes =
+      quick ? std::vector<std::pair<int64_t, int64_t>>{{512, 1024}}
+            : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}};
+  std::vector<Row> r;
+  for (auto [n, k] : shapes) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+      r.push_back(qmatvec_row(t, n, k));
+    if (with_f32_blas) r.push_back(f32_blas_row(n, k));
+  }
+  return r;
+}
+
+}  // namespace wick::bench
