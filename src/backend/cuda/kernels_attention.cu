@@ -57,47 +57,56 @@ __global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __rest
   const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
   const bool masked = a.mask.kind != MaskKind::None;
   A run_max = -INFINITY, run_sum = 0;
-  // Four keys per step: their dot products and shuffle reductions are independent, so
-  // their latencies overlap instead of adding up.
-  constexpr int U = 4;
+  // U keys per step, every load (their k and v rows, their mask values) issued before any
+  // use: the dot products, shuffle reductions and memory latencies overlap instead of
+  // forming one dependent chain per key; the online softmax then takes the U keys at once.
+  constexpr int U = EPL <= 2 ? 8 : 4;
   for (int64_t j0 = j_begin; j0 < j_end; j0 += U) {
-    A part[U];
+    A part[U], vv[U][EPL], mv[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
+      const int64_t j = j0 + u;
+      const bool in = j < j_end;
+      const S* kp = kb + j * a.k.s[2];
+      const S* vp = vb + j * a.v.s[2];
       part[u] = A(0);
-      if (j0 + u < j_end) {
-        const S* kp = kb + (j0 + u) * a.k.s[2];
 #pragma unroll
-        for (int e = 0; e < EPL; ++e) {
-          const int64_t d = lane + 32 * e;
-          if (d < a.D) part[u] += qr[e] * A(to_compute(kp[d * a.k.s[3]]));
-        }
+      for (int e = 0; e < EPL; ++e) {
+        const int64_t d = lane + 32 * e;
+        const bool ok = in && d < a.D;
+        part[u] += ok ? qr[e] * A(to_compute(kp[d * a.k.s[3]])) : A(0);
+        vv[u][e] = ok ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
       }
+      mv[u] = in && masked ? A(a.mask.at(b, h, i, j)) : A(0);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
       for (int u = 0; u < U; ++u) part[u] += __shfl_xor_sync(0xffffffffu, part[u], o);
+    A s[U], group_max = -INFINITY;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t j = j0 + u;
-      if (j >= j_end) break;
-      A s = part[u] * A(a.scale);
-      if (masked) s += A(a.mask.at(b, h, i, j));
-      const A new_max = run_max > s ? run_max : s;
-      if (new_max == -INFINITY) continue;  // everything so far masked out
-      const A correction = math::wexp(run_max - new_max);
-      const A p = math::wexp(s - new_max);
-      run_sum = run_sum * correction + p;
-      const S* vp = vb + j * a.v.s[2];
-#pragma unroll
-      for (int e = 0; e < EPL; ++e) {
-        const int64_t d = lane + 32 * e;
-        const A vv = d < a.D ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
-        acc[e] = acc[e] * correction + p * vv;
-      }
-      run_max = new_max;
+      s[u] = j0 + u < j_end ? part[u] * A(a.scale) + mv[u] : A(-INFINITY);
+      group_max = s[u] > group_max ? s[u] : group_max;
     }
+    const A new_max = run_max > group_max ? run_max : group_max;
+    if (new_max == -INFINITY) continue;  // everything so far masked out
+    const A correction = math::wexp(run_max - new_max);
+    A p[U], psum = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      p[u] = math::wexp(s[u] - new_max);  // 0 for masked keys
+      psum += p[u];
+    }
+    run_sum = run_sum * correction + psum;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) {
+      A t = acc[e] * correction;
+#pragma unroll
+      for (int u = 0; u < U; ++u) t += p[u] * vv[u][e];
+      acc[e] = t;
+    }
+    run_max = new_max;
   }
   if (part_acc) {
     const int64_t prow = split * rows + row;

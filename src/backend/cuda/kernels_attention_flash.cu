@@ -95,10 +95,12 @@ __global__ void __launch_bounds__(kFlashThreads)
   float* corr_s = reinterpret_cast<float*>(smem + L::stat_off) + warp * kWQ;
   float* l_s = corr_s + kWarps * kWQ;
 
-  // The last query tiles see the most keys under causal: launch them first.
-  const int64_t n_qt = (a.Tq + kBQ - 1) / kBQ;
-  const int64_t q0 = (n_qt - 1 - int64_t(blockIdx.x)) * kBQ;
-  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  // The last query tiles see the most keys under causal: launch them first, for every
+  // (batch, head), so the long blocks start together and the short ones fill in after.
+  const int64_t n_qt = (a.Tq + kBQ - 1) / kBQ, bh_count = a.B * a.H;
+  const int64_t q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * kBQ;
+  const int64_t bh = int64_t(blockIdx.x) % bh_count;
+  const int64_t b = bh / a.H, h = bh % a.H;
   const int64_t q_valid = a.Tq - q0 < kBQ ? a.Tq - q0 : kBQ;
   const S* qb = q + a.q.off + b * a.q.s[0] + h * a.q.s[1] + q0 * a.q.s[2];
   const S* kb = k + a.k.off + b * a.k.s[0] + h * a.k.s[1];
@@ -305,7 +307,7 @@ void launch_flash(const AttnArgs& a, const Tensor& q, const Tensor& k, const Ten
   });
   constexpr int vec = 16 / sizeof(S);
   const bool aligned = rows_aligned(q, a.q, vec) && rows_aligned(k, a.k, vec) && rows_aligned(v, a.v, vec);
-  const dim3 grid(unsigned((a.Tq + kBQ - 1) / kBQ), unsigned(a.B * a.H));
+  const dim3 grid(unsigned((a.Tq + kBQ - 1) / kBQ * a.B * a.H));
   flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, stream>>>(
       a, aligned, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), dptr<S>(out) + out.offset());
   check_launch("scaled_dot_product_attention");
@@ -327,7 +329,7 @@ bool launch_for_dim(const AttnArgs& a, const Tensor& q, const Tensor& k, const T
 
 bool launch_flash_attention(const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& out, cudaStream_t stream) {
-  if (a.B * a.H > 65535) return false;  // grid y
+  if ((a.Tq + kBQ - 1) / kBQ * a.B * a.H > (int64_t(1) << 31) - 1) return false;  // grid x
   switch (dtype) {
     case DType::F16: return launch_for_dim<__half>(a, q, k, v, out, stream);
     case DType::BF16: return launch_for_dim<__nv_bfloat16>(a, q, k, v, out, stream);
