@@ -196,9 +196,7 @@ void launch_warp_attention(CudaBackend& be, const AttnArgs& a, const Tensor& q, 
       a, chunk, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, static_cast<A*>(acc.get()),
       static_cast<A*>(ml.get()));
   check_launch("scaled_dot_product_attention");
-  attention_combine_kernel<S, EPL><<<blocks, kThreads, 0, be.stream()>>>(
-      rows, a.D, splits, static_cast<const A*>(acc.get()), static_cast<const A*>(ml.get()), o);
-  check_launch("scaled_dot_product_attention (combine)");
+  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out);
 }
 
 MaskRef mask_ref(const Tensor& mask) {
@@ -239,6 +237,26 @@ __global__ void rope_kernel(int64_t rows, int64_t H, int64_t T, int64_t half, bo
 
 }  // namespace
 
+void cuda::launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits,
+                                    const void* acc, const void* ml, const Tensor& out) {
+  dispatch_float(dtype, "scaled_dot_product_attention", [&]<class T>() {
+    using S = dev_t<T>;
+    using A = dcompute_t<S>;
+    const unsigned blocks = unsigned((rows * 32 + kThreads - 1) / kThreads);
+    auto go = [&]<int EPL>() {
+      attention_combine_kernel<S, EPL><<<blocks, kThreads, 0, be.stream()>>>(
+          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), dptr<S>(out) + out.offset());
+    };
+    if (D <= 64)
+      go.template operator()<2>();
+    else if (D <= 128)
+      go.template operator()<4>();
+    else
+      go.template operator()<8>();
+    check_launch("scaled_dot_product_attention (combine)");
+  });
+}
+
 void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& mask, const Tensor& out) {
   activate();
@@ -247,7 +265,7 @@ void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Ten
              p.causal, strides4(q), strides4(k), strides4(v), mask_ref(mask)};
   WICK_CHECK(a.D <= 256, Unsupported, "scaled_dot_product_attention: head_dim ", a.D,
              " is not supported on cuda (at most 256)");
-  if (a.Tq >= kFlashMinQueries && launch_flash_attention(a, q.dtype(), q, k, v, out, stream_)) return;
+  if (a.Tq >= kFlashMinQueries && launch_flash_attention(*this, a, q.dtype(), q, k, v, out)) return;
   dispatch_float(q.dtype(), "scaled_dot_product_attention", [&]<class T>() {
     using S = dev_t<T>;
     if (a.D <= 64)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_types.cuh"
 #include "wick/tensor.h"
 
@@ -61,7 +62,13 @@ __host__ __device__ inline int64_t last_key(const AttnArgs& a, int64_t i) {
 
 // The tiled tensor-core / register-tiled prefill kernel. Returns false (launching nothing)
 // where it does not apply (dtype, head dim or layout); the caller then uses the warp kernel.
-bool launch_flash_attention(const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Tensor& out, cudaStream_t stream);
+bool launch_flash_attention(CudaBackend& be, const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& out);
+
+// Merges per-split partials into out (contiguous (rows, D) of dtype): acc holds the
+// unnormalized accumulators as [split][row][D], ml the (running max, sum) pairs as
+// [split][row][2], both in dcompute_t of the dtype (f32, or f64 for f64).
+void launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits, const void* acc,
+                              const void* ml, const Tensor& out);
 
 }  // namespace wick::cuda

@@ -10,6 +10,7 @@
 // kernel of kernels_attention.cu.
 #include <mma.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "backend/cuda/kernels_attention.cuh"
@@ -45,7 +46,7 @@ struct FlashLayout {
   static constexpr size_t scr_off = v_off + round128(sizeof(S) * kBK * VLD);
   static constexpr size_t p_off = scr_off + round128(sizeof(float) * kWarps * SCR);
   static constexpr size_t stat_off = p_off + (TC ? round128(sizeof(S) * kWarps * kWQ * PLD) : 0);
-  static constexpr size_t bytes = stat_off + round128(sizeof(float) * kWarps * kWQ * 2);
+  static constexpr size_t bytes = stat_off + round128(sizeof(float) * kWarps * kWQ * 3);
 };
 
 // Rows [0, nrows) of a (rows, D) tile at src (row stride s_row, element stride s_d) into
@@ -79,8 +80,9 @@ __device__ __forceinline__ void load_tile(S* dst, int ld, const S* src, int64_t 
 
 template <class S, int D>
 __global__ void __launch_bounds__(kFlashThreads)
-    flash_attention_kernel(AttnArgs a, bool vec, const S* __restrict__ q, const S* __restrict__ k,
-                           const S* __restrict__ v, S* __restrict__ out) {
+    flash_attention_kernel(AttnArgs a, bool vec, int64_t kchunk, const S* __restrict__ q, const S* __restrict__ k,
+                           const S* __restrict__ v, S* __restrict__ out, float* __restrict__ part_acc,
+                           float* __restrict__ part_ml) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using L = FlashLayout<S, D>;
   constexpr bool TC = L::TC;
@@ -94,6 +96,7 @@ __global__ void __launch_bounds__(kFlashThreads)
   S* Pw = reinterpret_cast<S*>(smem + L::p_off) + warp * kWQ * L::PLD;  // tensor-core path only
   float* corr_s = reinterpret_cast<float*>(smem + L::stat_off) + warp * kWQ;
   float* l_s = corr_s + kWarps * kWQ;
+  float* m_s = l_s + kWarps * kWQ;
 
   // The last query tiles see the most keys under causal: launch them first, for every
   // (batch, head), so the long blocks start together and the short ones fill in after.
@@ -138,7 +141,11 @@ __global__ void __launch_bounds__(kFlashThreads)
     for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(qf[kk], Qs + warp * kWQ * L::QLD + kk * 16, L::QLD);
   }
 
-  for (int64_t k0 = 0; k0 < block_end; k0 += kBK) {
+  // This block's share of the keys (blockIdx.y-th chunk): with partials, several blocks
+  // split one query tile's keys and attention_combine merges them.
+  const int64_t k_begin = int64_t(blockIdx.y) * kchunk;
+  const int64_t k_stop = k_begin + kchunk < block_end ? k_begin + kchunk : block_end;
+  for (int64_t k0 = k_begin; k0 < k_stop; k0 += kBK) {
     const int64_t kv_valid = a.Tk - k0 < kBK ? a.Tk - k0 : kBK;
     __syncthreads();  // every warp is done with the previous K/V tile
     load_tile<S, D>(Ks, L::KLD, kb + k0 * a.k.s[2], a.k.s[2], a.k.s[3], kv_valid, vec);
@@ -273,8 +280,28 @@ __global__ void __launch_bounds__(kFlashThreads)
     __syncwarp();  // scr and corr_s are rewritten by the next tile
   }
 
-  if (half == 0) l_s[r] = l_run;
+  if (half == 0) {
+    l_s[r] = l_run;
+    m_s[r] = m_run;
+  }
   __syncwarp();
+  if (part_acc) {  // unnormalized; rows with no key here keep max -inf, sum 0 (skipped)
+    const int64_t rows = a.B * a.H * a.Tq;
+#pragma unroll
+    for (int i = 0; i < kWQ; ++i) {
+      const int64_t row = wq0 + i;
+      if (row < a.Tq) {
+        const int64_t prow = int64_t(blockIdx.y) * rows + bh * a.Tq + row;
+#pragma unroll
+        for (int e = 0; e < E; ++e) part_acc[prow * D + lane + 32 * e] = o[i][e];
+        if (lane == 0) {
+          part_ml[2 * prow] = m_s[i];
+          part_ml[2 * prow + 1] = l_s[i];
+        }
+      }
+    }
+    return;
+  }
   S* ob = out + ((b * a.H + h) * a.Tq) * D;
 #pragma unroll
   for (int i = 0; i < kWQ; ++i) {
@@ -297,29 +324,52 @@ bool rows_aligned(const Tensor& t, const Strides4& s, int vec) {
 }
 
 template <class S, int D>
-void launch_flash(const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-                  cudaStream_t stream) {
+void launch_flash(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
+                  const Tensor& out) {
   using L = FlashLayout<S, D>;
   static std::once_flag attr_once;
+  static int per_sm = 1;  // resident blocks per SM
   std::call_once(attr_once, [] {
     WICK_CUDA_CHECK(
         cudaFuncSetAttribute(flash_attention_kernel<S, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(L::bytes)));
+    WICK_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_attention_kernel<S, D>, kFlashThreads, L::bytes));
+    per_sm = per_sm < 1 ? 1 : per_sm;
   });
   constexpr int vec = 16 / sizeof(S);
   const bool aligned = rows_aligned(q, a.q, vec) && rows_aligned(k, a.k, vec) && rows_aligned(v, a.v, vec);
-  const dim3 grid(unsigned((a.Tq + kBQ - 1) / kBQ * a.B * a.H));
-  flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, stream>>>(
-      a, aligned, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), dptr<S>(out) + out.offset());
+  const int64_t blocks = (a.Tq + kBQ - 1) / kBQ * a.B * a.H;
+  // Too few query tiles to fill the GPU (batch 1 prefill): split the keys over several
+  // blocks per tile (whole key tiles each) and merge their partials afterwards.
+  const int64_t key_tiles = (a.Tk + kBK - 1) / kBK, want = int64_t(per_sm) * be.sm_count();
+  int64_t splits = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, std::min<int64_t>(key_tiles, 65535));
+  const int64_t chunk_tiles = (key_tiles + splits - 1) / splits;
+  splits = (key_tiles + chunk_tiles - 1) / chunk_tiles;
+  const dim3 grid{unsigned(blocks), unsigned(splits)};
+  S* o = dptr<S>(out) + out.offset();
+  if (splits <= 1) {
+    flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, be.stream()>>>(
+        a, aligned, key_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
+    check_launch("scaled_dot_product_attention");
+    return;
+  }
+  const int64_t rows = a.B * a.H * a.Tq;
+  std::shared_ptr<void> acc = be.scratch(size_t(splits * rows * a.D) * sizeof(float));
+  std::shared_ptr<void> ml = be.scratch(size_t(splits * rows * 2) * sizeof(float));
+  flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, be.stream()>>>(
+      a, aligned, chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o,
+      static_cast<float*>(acc.get()), static_cast<float*>(ml.get()));
   check_launch("scaled_dot_product_attention");
+  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out);
 }
 
 template <class S>
-bool launch_for_dim(const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-                    cudaStream_t stream) {
+bool launch_for_dim(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& out) {
   if (a.D == 64)
-    launch_flash<S, 64>(a, q, k, v, out, stream);
+    launch_flash<S, 64>(be, a, q, k, v, out);
   else if (a.D == 128)
-    launch_flash<S, 128>(a, q, k, v, out, stream);
+    launch_flash<S, 128>(be, a, q, k, v, out);
   else
     return false;
   return true;
@@ -327,13 +377,13 @@ bool launch_for_dim(const AttnArgs& a, const Tensor& q, const Tensor& k, const T
 
 }  // namespace
 
-bool launch_flash_attention(const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Tensor& out, cudaStream_t stream) {
+bool launch_flash_attention(CudaBackend& be, const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& out) {
   if ((a.Tq + kBQ - 1) / kBQ * a.B * a.H > (int64_t(1) << 31) - 1) return false;  // grid x
   switch (dtype) {
-    case DType::F16: return launch_for_dim<__half>(a, q, k, v, out, stream);
-    case DType::BF16: return launch_for_dim<__nv_bfloat16>(a, q, k, v, out, stream);
-    case DType::F32: return launch_for_dim<float>(a, q, k, v, out, stream);
+    case DType::F16: return launch_for_dim<__half>(be, a, q, k, v, out);
+    case DType::BF16: return launch_for_dim<__nv_bfloat16>(be, a, q, k, v, out);
+    case DType::F32: return launch_for_dim<float>(be, a, q, k, v, out);
     default: return false;  // f64: the warp kernel
   }
 }
