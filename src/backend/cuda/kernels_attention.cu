@@ -132,8 +132,9 @@ __global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __rest
 }
 
 // Merges the splits' partials of each row (one warp per row): rescales each split's sum and
-// accumulator to the global max. Splits with max -inf (no visible key) are skipped, so a
-// row is NaN only when no split saw a key.
+// accumulator to the global max. Splits with max -inf (no visible key) weigh 0, so a row is
+// NaN only when no split saw a key. The lanes first take 32 splits at a time for the
+// maxima and weights, so the accumulator loads below depend on nothing and overlap.
 template <class S, int EPL>
 __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits, const dcompute_t<S>* __restrict__ acc,
                                          const dcompute_t<S>* __restrict__ ml, S* __restrict__ out) {
@@ -142,27 +143,43 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (row >= rows) return;
   A m = -INFINITY;
-  for (int64_t s = 0; s < splits; ++s) {
+  for (int64_t s = lane; s < splits; s += 32) {
     const A ms = ml[2 * (s * rows + row)];
     m = ms > m ? ms : m;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const A other = __shfl_xor_sync(0xffffffffu, m, o);
+    m = other > m ? other : m;
   }
   A sum = 0, o[EPL];
 #pragma unroll
   for (int e = 0; e < EPL; ++e) o[e] = 0;
   if (m != -INFINITY) {
-    for (int64_t s = 0; s < splits; ++s) {
-      const int64_t prow = s * rows + row;
-      const A ms = ml[2 * prow];
-      if (ms == -INFINITY) continue;
-      const A w = math::wexp(ms - m);
-      sum += w * ml[2 * prow + 1];
+    for (int64_t s0 = 0; s0 < splits; s0 += 32) {
+      // Lane l holds the weight of split s0 + l: exp(max_s - max) (0 for -inf or absent).
+      const int64_t sl = s0 + lane;
+      A w = 0;
+      if (sl < splits) {
+        const A ms = ml[2 * (sl * rows + row)];
+        w = ms == -INFINITY ? A(0) : math::wexp(ms - m);
+        sum += w * ml[2 * (sl * rows + row) + 1];
+      }
+      const int n = splits - s0 < 32 ? int(splits - s0) : 32;
+#pragma unroll 4
+      for (int t = 0; t < n; ++t) {
+        const A wt = __shfl_sync(0xffffffffu, w, t);
+        const int64_t prow = (s0 + t) * rows + row;
 #pragma unroll
-      for (int e = 0; e < EPL; ++e) {
-        const int64_t d = lane + 32 * e;
-        if (d < D) o[e] += w * acc[prow * D + d];
+        for (int e = 0; e < EPL; ++e) {
+          const int64_t d = lane + 32 * e;
+          if (d < D) o[e] += wt * acc[prow * D + d];
+        }
       }
     }
   }
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
   const A inv = sum > A(0) ? A(1) / sum : A(NAN);
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
