@@ -165,15 +165,17 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
         w = ms == -INFINITY ? A(0) : math::wexp(ms - m);
         sum += w * ml[2 * (sl * rows + row) + 1];
       }
-      const int n = splits - s0 < 32 ? int(splits - s0) : 32;
-#pragma unroll 4
-      for (int t = 0; t < n; ++t) {
-        const A wt = __shfl_sync(0xffffffffu, w, t);
-        const int64_t prow = (s0 + t) * rows + row;
+      // Fully unrolled: the (up to 32 * EPL) accumulator loads are all in flight at once.
 #pragma unroll
-        for (int e = 0; e < EPL; ++e) {
-          const int64_t d = lane + 32 * e;
-          if (d < D) o[e] += wt * acc[prow * D + d];
+      for (int t = 0; t < 32; ++t) {
+        const A wt = __shfl_sync(0xffffffffu, w, t);
+        if (s0 + t < splits) {
+          const int64_t prow = (s0 + t) * rows + row;
+#pragma unroll
+          for (int e = 0; e < EPL; ++e) {
+            const int64_t d = lane + 32 * e;
+            if (d < D) o[e] += wt * acc[prow * D + d];
+          }
         }
       }
     }
