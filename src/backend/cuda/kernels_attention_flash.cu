@@ -3,6 +3,8 @@
 // computing the 16 x 64 scores of its 16 query rows, an online softmax per row (running
 // max and sum) and the 16 x D output accumulator, which stays in registers. The Tq x Tk
 // score matrix never exists; with causal, tiles past a warp's last visible key are skipped.
+// When the query tiles alone cannot fill the GPU (batch-1 prefill), each tile's keys are
+// split over several blocks whose partials the decode path's combine kernel merges.
 //
 // f16/bf16: QK^T and PV on tensor cores (WMMA 16x16x16, f32 accumulation), P rounded to the
 // input dtype as flash-attention does. f32: plain FMA register tiles (no TF32), so results
