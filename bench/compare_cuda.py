@@ -67,7 +67,7 @@ def main():
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        made = bc.torch_row(torch, row, args.device)
+        made = sdpa_torch_row(torch, row, args.device) or bc.torch_row(torch, row, args.device)
         torch_s = None
         if made is not None:
             fn, ops = made
@@ -103,6 +103,22 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(table + "\n")
+
+
+def sdpa_torch_row(torch, row, device):
+    """The attention rows of `wick bench` (sdpa, sdpa_causal, sdpa_masked) in PyTorch; None otherwise."""
+    if not row["op"].startswith("sdpa"):
+        return None
+    a, dt = row["args"], bc.torch_dtype(torch, row["dtype"])
+    q = torch.randn(a["b"], a["h"], a["tq"], a["d"], device=device).to(dt)
+    k = torch.randn(a["b"], a["h"], a["tk"], a["d"], device=device).to(dt)
+    v = torch.randn(a["b"], a["h"], a["tk"], a["d"], device=device).to(dt)
+    mask = None
+    if row["op"] == "sdpa_masked":
+        mask = torch.zeros(a["b"], 1, a["tq"], a["tk"], device=device, dtype=dt)
+        mask[..., a["valid"]:] = float("-inf")
+    F = torch.nn.functional
+    return (lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=bool(a["causal"]))), 1
 
 
 if __name__ == "__main__":

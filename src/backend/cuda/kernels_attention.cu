@@ -1,11 +1,19 @@
 // Attention and RoPE on CUDA.
 //
-// Attention: one warp per query row, flash-attention style: keys are visited once with
-// an online softmax (running max and sum), so the Tq x Tk score matrix never exists in
-// memory. Each lane holds head_dim/32 elements of q and of the output accumulator.
+// Attention picks one of two kernels:
+// - prefill (Tq >= kFlashMinQueries, f16/bf16/f32, head dim 64 or 128): the tiled kernel
+//   of kernels_attention_flash.cu (a block per tile of queries, K/V tiles in shared memory,
+//   tensor cores for the 16-bit floats);
+// - otherwise (decode, f64, odd head dims): one warp per query row walking its keys with an
+//   online softmax (running max and sum), each lane holding head_dim/32 elements of q and
+//   of the accumulator. For decode (few rows, many keys) the keys are split into chunks
+//   over several warps ("flash-decoding") whose partial (max, sum, accumulator) a second
+//   kernel merges, so a 1-query step fills the GPU instead of running 12 warps.
+// Neither materializes the Tq x Tk score matrix.
+#include <algorithm>
 #include <cmath>
 
-#include "backend/cuda/device_types.cuh"
+#include "backend/cuda/kernels_attention.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/math.h"
 
@@ -15,32 +23,25 @@ using namespace cuda;
 
 namespace {
 
-struct Strides4 {
-  int64_t s[4];
-  int64_t off;
-};
-Strides4 strides4(const Tensor& t) {
-  Strides4 r{};
-  if (!t.defined()) return r;
-  for (int i = 0; i < 4; ++i) r.s[i] = t.strides()[size_t(i)];
-  r.off = t.offset();
-  return r;
-}
+// A full tile of queries at least; shorter query blocks (decode, chunked prefill) get more
+// parallelism from the split-key warp kernel.
+constexpr int64_t kFlashMinQueries = 64;
+constexpr int64_t kMinChunk = 32;  // keys per split at least
 
-struct AttnArgs {
-  int64_t B, H, Tq, Tk, D;
-  double scale;
-  bool causal;
-  Strides4 q, k, v, m;
-};
-
-template <class S, class MS, int EPL>
-__global__ void attention_warp_kernel(AttnArgs a, const S* __restrict__ q, const S* __restrict__ k,
-                                      const S* __restrict__ v, const MS* __restrict__ mask, S* __restrict__ out) {
-  using A = std::conditional_t<std::is_same_v<S, double>, double, float>;  // accumulation type
+// Keys [split * chunk, (split + 1) * chunk) of one query row per warp. With partials,
+// writes the row's running max and sum and the unnormalized accumulator; otherwise the
+// normalized output. A chunk whose keys are all masked (or past the causal limit) leaves
+// max = -inf, sum = 0, accumulator 0: the merge then ignores it.
+template <class S, int EPL>
+__global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __restrict__ q, const S* __restrict__ k,
+                                      const S* __restrict__ v, S* __restrict__ out,
+                                      dcompute_t<S>* __restrict__ part_acc, dcompute_t<S>* __restrict__ part_ml) {
+  using A = dcompute_t<S>;  // accumulation type: f32, or f64 for f64
   const int lane = threadIdx.x & 31;
+  const int64_t rows = a.B * a.H * a.Tq;
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  if (row >= a.B * a.H * a.Tq) return;
+  if (row >= rows) return;
+  const int64_t split = blockIdx.y;
   const int64_t b = row / (a.H * a.Tq), h = (row / a.Tq) % a.H, i = row % a.Tq;
   A qr[EPL], acc[EPL];
   const S* qp = q + a.q.off + b * a.q.s[0] + h * a.q.s[1] + i * a.q.s[2];
@@ -50,37 +51,75 @@ __global__ void attention_warp_kernel(AttnArgs a, const S* __restrict__ q, const
     qr[e] = d < a.D ? A(to_compute(qp[d * a.q.s[3]])) : A(0);
     acc[e] = A(0);
   }
-  const int64_t causal_last = i + a.Tk - a.Tq;
-  const int64_t last = a.causal && causal_last < a.Tk - 1 ? causal_last : a.Tk - 1;
+  const int64_t j_begin = split * chunk;
+  const int64_t j_last = last_key(a, i) + 1, j_end = j_begin + chunk < j_last ? j_begin + chunk : j_last;
   const S* kb = k + a.k.off + b * a.k.s[0] + h * a.k.s[1];
   const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
-  const MS* mb = mask ? mask + a.m.off + b * a.m.s[0] + h * a.m.s[1] + i * a.m.s[2] : nullptr;
+  const bool masked = a.mask.kind != MaskKind::None;
   A run_max = -INFINITY, run_sum = 0;
-  for (int64_t j = 0; j <= last; ++j) {
-    const S* kp = kb + j * a.k.s[2];
-    A part = 0;
+  // U keys per step, every load (their k and v rows, their mask values) issued before any
+  // use: the dot products, shuffle reductions and memory latencies overlap instead of
+  // forming one dependent chain per key; the online softmax then takes the U keys at once.
+  constexpr int U = EPL <= 2 ? 8 : 4;
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += U) {
+    A part[U], vv[U][EPL], mv[U];
 #pragma unroll
-    for (int e = 0; e < EPL; ++e) {
-      const int64_t d = lane + 32 * e;
-      if (d < a.D) part += qr[e] * A(to_compute(kp[d * a.k.s[3]]));
+    for (int u = 0; u < U; ++u) {
+      const int64_t j = j0 + u;
+      const bool in = j < j_end;
+      const S* kp = kb + j * a.k.s[2];
+      const S* vp = vb + j * a.v.s[2];
+      part[u] = A(0);
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) {
+        const int64_t d = lane + 32 * e;
+        const bool ok = in && d < a.D;
+        part[u] += ok ? qr[e] * A(to_compute(kp[d * a.k.s[3]])) : A(0);
+        vv[u][e] = ok ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
+      }
+      mv[u] = in && masked ? A(a.mask.at(b, h, i, j)) : A(0);
     }
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(0xffffffffu, part, o);
-    A s = part * A(a.scale);
-    if (mb) s += A(to_compute(mb[j * a.m.s[3]]));
-    const A new_max = run_max > s ? run_max : s;
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int u = 0; u < U; ++u) part[u] += __shfl_xor_sync(0xffffffffu, part[u], o);
+    A s[U], group_max = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      s[u] = j0 + u < j_end ? part[u] * A(a.scale) + mv[u] : A(-INFINITY);
+      group_max = s[u] > group_max ? s[u] : group_max;
+    }
+    const A new_max = run_max > group_max ? run_max : group_max;
     if (new_max == -INFINITY) continue;  // everything so far masked out
     const A correction = math::wexp(run_max - new_max);
-    const A p = math::wexp(s - new_max);
-    run_sum = run_sum * correction + p;
-    const S* vp = vb + j * a.v.s[2];
+    A p[U], psum = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      p[u] = math::wexp(s[u] - new_max);  // 0 for masked keys
+      psum += p[u];
+    }
+    run_sum = run_sum * correction + psum;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) {
+      A t = acc[e] * correction;
+#pragma unroll
+      for (int u = 0; u < U; ++u) t += p[u] * vv[u][e];
+      acc[e] = t;
+    }
+    run_max = new_max;
+  }
+  if (part_acc) {
+    const int64_t prow = split * rows + row;
 #pragma unroll
     for (int e = 0; e < EPL; ++e) {
       const int64_t d = lane + 32 * e;
-      const A vv = d < a.D ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
-      acc[e] = acc[e] * correction + p * vv;
+      if (d < a.D) part_acc[prow * a.D + d] = acc[e];
     }
-    run_max = new_max;
+    if (lane == 0) {
+      part_ml[2 * prow] = run_max;
+      part_ml[2 * prow + 1] = run_sum;
+    }
+    return;
   }
   // A row whose every key is masked out gives NaN, as PyTorch does (0/0).
   const A inv = run_sum > A(0) ? A(1) / run_sum : A(NAN);
@@ -92,15 +131,108 @@ __global__ void attention_warp_kernel(AttnArgs a, const S* __restrict__ q, const
   }
 }
 
-template <class S, class MS, int EPL>
-void launch_attention(const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                      const Tensor& out, cudaStream_t stream) {
-  const int64_t warps = a.B * a.H * a.Tq;
-  const unsigned blocks = unsigned((warps * 32 + kThreads - 1) / kThreads);
-  attention_warp_kernel<S, MS, EPL>
-      <<<blocks, kThreads, 0, stream>>>(a, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v),
-                                        mask.defined() ? dptr<const MS>(mask) : nullptr, dptr<S>(out) + out.offset());
+// Merges the splits' partials of each row (one warp per row): rescales each split's sum and
+// accumulator to the global max. Splits with max -inf (no visible key) weigh 0, so a row is
+// NaN only when no split saw a key. The lanes first take 32 splits at a time for the
+// maxima and weights, so the accumulator loads below depend on nothing and overlap.
+template <class S, int EPL>
+__global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits, const dcompute_t<S>* __restrict__ acc,
+                                         const dcompute_t<S>* __restrict__ ml, S* __restrict__ out) {
+  using A = dcompute_t<S>;
+  const int lane = threadIdx.x & 31;
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (row >= rows) return;
+  A m = -INFINITY;
+  for (int64_t s = lane; s < splits; s += 32) {
+    const A ms = ml[2 * (s * rows + row)];
+    m = ms > m ? ms : m;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const A other = __shfl_xor_sync(0xffffffffu, m, o);
+    m = other > m ? other : m;
+  }
+  A sum = 0, o[EPL];
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) o[e] = 0;
+  if (m != -INFINITY) {
+    for (int64_t s0 = 0; s0 < splits; s0 += 32) {
+      // Lane l holds the weight of split s0 + l: exp(max_s - max) (0 for -inf or absent).
+      const int64_t sl = s0 + lane;
+      A w = 0;
+      if (sl < splits) {
+        const A ms = ml[2 * (sl * rows + row)];
+        w = ms == -INFINITY ? A(0) : math::wexp(ms - m);
+        sum += w * ml[2 * (sl * rows + row) + 1];
+      }
+      // Fully unrolled: the (up to 32 * EPL) accumulator loads are all in flight at once.
+#pragma unroll
+      for (int t = 0; t < 32; ++t) {
+        const A wt = __shfl_sync(0xffffffffu, w, t);
+        if (s0 + t < splits) {
+          const int64_t prow = (s0 + t) * rows + row;
+#pragma unroll
+          for (int e = 0; e < EPL; ++e) {
+            const int64_t d = lane + 32 * e;
+            if (d < D) o[e] += wt * acc[prow * D + d];
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  const A inv = sum > A(0) ? A(1) / sum : A(NAN);
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    const int64_t d = lane + 32 * e;
+    if (d < D) out[row * D + d] = from_compute<S>(o[e] * inv);
+  }
+}
+
+template <class S, int EPL>
+void launch_warp_attention(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& out) {
+  using A = dcompute_t<S>;
+  const int64_t rows = a.B * a.H * a.Tq;
+  // Enough warps for about 16 per SM; chunks of at least kMinChunk keys.
+  const int64_t want_warps = int64_t(be.sm_count()) * 16;
+  int64_t splits = std::clamp<int64_t>((want_warps + rows - 1) / rows, 1, (a.Tk + kMinChunk - 1) / kMinChunk);
+  splits = std::min<int64_t>(splits, 65535);  // grid y limit
+  const int64_t chunk = (a.Tk + splits - 1) / splits;
+  splits = (a.Tk + chunk - 1) / chunk;
+  const unsigned blocks = unsigned((rows * 32 + kThreads - 1) / kThreads);
+  S* o = dptr<S>(out) + out.offset();
+  if (splits <= 1) {
+    attention_warp_kernel<S, EPL><<<dim3(blocks, 1), kThreads, 0, be.stream()>>>(
+        a, a.Tk, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
+    check_launch("scaled_dot_product_attention");
+    return;
+  }
+  std::shared_ptr<void> acc = be.scratch(size_t(splits * rows * a.D) * sizeof(A));
+  std::shared_ptr<void> ml = be.scratch(size_t(splits * rows * 2) * sizeof(A));
+  attention_warp_kernel<S, EPL><<<dim3(blocks, unsigned(splits)), kThreads, 0, be.stream()>>>(
+      a, chunk, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, static_cast<A*>(acc.get()),
+      static_cast<A*>(ml.get()));
   check_launch("scaled_dot_product_attention");
+  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out);
+}
+
+MaskRef mask_ref(const Tensor& mask) {
+  MaskRef m;
+  if (!mask.defined()) return m;
+  m.p = mask.storage_data();
+  m.st = strides4(mask);
+  switch (mask.dtype()) {
+    case DType::F16: m.kind = MaskKind::F16; break;
+    case DType::BF16: m.kind = MaskKind::BF16; break;
+    case DType::F32: m.kind = MaskKind::F32; break;
+    case DType::F64: m.kind = MaskKind::F64; break;
+    default:
+      fail(ErrorKind::DTypeMismatch, "scaled_dot_product_attention: mask dtype ", dtype_name(mask.dtype()),
+           " is not a float type");
+  }
+  return m;
 }
 
 template <class S>
@@ -124,27 +256,43 @@ __global__ void rope_kernel(int64_t rows, int64_t H, int64_t T, int64_t half, bo
 
 }  // namespace
 
+void cuda::launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits,
+                                    const void* acc, const void* ml, const Tensor& out) {
+  dispatch_float(dtype, "scaled_dot_product_attention", [&]<class T>() {
+    using S = dev_t<T>;
+    using A = dcompute_t<S>;
+    const unsigned blocks = unsigned((rows * 32 + kThreads - 1) / kThreads);
+    auto go = [&]<int EPL>() {
+      attention_combine_kernel<S, EPL><<<blocks, kThreads, 0, be.stream()>>>(
+          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), dptr<S>(out) + out.offset());
+    };
+    if (D <= 64)
+      go.template operator()<2>();
+    else if (D <= 128)
+      go.template operator()<4>();
+    else
+      go.template operator()<8>();
+    check_launch("scaled_dot_product_attention (combine)");
+  });
+}
+
 void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& mask, const Tensor& out) {
   activate();
-  AttnArgs a{q.dim(0), q.dim(1),    q.dim(2),    k.dim(2),    q.dim(3),      p.scale,
-             p.causal, strides4(q), strides4(k), strides4(v), strides4(mask)};
   if (out.numel() == 0) return;
+  AttnArgs a{q.dim(0), q.dim(1),    q.dim(2),    k.dim(2),    q.dim(3),      p.scale,
+             p.causal, strides4(q), strides4(k), strides4(v), mask_ref(mask)};
   WICK_CHECK(a.D <= 256, Unsupported, "scaled_dot_product_attention: head_dim ", a.D,
              " is not supported on cuda (at most 256)");
+  if (a.Tq >= kFlashMinQueries && launch_flash_attention(*this, a, q.dtype(), q, k, v, out)) return;
   dispatch_float(q.dtype(), "scaled_dot_product_attention", [&]<class T>() {
-    {
-      using S = dev_t<T>;
-      dispatch_float(mask.defined() ? mask.dtype() : q.dtype(), "attention mask", [&]<class MT>() {
-        using MS = dev_t<MT>;
-        if (a.D <= 64)
-          launch_attention<S, MS, 2>(a, q, k, v, mask, out, stream_);
-        else if (a.D <= 128)
-          launch_attention<S, MS, 4>(a, q, k, v, mask, out, stream_);
-        else
-          launch_attention<S, MS, 8>(a, q, k, v, mask, out, stream_);
-      });
-    }
+    using S = dev_t<T>;
+    if (a.D <= 64)
+      launch_warp_attention<S, 2>(*this, a, q, k, v, out);
+    else if (a.D <= 128)
+      launch_warp_attention<S, 4>(*this, a, q, k, v, out);
+    else
+      launch_warp_attention<S, 8>(*this, a, q, k, v, out);
   });
 }
 

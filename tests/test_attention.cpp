@@ -1,0 +1,215 @@
+// scaled_dot_product_attention and rope against numpy float64 goldens from
+// tests/data/gen_attention.py (inputs exact in every float dtype, so one golden serves all).
+// The shapes reach both CUDA kernels: the tiled one (Tq >= 64, head dim 64/128; f16/bf16 on
+// tensor cores) and the split-key warp kernel (decode, short query blocks, odd head dims,
+// f64), including KV-cache shapes whose key chunks are entirely masked.
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "support/devices.h"
+#include "support/golden.h"
+#include "wick/io.h"
+#include "wick/nn.h"
+
+namespace wick {
+namespace {
+
+const std::map<std::string, Tensor>& goldens() {
+  static const std::map<std::string, Tensor> g = safetensors::load(test::data_path("attention.safetensors"));
+  return g;
+}
+Tensor gold(const std::string& name) {
+  auto it = goldens().find(name);
+  if (it == goldens().end()) throw std::runtime_error("attention golden missing: " + name);
+  return it->second;
+}
+
+const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
+
+// The goldens are stored as f32 (rounded from the float64 reference), which bounds the f64
+// check at 1e-6. f16/bf16: the probabilities are rounded to the dtype before P V (as flash attention does)
+// and the output once more; f32 must stay at float rounding (no TF32).
+double tol(DType dt) {
+  switch (dt) {
+    case DType::F64: return 1e-6;
+    case DType::F32: return 2e-5;
+    case DType::F16: return 3e-3;
+    default: return 2e-2;
+  }
+}
+
+class Attention : public test::DeviceTest {
+ protected:
+  Tensor in(const std::string& name, DType dt) const { return gold(name).to(dt).to(dev()); }
+  // Runs sdpa in every dtype and compares with the golden.
+  template <class F>
+  void check_all(const std::string& golden, F&& run) const {
+    const Tensor want = gold(golden);
+    for (DType dt : kDTypes) {
+      SCOPED_TRACE(golden + " " + std::string(dtype_name(dt)));
+      const Tensor got = run(dt);
+      EXPECT_EQ(got.dtype(), dt);
+      EXPECT_EQ(got.device(), dev());
+      EXPECT_CLOSE(got, want, tol(dt), tol(dt));
+    }
+  }
+};
+
+TEST_P(Attention, SelfAttentionTiled) {
+  // Tq = Tk = 300 (not a multiple of the 64-row tiles), causal and with a key-padding mask.
+  check_all("self300.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt), in("pool.k", dt), in("pool.v", dt), {}, {.causal = true});
+  });
+  for (DType mdt : kDTypes) {  // the mask in any float dtype, broadcast over rows
+    SCOPED_TRACE(std::string("mask ") + std::string(dtype_name(mdt)));
+    check_all("self300.kmask.out", [&](DType dt) {
+      return scaled_dot_product_attention(in("pool.q", dt), in("pool.k", dt), in("pool.v", dt),
+                                          in("self300.kmask", mdt));
+    });
+  }
+}
+
+TEST_P(Attention, ManyHeadsOneBlockPerQueryTile) {
+  // 100 heads (a stride-0 broadcast of one): enough query tiles to fill the GPU, so the
+  // tiled kernel writes its output directly instead of splitting keys and merging.
+  const Shape s{1, 100, 300, 64};
+  check_all("self300.causal", [&](DType dt) {
+    const Tensor out = scaled_dot_product_attention(in("pool.q", dt).broadcast_as(s), in("pool.k", dt).broadcast_as(s),
+                                                    in("pool.v", dt).broadcast_as(s), {}, {.causal = true});
+    EXPECT_EQ(out.shape(), s);
+    return out.narrow(1, 99, 1);  // every head is the same; spot-check the last
+  });
+  const Tensor all =
+      scaled_dot_product_attention(in("pool.q", DType::F32).broadcast_as(s), in("pool.k", DType::F32).broadcast_as(s),
+                                   in("pool.v", DType::F32).broadcast_as(s), {}, {.causal = true});
+  EXPECT_CLOSE(all, gold("self300.causal").broadcast_as(s), tol(DType::F32), tol(DType::F32));
+}
+
+TEST_P(Attention, CausalWithMoreQueriesThanKeysGivesNaNRows) {
+  // Query i sees keys j <= i - 30: rows 0..29 see nothing and are NaN (PyTorch's 0/0).
+  check_all("q130k100.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 130), in("pool.k", dt).narrow(2, 0, 100),
+                                        in("pool.v", dt).narrow(2, 0, 100), {}, {.causal = true});
+  });
+  const auto row0 = scaled_dot_product_attention(in("pool.q", DType::F32).narrow(2, 0, 130),
+                                                 in("pool.k", DType::F32).narrow(2, 0, 100),
+                                                 in("pool.v", DType::F32).narrow(2, 0, 100), {}, {.causal = true})
+                        .narrow(2, 29, 2)
+                        .to_vector<double>();
+  EXPECT_TRUE(std::isnan(row0[0]));
+  EXPECT_FALSE(std::isnan(row0[64]));
+}
+
+TEST_P(Attention, PackedQkvViewsLikeGpt2) {
+  // q, k, v are permuted views of one (B, T, 3 * H * D) tensor: strided over heads and time.
+  for (int64_t H : {2, 1}) {
+    const int64_t D = 128 / H;
+    auto views = [&](DType dt) {
+      const Tensor qkv = in("qkv", dt);
+      std::vector<Tensor> r;
+      for (int i = 0; i < 3; ++i) r.push_back(qkv.narrow(2, i * 128, 128).view({1, 100, H, D}).permute({0, 2, 1, 3}));
+      return r;
+    };
+    if (H == 2) {
+      check_all("qkv.h2d64.causal", [&](DType dt) {
+        auto v = views(dt);
+        return scaled_dot_product_attention(v[0], v[1], v[2], {}, {.causal = true});
+      });
+    } else {
+      check_all("qkv.h1d128.causal", [&](DType dt) {
+        auto v = views(dt);
+        return scaled_dot_product_attention(v[0], v[1], v[2], {}, {.causal = true});
+      });
+      check_all("qkv.h1d128.plain", [&](DType dt) {
+        auto v = views(dt);
+        return scaled_dot_product_attention(v[0], v[1], v[2]);
+      });
+      // Contiguous copies give the same result (the 16-byte-load path of the tiled kernel).
+      check_all("qkv.h1d128.plain", [&](DType dt) {
+        auto v = views(dt);
+        return scaled_dot_product_attention(v[0].contiguous(), v[1].contiguous(), v[2].contiguous());
+      });
+    }
+  }
+}
+
+TEST_P(Attention, KvCacheDecodeShapes) {
+  // 5 new queries over 300 cached keys, causal (aligned to the end of the keys).
+  check_all("q5k300.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 5), in("pool.k", dt), in("pool.v", dt), {},
+                                        {.causal = true});
+  });
+  // 1 query over 1000 keys (key j = pool key j % 300): the keys are split over many warps.
+  std::vector<int64_t> idx(1000);
+  for (int64_t j = 0; j < 1000; ++j) idx[size_t(j)] = j % 300;
+  const Tensor index = Tensor::from_vector<int64_t>(idx).to(dev());
+  check_all("q1k1000.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 1), index_select(in("pool.k", dt), 2, index),
+                                        index_select(in("pool.v", dt), 2, index), {}, {.causal = true});
+  });
+}
+
+TEST_P(Attention, PreallocatedCacheWithMaskedChunks) {
+  // A 1000-position cache of which 37 are valid (mask -inf beyond): whole key chunks are
+  // masked and must contribute nothing (no NaN). Keys past 37 hold arbitrary finite values.
+  for (DType dt : kDTypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor pad = randn(Shape{1, 1, 963, 64}, DType::F32, dev()).to(dt);
+    const Tensor k = cat({in("pool.k", dt).narrow(2, 0, 37), pad}, 2);
+    const Tensor v = cat({in("pool.v", dt).narrow(2, 0, 37), pad}, 2);
+    for (DType mdt : {dt, DType::F32}) {
+      const Tensor mask = in("cache37.mask", mdt);
+      EXPECT_CLOSE(scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 1), k, v, mask), gold("cache37.out"),
+                   tol(dt), tol(dt));
+      // 64 queries over the same cache: the tiled kernel, mask broadcast over rows.
+      EXPECT_CLOSE(scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 64), k, v, mask), gold("cache37.q64.out"),
+                   tol(dt), tol(dt));
+    }
+  }
+}
+
+TEST_P(Attention, BatchHeadsMaskBroadcastScaleAndMaskedRow) {
+  // Mask (2, 1, 7, 7) broadcast over 3 heads, one fully masked row (NaN), scale 0.3.
+  check_all("b2h3.out", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt), in("b2h3.k", dt), in("b2h3.v", dt), in("b2h3.mask", dt),
+                                        {.scale = 0.3});
+  });
+  const auto out = scaled_dot_product_attention(in("b2h3.q", DType::F32), in("b2h3.k", DType::F32),
+                                                in("b2h3.v", DType::F32), in("b2h3.mask", DType::F32), {.scale = 0.3})
+                       .to_vector<double>();
+  for (int64_t h = 0; h < 3; ++h) EXPECT_TRUE(std::isnan(out[size_t(((1 * 3 + h) * 7 + 3) * 64)])) << h;
+  check_all("b2h3.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt), in("b2h3.k", dt), in("b2h3.v", dt), {}, {.causal = true});
+  });
+  // Tq = Tk = 1: the output is v.
+  check_all("b2h3.t1", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt).narrow(2, 0, 1), in("b2h3.k", dt).narrow(2, 0, 1),
+                                        in("b2h3.v", dt).narrow(2, 0, 1));
+  });
+}
+
+TEST_P(Attention, OddHeadDimWithMaskAndCausal) {
+  check_all("d80.out", [&](DType dt) {
+    return scaled_dot_product_attention(in("d80.q", dt), in("d80.k", dt), in("d80.v", dt), in("d80.mask", dt),
+                                        {.causal = true});
+  });
+}
+
+TEST_P(Attention, RopeInterleavedAndHalfSplit) {
+  for (DType dt : kDTypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = in("rope.x", dt), c = in("rope.cos", dt), s = in("rope.sin", dt);
+    const double t = dt == DType::BF16 ? 2e-2 : dt == DType::F16 ? 2e-3 : 1e-6;
+    EXPECT_CLOSE(rope(x, c, s, true), gold("rope.interleaved"), t, t);
+    EXPECT_CLOSE(rope(x, c, s, false), gold("rope.half"), t, t);
+    // A transposed view of x (time and heads swapped back) gives the same values.
+    const Tensor xt = x.transpose(1, 2).contiguous().transpose(1, 2);
+    EXPECT_CLOSE(rope(xt, c, s, false), gold("rope.half"), t, t);
+  }
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(Attention);
+
+}  // namespace
+}  // namespace wick
