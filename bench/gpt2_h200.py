@@ -126,6 +126,8 @@ def main():
     import torch
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
     gpu = args.device == "cuda"
+    if not gpu:
+        torch.set_num_threads(os.cpu_count())  # wick's CPU pool uses every core too
     shapes = [(1, 1024), (8, 1024)] if gpu and not args.quick else [(1, 1024)]
     runs = 20 if gpu else 3
     new_tokens = 128 if gpu else 32

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "backend/cpu/thread_pool.h"
 #include "bench/bench.h"
@@ -60,9 +61,15 @@ int run_bench(const BenchOptions& o) {
   std::fflush(stdout);
   manual_seed(0);
   nlohmann::json out = nlohmann::json::array();
+  std::regex filter;
+  try {
+    filter = std::regex(o.filter);
+  } catch (const std::regex_error& e) {
+    fail(ErrorKind::InvalidArgument, "bench: --filter '", o.filter, "' is not a regular expression (", e.what(), ")");
+  }
   for (const bench::Row& row : rows) {
     const std::string id = row.op + " " + row.shape + " " + row.dtype;
-    if (!o.filter.empty() && id.find(o.filter) == std::string::npos) continue;
+    if (!o.filter.empty() && !std::regex_search(id, filter)) continue;
     bench::Prepared prepared = row.setup(device);
     const bench::Timing t = bench::time_row(row, prepared, device, 20, o.quick ? 0.0 : 0.2);
     if (prepared.teardown) prepared.teardown();
@@ -101,7 +108,8 @@ Runner add_bench(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("bench", "Time the benchmark ops (median of >= 20 runs) on a device");
   sub->add_option("--device", opt->device, "cpu or cuda[:N]")->capture_default_str();
   sub->add_option("--json", opt->json, "Also write the rows as JSON to this file");
-  sub->add_option("--filter", opt->filter, "Only rows whose \"op shape dtype\" contains this text");
+  sub->add_option("--filter", opt->filter,
+                  "Only rows whose \"op shape dtype\" matches this regular expression (a plain substring works)");
   sub->add_flag("--quick", opt->quick, "Small sizes (a few seconds; for CI smoke runs)");
   return [opt] { return run_bench(*opt); };
 }

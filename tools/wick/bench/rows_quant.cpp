@@ -12,6 +12,10 @@ namespace wick::bench {
 
 namespace {
 
+// Products per timed run: one 4096 x 4096 product reads 2-19 MB, a few microseconds on an
+// H200, so a lone call would time the launch and the synchronize more than the kernel.
+constexpr int kOpsPerRun = 20;
+
 Row qmatvec_row(GgmlType type, int64_t n, int64_t k) {
   Row r;
   r.op = "qmatvec_" + std::string(ggml_type_name(type));
@@ -25,8 +29,12 @@ Row qmatvec_row(GgmlType type, int64_t n, int64_t k) {
     // Quantized on the CPU (the reference quantizers), then moved packed.
     const QuantTensor w = quantize(randn(Shape{n, k}, DType::F32), type, "w").to(d);
     const Tensor x = randn(Shape{1, k}, DType::F32, d);
-    return Prepared{[w, x] { (void)quant_matmul(x, w); }, {}};
+    return Prepared{[w, x] {
+                      for (int i = 0; i < kOpsPerRun; ++i) (void)quant_matmul(x, w);
+                    },
+                    {}};
   };
+  r.ops_per_run = kOpsPerRun;
   return r;
 }
 
@@ -40,8 +48,12 @@ Row f32_blas_row(int64_t n, int64_t k) {
   r.args = {{"n", n}, {"k", k}, {"m", 1}};
   r.setup = [=](Device d) {
     const Tensor x = randn(Shape{1, k}, DType::F32, d), w = randn(Shape{k, n}, DType::F32, d);
-    return Prepared{[x, w] { (void)matmul(x, w); }, {}};
+    return Prepared{[x, w] {
+                      for (int i = 0; i < kOpsPerRun; ++i) (void)matmul(x, w);
+                    },
+                    {}};
   };
+  r.ops_per_run = kOpsPerRun;
   return r;
 }
 
