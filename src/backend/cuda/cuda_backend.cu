@@ -45,7 +45,15 @@ CudaBackend::~CudaBackend() {
   // Backends live until process exit; the driver reclaims everything then.
 }
 
-void CudaBackend::activate() const { WICK_CUDA_CHECK(cudaSetDevice(ordinal_)); }
+// Every op calls this. cudaGetDevice is a read of the runtime's per-thread state, while
+// cudaSetDevice also binds the device's context; asking first makes the usual case (the
+// device already current) cheap, and still follows any cudaSetDevice made elsewhere
+// (NCCL, the user, another library) instead of trusting a cached value.
+void CudaBackend::activate() const {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == ordinal_) return;
+  WICK_CUDA_CHECK(cudaSetDevice(ordinal_));
+}
 
 std::string CudaBackend::name() const { return props_.name; }
 

@@ -127,10 +127,33 @@ __device__ __forceinline__ C row_output(C v, const RowStats<C>& st, C w, C bias)
     return v * st.b * w;
 }
 
+// Reads elements [e0, e0 + VW) of a strided row in the storage type (0 past n).
+template <int VW, class S>
+__device__ __forceinline__ void load_raw(const S* __restrict__ p, int64_t stride, int64_t e0, int64_t n, bool vec,
+                                         S (&v)[VW]) {
+  if (vec) {
+    const Vec<S, VW> t = *reinterpret_cast<const Vec<S, VW>*>(p + e0);
+#pragma unroll
+    for (int k = 0; k < VW; ++k) v[k] = t.v[k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < VW; ++k) v[k] = e0 + k < n ? p[(e0 + k) * stride] : S(0.0f);
+  }
+}
+
 // ---- warp strategy: lane l holds chunks j * 32 + l (j < K / VW) of VW elements each -------
-// Bounded to 128 registers so at least two blocks (16 warps) share an SM.
+// The row stays in registers in its storage type (16-bit floats take half the registers
+// of their f32 values; the conversion on each use is exact and one instruction), so a
+// 1024-wide bf16 row costs 16 registers a lane and four blocks (32 warps, enough loads
+// in flight to saturate HBM) fit on an SM; wider types are bounded to 128 registers so
+// at least two blocks share an SM.
+template <class S>
+constexpr int row_warp_min_blocks() {
+  return sizeof(S) <= 2 ? 4 : 2;
+}
+
 template <RowMode M, int K, class S>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, row_warp_min_blocks<S>())
     row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restrict__ out, const S* __restrict__ weight,
                     const S* __restrict__ bias, dcompute_t<S> eps) {
   using C = dcompute_t<S>;
@@ -145,16 +168,18 @@ __global__ void __launch_bounds__(kThreads, 2)
     int64_t off[1];
     g.outer.get(r, off);
     const S* row = x + off[0];
-    C v[J][VW];
+    S raw[J][VW];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
       const int e0 = (j * 32 + lane) * VW;
       if (e0 < len)
-        load_chunk<VW>(row, g.xs, e0, g.n, g.x_vec, v[j]);
+        load_raw<VW>(row, g.xs, e0, g.n, g.x_vec, raw[j]);
       else
 #pragma unroll
-        for (int k = 0; k < VW; ++k) v[j][k] = C(0);
+        for (int k = 0; k < VW; ++k) raw[j][k] = S(0.0f);
     }
+    // v[j][k]: element value in the compute type (converted where used).
+    auto v_at = [&](int j, int k) { return C(to_compute(raw[j][k])); };
     auto valid = [&](int j, int k) { return (j * 32 + lane) * VW + k < len; };
     RowStats<C> st;
     if constexpr (M == RowMode::Softmax || M == RowMode::LogSoftmax) {
@@ -163,14 +188,14 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int j = 0; j < J; ++j)
 #pragma unroll
         for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) m = nan_max(m, v[j][k]);
+          if (valid(j, k)) m = nan_max(m, v_at(j, k));
       m = warp_max(m);
       C s = 0;
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
         for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) s += dexp(v[j][k] - m);
+          if (valid(j, k)) s += dexp(v_at(j, k) - m);
       s = warp_sum(s);
       st.a = m;
       st.b = M == RowMode::Softmax ? C(1) / s : dlog(s);
@@ -179,14 +204,14 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
-        for (int k = 0; k < VW; ++k) s += v[j][k];  // padding is 0
+        for (int k = 0; k < VW; ++k) s += v_at(j, k);  // padding is 0
       const C mean = warp_sum(s) / n;
       C q = 0;
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
         for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) q += (v[j][k] - mean) * (v[j][k] - mean);
+          if (valid(j, k)) q += (v_at(j, k) - mean) * (v_at(j, k) - mean);
       st.a = mean;
       st.b = drsqrt(warp_sum(q) / n + eps);
     } else {
@@ -194,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
-        for (int k = 0; k < VW; ++k) q += v[j][k] * v[j][k];
+        for (int k = 0; k < VW; ++k) q += v_at(j, k) * v_at(j, k);
       st.b = drsqrt(warp_sum(q) / n + eps);
     }
     S* orow = out + r * g.n;
@@ -210,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (bias) load_chunk<VW>(bias, g.bs, e0, g.n, g.b_vec, b);
       }
 #pragma unroll
-      for (int k = 0; k < VW; ++k) y[k] = row_output<M>(v[j][k], st, w[k], b[k]);
+      for (int k = 0; k < VW; ++k) y[k] = row_output<M>(v_at(j, k), st, w[k], b[k]);
       store_chunk<VW>(orow, e0, g.n, g.out_vec, y);
     }
   }

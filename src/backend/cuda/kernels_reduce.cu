@@ -31,8 +31,12 @@ using namespace cuda;
 
 namespace {
 
-constexpr int kAcc = 4;                          // independent accumulators per thread (loads in flight)
-constexpr int kRowBlockThreads = 512;            // block-per-output row strategy
+constexpr int kAcc = 4;  // independent accumulators per thread (loads in flight)
+// Block-per-output row strategy. 256 threads bounded to 64 registers: four blocks (32
+// warps) per SM keep enough 16-byte loads in flight and overlap one block's final merge
+// with the others' loads (512 threads at ~72 registers allowed only one block per SM).
+constexpr int kRowBlockThreads = 256;
+constexpr int kRowMinBlocks = 4;
 constexpr int64_t kMaxGridX = int64_t(1) << 20;  // outputs beyond are covered by grid-stride loops
 
 // Geometry of one reduction, passed by value to the kernels.
@@ -96,8 +100,9 @@ __device__ __forceinline__ A merge_all(const Op& op, const A (&acc)[kAcc]) {
 // Row strategy: a group (a warp, or the whole block) per output; split blockIdx.y
 // covers reduction indices [y * chunk, (y + 1) * chunk).
 template <class Op, class S>
-__global__ void reduce_row_kernel(Op op, ReduceGeom g, const S* __restrict__ x, typename Op::out_t* __restrict__ out,
-                                  typename Op::acc_t* __restrict__ partial, bool warp_mode) {
+__global__ void __launch_bounds__(kRowBlockThreads, kRowMinBlocks)
+    reduce_row_kernel(Op op, ReduceGeom g, const S* __restrict__ x, typename Op::out_t* __restrict__ out,
+                      typename Op::acc_t* __restrict__ partial, bool warp_mode) {
   using A = typename Op::acc_t;
   const int G = warp_mode ? 32 : int(blockDim.x);
   const int tid = warp_mode ? int(threadIdx.x & 31) : int(threadIdx.x);

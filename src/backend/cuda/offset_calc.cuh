@@ -1,11 +1,13 @@
 // Strided addressing for kernels: N operands of one shape, dims collapsed on the host
 // (backend/layout collapse_dims), sizes and strides passed BY VALUE in the kernel's
 // parameters (no host-to-device copy per launch). Index type I is uint32_t when every
-// offset fits (fast division), int64_t otherwise.
+// offset fits (division by multiply-high with host-computed magic numbers), int64_t
+// otherwise.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "wick/error.h"
 #include "wick/layout.h"
@@ -14,20 +16,45 @@ namespace wick::cuda {
 
 inline constexpr int kMaxDims = 12;
 
+// Unsigned 32-bit division by a divisor fixed on the host, valid for dividends below
+// 2^31 (every 32-bit index here is): n / d = (umulhi(n, magic) + n) >> shift. A hardware
+// 32-bit division is a ~20-instruction sequence; this is two.
+struct FastDiv32 {
+  uint32_t magic = 1, shift = 0;
+
+  FastDiv32() = default;
+  explicit FastDiv32(uint32_t d) {
+    while (shift < 32 && (uint64_t(1) << shift) < d) ++shift;
+    magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, magic) + n) >> shift; }
+};
+
 template <int N, class I>
 struct OffsetCalc {
   int rank;
   I sizes[kMaxDims];
   I strides[N][kMaxDims];
   I base[N];
+  FastDiv32 divs[kMaxDims];  // by sizes[d]; used only when I is uint32_t (set by set_divisors)
+
+  // Fills divs from sizes; every host builder of a uint32_t calc calls it.
+  void set_divisors() {
+    for (int d = 0; d < rank; ++d) divs[d] = FastDiv32(uint32_t(sizes[d]));
+  }
 
   // Element offsets (from each operand's storage start) of linear index i.
   __device__ __forceinline__ void get(I i, I (&out)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) out[k] = base[k];
     for (int d = rank - 1; d >= 0; --d) {
-      const I idx = i % sizes[d];
-      i /= sizes[d];
+      I q;
+      if constexpr (std::is_same_v<I, uint32_t>)
+        q = divs[d].div(i);
+      else
+        q = i / sizes[d];
+      const I idx = i - q * sizes[d];
+      i = q;
 #pragma unroll
       for (int k = 0; k < N; ++k) out[k] += idx * strides[k][d];
     }
@@ -71,6 +98,7 @@ struct Geometry {
       for (int k = 0; k < N; ++k) c.strides[k][d] = I(dims.strides[k][d]);
     }
     for (int k = 0; k < N; ++k) c.base[k] = I(base[k]);
+    if constexpr (std::is_same_v<I, uint32_t>) c.set_divisors();
     return c;
   }
 };

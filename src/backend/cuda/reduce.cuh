@@ -5,7 +5,8 @@
 //   acc_t                       the accumulator (f32 for the 16-bit floats, u64 for integer
 //                               sums and products: wrapping, stored in the input dtype)
 //   init()                      the identity
-//   combine(acc, x, i)          fold in element x whose reduction index is i
+//   combine(acc, x, i)          fold in element x whose reduction index is i (the kernels
+//                               call it with increasing i for any one accumulator)
 //   merge(a, b)                 combine two partial accumulators
 //   finalize(acc, count) -> out the stored value
 // merge must not depend on the order of its arguments (the kernels merge lanes, warps and
@@ -102,7 +103,13 @@ struct ArgMinMax {
     if (a.v == b.v) return a.i < b.i ? a : b;
     return (kMax ? b.v > a.v : b.v < a.v) ? b : a;
   }
-  __device__ __forceinline__ acc_t combine(acc_t a, S x, int64_t i) const { return merge(a, acc_t{to_compute(x), i}); }
+  // The kernels fold elements into any one accumulator in increasing index order, so a
+  // tie keeps the accumulator (the earlier index) and no index comparison is needed.
+  __device__ __forceinline__ acc_t combine(acc_t a, S x, int64_t i) const {
+    const C v = to_compute(x);
+    if (a.i < 0 || (!is_nan(a.v) && (is_nan(v) || (kMax ? v > a.v : v < a.v)))) return acc_t{v, i};
+    return a;
+  }
   __device__ __forceinline__ int64_t finalize(acc_t a, int64_t) const { return a.i; }
 };
 

@@ -1,0 +1,152 @@
+// The CUDA backend's fast paths against the CPU backend (the reference: its kernels are
+// tested against PyTorch goldens elsewhere) on shapes that hit each path's edges:
+//  - elementwise tiled path (a transposed operand, contiguous() of a transpose, copy into
+//    a transposed destination, permuted 3-D views) with tiles cut by odd sizes;
+//  - elementwise broadcast path (row / column broadcast, odd widths, offset views);
+//  - last-dim reductions (odd widths, argmax ties and NaN);
+//  - bf16 softmax with the row in registers (widths around the warp/block boundary).
+// On cpu the same code runs CPU against CPU, which checks the test itself.
+#include <cmath>
+#include <limits>
+
+#include "support/devices.h"
+#include "support/golden.h"
+
+namespace wick {
+namespace {
+
+class CudaFastPaths : public test::DeviceTest {};
+
+// Small non-negative integers (exact in every dtype, sums of two below 256), varied
+// so that every row and column differs and values repeat (argmax ties).
+Tensor pattern(Shape shape, DType dt, int seed) {
+  std::vector<float> v(size_t(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float((int64_t(i) * 37 + seed * 11) % 101);
+  return Tensor::from_vector(v, shape).to(dt);
+}
+
+std::vector<double> V(const Tensor& t) { return t.to(Device::cpu()).to_vector<double>(); }
+
+const DType kEwTypes[] = {DType::F32, DType::BF16, DType::U8, DType::I64};
+
+TEST_P(CudaFastPaths, AddWithTransposedOperandMatchesCpu) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{33, 65}, {1, 1000}, {1000, 1}, {64, 64}, {130, 70}};
+  for (DType dt : kEwTypes)
+    for (auto [r, c] : shapes) {
+      SCOPED_TRACE(::testing::Message() << dt << " " << r << "x" << c);
+      const Tensor a = pattern({r, c}, dt, 1), bt = pattern({c, r}, dt, 2).t();
+      const Tensor da = a.to(dev()), dbt = pattern({c, r}, dt, 2).to(dev()).t();
+      EXPECT_EQ(V(add(da, dbt)), V(add(a, bt)));
+      EXPECT_EQ(V(add(dbt, da)), V(add(bt, a)));
+      EXPECT_EQ(V(dbt.contiguous()), V(bt.contiguous()));
+      // The output transposed, the input contiguous.
+      Tensor dst = Tensor::empty({c, r}, dt, dev()).t();
+      dst.copy_(da);
+      EXPECT_EQ(V(dst), V(a));
+      // A compare (u8 output) through the same path.
+      EXPECT_EQ(V(gt(da, dbt)), V(gt(a, bt)));
+    }
+}
+
+TEST_P(CudaFastPaths, PermutedThreeDimViewsMatchCpu) {
+  const std::vector<std::vector<int64_t>> orders = {{2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {2, 1, 0}};
+  for (DType dt : kEwTypes)
+    for (const auto& order : orders) {
+      SCOPED_TRACE(::testing::Message() << dt << " order " << order[0] << order[1] << order[2]);
+      const Tensor x = pattern({3, 17, 29}, dt, 3).permute(order);
+      const Tensor dx = pattern({3, 17, 29}, dt, 3).to(dev()).permute(order);
+      EXPECT_EQ(V(dx.contiguous()), V(x.contiguous()));
+      const Tensor y = pattern(x.shape(), dt, 4);
+      EXPECT_EQ(V(add(y.to(dev()), dx)), V(add(y, x)));
+      // Batch dims beyond the tile: a 4-D permutation with a leading batch of 2.
+      const Tensor x4 = pattern({2, 3, 17, 29}, dt, 5).permute({0, order[0] + 1, order[1] + 1, order[2] + 1});
+      const Tensor dx4 =
+          pattern({2, 3, 17, 29}, dt, 5).to(dev()).permute({0, order[0] + 1, order[1] + 1, order[2] + 1});
+      EXPECT_EQ(V(dx4.contiguous()), V(x4.contiguous()));
+    }
+}
+
+TEST_P(CudaFastPaths, RowAndColumnBroadcastMatchCpu) {
+  for (DType dt : kEwTypes)
+    for (int64_t w : {1, 7, 33, 1000}) {
+      SCOPED_TRACE(::testing::Message() << dt << " width " << w);
+      const Tensor a = pattern({5, w}, dt, 1), row = pattern({w}, dt, 2), col = pattern({5, 1}, dt, 3);
+      const Tensor da = a.to(dev());
+      EXPECT_EQ(V(add(da, row.to(dev()))), V(add(a, row)));
+      EXPECT_EQ(V(add(row.to(dev()), da)), V(add(row, a)));
+      EXPECT_EQ(V(add(da, col.to(dev()))), V(add(a, col)));
+      EXPECT_EQ(V(add(da, row.reshape({1, w}).to(dev()))), V(add(a, row.reshape({1, w}))));
+      // Offset (unaligned) views: a row starting at element 1, a narrowed matrix.
+      const Tensor row_off = pattern({w + 1}, dt, 4).narrow(0, 1, w);
+      const Tensor drow_off = pattern({w + 1}, dt, 4).to(dev()).narrow(0, 1, w);
+      EXPECT_EQ(V(add(da, drow_off)), V(add(a, row_off)));
+      const Tensor a_off = pattern({5, w + 3}, dt, 5).narrow(1, 2, w);
+      const Tensor da_off = pattern({5, w + 3}, dt, 5).to(dev()).narrow(1, 2, w);
+      EXPECT_EQ(V(add(da_off, row.to(dev()))), V(add(a_off, row)));
+      // Three dims: (4, 5, w) + (5, w) + a scalar-like (1, 1, 1) through where.
+      const Tensor a3 = pattern({4, 5, w}, dt, 6), b2 = pattern({5, w}, dt, 7);
+      EXPECT_EQ(V(add(a3.to(dev()), b2.to(dev()))), V(add(a3, b2)));
+      const Tensor cond = gt(a3, pattern({1, 1, w}, dt, 8));
+      const Tensor other = pattern({1, 1, 1}, dt, 9);
+      EXPECT_EQ(V(where(cond.to(dev()), a3.to(dev()), other.to(dev()))), V(where(cond, a3, other)));
+    }
+}
+
+TEST_P(CudaFastPaths, LastDimReductionsMatchCpu) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int64_t w : {1, 31, 33, 1000, 4097})
+      for (int64_t rows : {3, 70}) {
+        SCOPED_TRACE(::testing::Message() << dt << " " << rows << "x" << w);
+        std::vector<float> v(size_t(rows * w));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = float((int64_t(i) * 37) % 101) - 50.0f;
+        // Row 1 gets two NaNs (argmax and max report the first / NaN).
+        if (w > 2) v[size_t(w + w / 2)] = nan, v[size_t(w + w - 1)] = nan;
+        const Tensor x = Tensor::from_vector(v, {rows, w}).to(dt), dx = x.to(dev());
+        EXPECT_CLOSE(sum(dx, {1}).to(Device::cpu()), sum(x, {1}), 1e-6, 1e-6);
+        const auto mx = V(max(dx, {1})), mx_ref = V(max(x, {1}));
+        ASSERT_EQ(mx.size(), mx_ref.size());
+        for (size_t i = 0; i < mx.size(); ++i)
+          EXPECT_TRUE(mx[i] == mx_ref[i] || (std::isnan(mx[i]) && std::isnan(mx_ref[i]))) << "row " << i;
+        EXPECT_EQ(V(argmax(dx, 1)), V(argmax(x, 1)));
+        EXPECT_EQ(V(argmin(dx, 1)), V(argmin(x, 1)));
+        // A row starting at an odd element (unaligned vector loads).
+        if (w > 1) {
+          const Tensor xo = x.narrow(1, 1, w - 1), dxo = dx.narrow(1, 1, w - 1);
+          EXPECT_EQ(V(argmax(dxo, 1)), V(argmax(xo, 1)));
+          EXPECT_CLOSE(sum(dxo, {1}).to(Device::cpu()), sum(xo, {1}), 1e-6, 1e-6);
+        }
+      }
+}
+
+TEST_P(CudaFastPaths, ArgmaxTiesTakeTheFirstIndexByHand) {
+  // Row 0: maximum 9 at 2 and 5; row 1: NaN at 2 and 5 beats every number.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 9, 3, 4, 9, 0, 1, 2, 5, nan, 7, 8, nan, 1, 0}, {2, 8});
+  for (DType dt : {DType::F32, DType::BF16}) {
+    EXPECT_EQ(V(argmax(x.to(dt).to(dev()), 1)), (std::vector<double>{2, 2}));
+    EXPECT_EQ(V(argmin(x.to(dt).to(dev()), 1)), (std::vector<double>{6, 2}));
+  }
+}
+
+TEST_P(CudaFastPaths, Bf16SoftmaxMatchesCpu) {
+  for (int64_t w : {1, 7, 1024, 1025, 5000}) {
+    SCOPED_TRACE(::testing::Message() << "width " << w);
+    std::vector<float> v(size_t(9 * w));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = float((int64_t(i) * 37) % 101) / 10.0f - 5.0f;
+    const Tensor x = Tensor::from_vector(v, {9, w}).to(DType::BF16);
+    const Tensor got = softmax(x.to(dev())).to(Device::cpu());
+    EXPECT_EQ(got.dtype(), DType::BF16);
+    EXPECT_CLOSE(got, softmax(x), 1e-2, 1e-4);
+    // Unaligned rows: a view starting at column 1.
+    if (w > 1) {
+      EXPECT_CLOSE(softmax(x.to(dev()).narrow(1, 1, w - 1)).to(Device::cpu()), softmax(x.narrow(1, 1, w - 1)), 1e-2,
+                   1e-4);
+    }
+  }
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(CudaFastPaths);
+
+}  // namespace
+}  // namespace wick
