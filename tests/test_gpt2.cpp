@@ -20,8 +20,10 @@
 
 #include "support/devices.h"
 #include "support/golden.h"
+#include "wick/graph.h"
 #include "wick/io.h"
 #include "wick/models/generate.h"
+#include "wick/graph.h"
 #include "wick/models/gpt2.h"
 #include "wick/text/gpt2_tokenizer.h"
 
@@ -208,6 +210,38 @@ TEST_P(Gpt2, GraphAndEagerDecodingGiveTheSameTokens) {
       if (dt == DType::F32 && temperature == 0)
         EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(o.greedy.size())), o.greedy);
     }
+  }
+}
+
+TEST_P(Gpt2, RecordedDecodeStepMatchesTheDirectOne) {
+  // One step run directly and the same step recorded in a CUDA graph and replayed, from
+  // identical states: the same kernels on the same values, so the same logits.
+  if (!dev().is_cuda()) GTEST_SKIP() << "CUDA graphs exist on CUDA devices only";
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    const auto model = Gpt2Model::load(model_dir("tiny2l"), dev(), dt);
+    const auto& prompt = oracle("tiny2l").prompts[0];
+    const Tensor head = ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 4));
+    KvCache direct_cache, graph_cache;
+    (void)model.forward(head, &direct_cache);
+    (void)model.forward(head, &graph_cache);
+    DecodeState direct = model.begin_decode(direct_cache, ids_tensor({prompt[4]}));
+    DecodeState recorded = model.begin_decode(graph_cache, ids_tensor({prompt[4]}));
+    model.decode_step(direct, direct_cache);
+    const CudaGraph g = CudaGraph::capture(dev(), [&] { model.decode_step(recorded, graph_cache); });
+    g.replay();
+    const auto want = direct.logits.to(Device::cpu()).to(DType::F32).to_vector<float>();
+    const auto got = recorded.logits.to(Device::cpu()).to(DType::F32).to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    size_t nan = 0, differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      nan += std::isnan(got[i]);
+      differ += got[i] != want[i];
+    }
+    EXPECT_EQ(nan, 0u) << dt;
+    EXPECT_EQ(differ, 0u) << dt << ": first got " << got[0] << " want " << want[0];
+    EXPECT_EQ(recorded.position.to(Device::cpu()).to_vector<int64_t>()[0], 5) << dt;
+    EXPECT_EQ(recorded.ids.to(Device::cpu()).to_vector<int64_t>(), direct.ids.to(Device::cpu()).to_vector<int64_t>())
+        << dt;
   }
 }
 
