@@ -77,8 +77,11 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
                  " from another model, dtype, device or batch size (ids ", ids.shape(), "); clear() it first");
       cache->layers_.assign(size_t(config_.n_layer), {});
       for (auto& l : cache->layers_) {
-        l.k = Tensor::empty(want, dtype_, device_);
-        l.v = Tensor::empty(want, dtype_, device_);
+        // Zeroed, not empty: decode_step attends over the whole capacity with the unwritten
+        // positions masked by -inf, and a NaN left in them by earlier tensors would
+        // still poison the sums (NaN * 0 is NaN).
+        l.k = zeros(want, dtype_, device_);
+        l.v = zeros(want, dtype_, device_);
       }
       cache->batch_ = B;
     }
