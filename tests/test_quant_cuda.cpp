@@ -39,20 +39,6 @@ std::vector<std::string> fixture_names() {
   return names;
 }
 
-// Compares bit patterns (so -0.0 != +0.0 and NaN payloads count); reports the first
-// mismatches.
-::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size();
-  size_t bad = 0;
-  std::ostringstream os;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]) && ++bad <= 4)
-      os << "\n  [" << i << "] got " << got[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(got[i]) << "), want "
-         << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << std::dec << ")";
-  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ" << os.str();
-  return ::testing::AssertionSuccess();
-}
-
 std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 gen(seed);
   std::normal_distribution<float> dist(0.0f, scale);
@@ -82,8 +68,8 @@ TEST(QuantBlockDecode, HostDecodersMatchCpuDequantizer) {
           for (int64_t e0 = 0; e0 < n; e0 += 8) quant::decode8<D>(row, e0, &by_chunk[size_t(r * n + e0)]);
       }
     });
-    EXPECT_TRUE(bits_equal(by_value, want)) << "value()";
-    if (n % 8 == 0) EXPECT_TRUE(bits_equal(by_chunk, want)) << "decode8()";
+    EXPECT_TRUE(test::bits_equal(by_value, want)) << "value()";
+    if (n % 8 == 0) EXPECT_TRUE(test::bits_equal(by_chunk, want)) << "decode8()";
   }
 }
 
@@ -114,7 +100,7 @@ TEST_P(QuantDevice, DequantizeIsBitExactWithCpuForEveryType) {
       EXPECT_EQ(got.device(), dev());
       EXPECT_EQ(got.dtype(), dt);
       EXPECT_EQ(got.shape(), q.shape);
-      EXPECT_TRUE(bits_equal(got.to_vector<float>(), dequantize(q, dt).to_vector<float>()));
+      EXPECT_TRUE(test::bits_equal(got.to_vector<float>(), dequantize(q, dt).to_vector<float>()));
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "support/golden.h"
 
+#include <bit>
+#include <cstdint>
 #include <sstream>
 
 namespace wick::test {
@@ -42,6 +44,18 @@ double default_rtol(DType dtype) {
     case DType::BF16: return 1.6e-2;
     default: return 0;
   }
+}
+
+::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size();
+  size_t bad = 0;
+  std::ostringstream os;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]) && ++bad <= 4)
+      os << "\n  [" << i << "] got " << got[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(got[i]) << "), want "
+         << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << std::dec << ")";
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ" << os.str();
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace wick::test

@@ -20,6 +20,8 @@ std::string shared_fixture_path(const std::string& name);
 ::testing::AssertionResult all_close(const std::vector<double>& got, const std::vector<double>& expected, double rtol,
                                      double atol);
 ::testing::AssertionResult all_close(const Tensor& got, const Tensor& expected, double rtol, double atol);
+// Equal f32 bit patterns (so -0.0 != +0.0 and NaN payloads count); names the first mismatches.
+::testing::AssertionResult bits_equal(const std::vector<float>& got, const std::vector<float>& want);
 
 // Tolerances for results computed in dtype.
 double default_rtol(DType dtype);

@@ -164,22 +164,13 @@ struct DecodeQ3_K {
 template <class Block, bool kHasQh>
 struct DecodeK4Like {
   static constexpr int kElems = kQK_K, kBytes = int(sizeof(Block));
-  WICK_HD static void scale_min(const uint8_t* q, int j, uint8_t& sc, uint8_t& m) {
-    if (j < 4) {
-      sc = q[j] & 63;
-      m = q[j + 4] & 63;
-    } else {
-      sc = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-      m = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-  }
   WICK_HD static void decode8(const uint8_t* row, int64_t e0, float* v) {
     const uint8_t* b = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int sub = i0 / 32, l0 = i0 % 32;
     const float d = f16_at(b + offsetof(Block, d)), dmin = f16_at(b + offsetof(Block, dmin));
     uint8_t sc, m;
-    scale_min(b + offsetof(Block, scales), sub, sc, m);
+    scale_min_k4(sub, b + offsetof(Block, scales), sc, m);  // shared with the CPU decoder
     const float d1 = d * float(sc), m1 = dmin * float(m);
     const uint8_t* q = b + offsetof(Block, qs) + 32 * (sub / 2) + l0;
     for (int k = 0; k < 8; ++k) {

@@ -98,7 +98,7 @@ static_assert(sizeof(BlockQ6_K) == 210);
 // The 6-bit scale and min of sub-block j (0..7) of a q4_K/q5_K block: the first four
 // pairs sit in the low 6 bits of bytes 0..7; the last four are split into a nibble in
 // bytes 8..11 and the two spare high bits of bytes 0..7.
-inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
+WICK_HD inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
   if (j < 4) {
     sc = q[j] & 63;
     m = q[j + 4] & 63;
