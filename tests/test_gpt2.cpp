@@ -507,6 +507,14 @@ TEST(Gpt2Cli, GenerateWithTheDefaultModelPrintsWhatTheGeneratorProduces) {
   EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
 }
 
+TEST(Gpt2Cli, GenerateWithNoArgumentsRunsTheShippedModel) {
+  const CliResult r = run_cli("generate --device cpu");  // no model, no prompt: the defaults
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(r.out.size(), 1u);
+  EXPECT_NE(r.err.find("prompt: 4 tokens"), std::string::npos) << r.err;  // "Hello, I am"
+  EXPECT_NE(r.err.find("] 28/28 weights"), std::string::npos) << r.err;   // the load progress bar
+}
+
 TEST(Gpt2Cli, SamplingIsReproducibleFromTheSeed) {
   const std::string args =
       "generate --prompt 'Once upon a time' --max-tokens 16 --temperature 0.9 --top-k 40 "

@@ -17,7 +17,8 @@ namespace wick::models {
 
 using gpt2_weights::take;
 
-Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType dtype) {
+Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType dtype,
+                          const std::function<void(size_t, size_t)>& on_tensor) {
   WICK_CHECK(is_float(dtype), DTypeMismatch, "gpt2: compute dtype must be f32, f16 or bf16, got ", dtype);
   Gpt2Model m;
   m.config_ = Gpt2Config::from_json_file(dir / "config.json");
@@ -26,7 +27,13 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   const Gpt2Config& c = m.config_;
   const int64_t E = c.n_embd, I = c.inner_size();
   const auto f = safetensors::File::open(dir / "model.safetensors");
-  auto w = [&](const std::string& name, Shape shape) { return take(f, name, shape, device, dtype); };
+  const size_t total = 4 + 12 * size_t(c.n_layer) + (f.contains("lm_head.weight") ? 1 : 0);
+  size_t done = 0;
+  auto w = [&](const std::string& name, Shape shape) {
+    Tensor t = take(f, name, shape, device, dtype);
+    if (on_tensor) on_tensor(++done, total);
+    return t;
+  };
   m.wte_ = w("wte.weight", Shape{c.vocab_size, E});
   m.wpe_ = w("wpe.weight", Shape{c.n_positions, E});
   m.ln_f_w_ = w("ln_f.weight", Shape{E});

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "progress.h"
 #include "wick/gguf.h"
 #include "wick/io.h"
 #include "wick/quant.h"
@@ -52,16 +53,6 @@ int run_convert(const std::string& in, const std::string& out, const std::string
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// "[#####     ] 12/40 name" on stderr, redrawn in place.
-void progress(size_t done, size_t total, const std::string& name) {
-  constexpr int kWidth = 30;
-  const int filled = total ? int(double(done) / double(total) * kWidth) : kWidth;
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s", std::string(size_t(filled), '#').c_str(),
-               std::string(size_t(kWidth - filled), ' ').c_str(), done, total, name.c_str());
-  if (done == total) std::fputc('\n', stderr);
-  std::fflush(stderr);
 }
 
 int run_to_gguf(const std::string& in, const std::string& out, const std::string& quant_name) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "progress.h"
 #include "wick/models/generate.h"
 #include "wick/text/gpt2_tokenizer.h"
 #include "wick/wick.h"
@@ -20,7 +21,7 @@ namespace wick::cli {
 
 namespace {
 struct GenerateArgs {
-  std::string model, prompt, device, dtype = "f32";
+  std::string model, prompt = "Hello, I am", device, dtype = "f32";
   int64_t max_tokens = 32, top_k = 0;
   double temperature = 0.0, top_p = 1.0;
   uint64_t seed = 0;
@@ -50,7 +51,9 @@ double per_second(int64_t n, double s) { return s > 0 ? double(n) / s : 0.0; }
 int run_generate(const GenerateArgs& a) {
   const std::filesystem::path dir = a.model.empty() ? default_model_dir() : std::filesystem::path(a.model);
   const Device dev = a.device.empty() ? default_device() : Device::parse(a.device);
-  const auto model = models::Gpt2Model::load(dir, dev, dtype_from_name(a.dtype));
+  std::fprintf(stderr, "loading %s\n", dir.string().c_str());
+  const auto model = models::Gpt2Model::load(dir, dev, dtype_from_name(a.dtype),
+                                             [](size_t done, size_t total) { progress(done, total, "weights"); });
   const text::Gpt2Tokenizer tok(dir.string());
   const std::vector<int32_t> prompt = tok.encode(a.prompt);
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
@@ -89,7 +92,7 @@ Runner add_generate(CLI::App& app) {
   auto* sub = app.add_subcommand("generate", "Continue a prompt with a GPT-2 model (streams the text to stdout)");
   auto a = std::make_shared<GenerateArgs>();
   sub->add_option("--model", a->model, "Hugging Face GPT-2 folder (default: the shipped tiny random-weight model)");
-  sub->add_option("--prompt", a->prompt, "the text to continue")->required();
+  sub->add_option("--prompt", a->prompt, "the text to continue")->capture_default_str();
   sub->add_option("--max-tokens", a->max_tokens, "tokens to generate at most")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

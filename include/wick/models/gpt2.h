@@ -69,7 +69,9 @@ class Gpt2Model {
   // dtype f32/f16/bf16 and moved to device). Keys may carry the "transformer." prefix
   // (GPT2LMHeadModel) or not (GPT2Model). The LM head is wte (tied, save_pretrained omits
   // lm_head.weight) unless the checkpoint has an lm_head.weight.
-  static Gpt2Model load(const std::filesystem::path& dir, Device device = Device::cpu(), DType dtype = DType::F32);
+  // on_tensor(done, total), if given, is called after each weight is in place (progress bars).
+  static Gpt2Model load(const std::filesystem::path& dir, Device device = Device::cpu(), DType dtype = DType::F32,
+                        const std::function<void(size_t done, size_t total)>& on_tensor = {});
 
   // ids (B, T) integer token ids -> logits (B, T, vocab_size) in the model dtype on the model
   // device. With a cache, ids are the positions after the cached ones (positions are offset
