@@ -16,9 +16,9 @@ namespace {
 // H200, so a lone call would time the launch and the synchronize more than the kernel.
 constexpr int kOpsPerRun = 20;
 
-Row qmatvec_row(GgmlType type, int64_t n, int64_t k) {
+Row qmatvec_row(GgmlType type, int64_t n, int64_t k, QuantActivation act = QuantActivation::F32) {
   Row r;
-  r.op = "qmatvec_" + std::string(ggml_type_name(type));
+  r.op = "qmatvec_" + std::string(ggml_type_name(type)) + (act == QuantActivation::Q8 ? "_q8act" : "");
   for (char& c : r.op) c = char(std::tolower(static_cast<unsigned char>(c)));  // q4_K -> q4_k
   r.shape = dims_str({n, k});
   r.dtype = "f32";
@@ -29,8 +29,8 @@ Row qmatvec_row(GgmlType type, int64_t n, int64_t k) {
     // Quantized on the CPU (the reference quantizers), then moved packed.
     const QuantTensor w = quantize(randn(Shape{n, k}, DType::F32), type, "w").to(d);
     const Tensor x = randn(Shape{1, k}, DType::F32, d);
-    return Prepared{[w, x] {
-                      for (int i = 0; i < kOpsPerRun; ++i) (void)quant_matmul(x, w);
+    return Prepared{[w, x, act] {
+                      for (int i = 0; i < kOpsPerRun; ++i) (void)quant_matmul(x, w, act);
                     },
                     {}};
   };
@@ -67,7 +67,10 @@ std::vector<Row> qmatvec_rows(bool quick, bool with_f32_blas) {
   for (auto [n, k] : shapes) {
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
       r.push_back(qmatvec_row(t, n, k));
-    if (with_f32_blas) r.push_back(f32_blas_row(n, k));
+    if (with_f32_blas) {  // the CPU list: also ggml's integer route (x quantized to q8_0)
+      for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) r.push_back(qmatvec_row(t, n, k, QuantActivation::Q8));
+      r.push_back(f32_blas_row(n, k));
+    }
   }
   return r;
 }
