@@ -58,7 +58,9 @@ double relative_error(const std::vector<double>& got, const std::vector<double>&
   EXPECT_EQ(got.size(), want.size());
   double worst = 0, scale = 0;
   for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    worst = std::max(worst, std::fabs(got[i] - want[i]));
+    const double d = std::fabs(got[i] - want[i]);
+    if (std::isnan(d)) return INFINITY;  // std::max would drop a NaN
+    worst = std::max(worst, d);
     scale = std::max(scale, std::fabs(want[i]));
   }
   return worst / scale;
