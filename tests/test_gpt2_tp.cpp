@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
