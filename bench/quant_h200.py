@@ -15,17 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common as bc  # noqa: E402
-from compare_cuda import event_median  # noqa: E402
-
-
-def copy_bandwidth(torch, quick):
-    """Device-to-device copy GB/s (bytes read + written), as compare_cuda.py measures it."""
-    n = (1 << 20) if quick else (1 << 28)
-    src = torch.randn(n, device="cuda")
-    dst = torch.empty_like(src)
-    s = event_median(torch, lambda: dst.copy_(src), quick)
-    del src, dst
-    return 2 * n * 4 / s / 1e9
+from compare_cuda import ceilings, event_median  # noqa: E402
 
 
 def torch_bf16_matvec(torch, n, k, quick):
@@ -45,7 +35,7 @@ def main():
 
     rows = bc.run_wick(args.wick, args.device, args.quick, "qmatvec")
     torch.cuda.set_device(torch.device(args.device))
-    copy_gbps = copy_bandwidth(torch, args.quick)
+    copy_gbps = ceilings(torch, args.quick)[0]  # the same copy ceiling as compare_cuda.py
     torch_times = {}
     lines = [
         f"Copy bandwidth (d2d, read + write): {copy_gbps:.0f} GB/s; device {torch.cuda.get_device_name()}",
