@@ -152,10 +152,12 @@ void block_q6_k(const BlockQ6_K& b, float* y) {
   }
 }
 
-template <class Block, int N, class F>
-void blocks(const void* src, float* dst, int64_t n, F f) {
+// The block decoder is a template argument, not a function pointer argument, so the
+// compiler inlines it into the loop over blocks.
+template <class Block, int N, void (*Decode)(const Block&, float*)>
+void blocks(const void* src, float* dst, int64_t n) {
   const auto* p = static_cast<const uint8_t*>(src);
-  for (int64_t i = 0; i < n / N; ++i) f(load_block<Block>(p + i * int64_t(sizeof(Block))), dst + i * N);
+  for (int64_t i = 0; i < n / N; ++i) Decode(load_block<Block>(p + i * int64_t(sizeof(Block))), dst + i * N);
 }
 
 }  // namespace
@@ -173,26 +175,16 @@ void dequantize_run(GgmlType type, const void* src, float* dst, int64_t n) {
       }
       return;
     }
-    case GgmlType::Q4_0:
-      return blocks<BlockQ4_0, kQK>(src, dst, n, [](const BlockQ4_0& b, float* y) { block_q4_0(b, y); });
-    case GgmlType::Q4_1:
-      return blocks<BlockQ4_1, kQK>(src, dst, n, [](const BlockQ4_1& b, float* y) { block_q4_1(b, y); });
-    case GgmlType::Q5_0:
-      return blocks<BlockQ5_0, kQK>(src, dst, n, [](const BlockQ5_0& b, float* y) { block_q5_0(b, y); });
-    case GgmlType::Q5_1:
-      return blocks<BlockQ5_1, kQK>(src, dst, n, [](const BlockQ5_1& b, float* y) { block_q5_1(b, y); });
-    case GgmlType::Q8_0:
-      return blocks<BlockQ8_0, kQK>(src, dst, n, [](const BlockQ8_0& b, float* y) { block_q8_0(b, y); });
-    case GgmlType::Q2_K:
-      return blocks<BlockQ2_K, kQK_K>(src, dst, n, [](const BlockQ2_K& b, float* y) { block_q2_k(b, y); });
-    case GgmlType::Q3_K:
-      return blocks<BlockQ3_K, kQK_K>(src, dst, n, [](const BlockQ3_K& b, float* y) { block_q3_k(b, y); });
-    case GgmlType::Q4_K:
-      return blocks<BlockQ4_K, kQK_K>(src, dst, n, [](const BlockQ4_K& b, float* y) { block_q4_k(b, y); });
-    case GgmlType::Q5_K:
-      return blocks<BlockQ5_K, kQK_K>(src, dst, n, [](const BlockQ5_K& b, float* y) { block_q5_k(b, y); });
-    case GgmlType::Q6_K:
-      return blocks<BlockQ6_K, kQK_K>(src, dst, n, [](const BlockQ6_K& b, float* y) { block_q6_k(b, y); });
+    case GgmlType::Q4_0: return blocks<BlockQ4_0, kQK, block_q4_0>(src, dst, n);
+    case GgmlType::Q4_1: return blocks<BlockQ4_1, kQK, block_q4_1>(src, dst, n);
+    case GgmlType::Q5_0: return blocks<BlockQ5_0, kQK, block_q5_0>(src, dst, n);
+    case GgmlType::Q5_1: return blocks<BlockQ5_1, kQK, block_q5_1>(src, dst, n);
+    case GgmlType::Q8_0: return blocks<BlockQ8_0, kQK, block_q8_0>(src, dst, n);
+    case GgmlType::Q2_K: return blocks<BlockQ2_K, kQK_K, block_q2_k>(src, dst, n);
+    case GgmlType::Q3_K: return blocks<BlockQ3_K, kQK_K, block_q3_k>(src, dst, n);
+    case GgmlType::Q4_K: return blocks<BlockQ4_K, kQK_K, block_q4_k>(src, dst, n);
+    case GgmlType::Q5_K: return blocks<BlockQ5_K, kQK_K, block_q5_k>(src, dst, n);
+    case GgmlType::Q6_K: return blocks<BlockQ6_K, kQK_K, block_q6_k>(src, dst, n);
   }
   fail(ErrorKind::Internal, "dequantize: unhandled ggml type ", uint32_t(type));
 }
