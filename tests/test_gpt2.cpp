@@ -207,9 +207,12 @@ TEST_P(Gpt2, GraphAndEagerDecodingGiveTheSameTokens) {
       EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(must)),
                 std::vector<int32_t>(eager.begin(), eager.begin() + long(must)))
           << dt << " temperature " << temperature;
-      if (dev().is_cuda()) EXPECT_GT(st.graph_nodes, 10u);  // the step was recorded
-      if (dt == DType::F32 && temperature == 0)
+      if (dev().is_cuda()) {
+        EXPECT_GT(st.graph_nodes, 10u);  // the step was recorded
+      }
+      if (dt == DType::F32 && temperature == 0) {
         EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(o.greedy.size())), o.greedy);
+      }
     }
   }
 }

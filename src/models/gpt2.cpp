@@ -68,7 +68,7 @@ Tensor Gpt2Model::activation(const Tensor& x) const {
 Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
-  const int64_t B = ids.dim(0), T = ids.dim(1), E = config_.n_embd, H = config_.n_head, Dh = config_.head_dim();
+  const int64_t B = ids.dim(0), T = ids.dim(1), H = config_.n_head, Dh = config_.head_dim();
   WICK_CHECK(T > 0, InvalidArgument, "gpt2: ids must hold at least one position, got shape ", ids.shape());
   const int64_t past = cache ? cache->length_ : 0;
   WICK_CHECK(past + T <= config_.n_positions, InvalidArgument, "gpt2: ", past, " cached + ", T,
@@ -159,8 +159,8 @@ void Gpt2Model::decode_step(DecodeState& s, KvCache& cache) const {
   const Tensor x = embedding(s.ids, wte_) + embedding(s.position, wpe_);  // (B, 1, E) + (1, E)
   const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     KvCache::Layer& c = cache.layers_[li];
-    index_copy_(c.k, 2, s.position, k.contiguous());
-    index_copy_(c.v, 2, s.position, v.contiguous());
+    index_copy_(c.k, 2, s.position, k);  // the strided head views go in as they are
+    index_copy_(c.v, 2, s.position, v);
     return scaled_dot_product_attention(q, c.k, c.v, s.mask);  // mask: written positions only
   });
   s.logits = linear(layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon), lm_head_);
