@@ -283,6 +283,31 @@ TEST_P(Gpt2, BeginDecodeRejectsABadCache) {
                     "same batch");
 }
 
+TEST_P(Gpt2, ACacheOfSmallCapacityGivesTheSameLogitsAndStopsWhenFull) {
+  // A cache sized to the generation: the static step attends over 6 positions, not
+  // n_positions, with the same logits; a seventh position is refused, changing nothing.
+  const auto model = Gpt2Model::load(model_dir("tiny2l"), dev());
+  const Oracle& o = oracle("tiny2l");
+  const auto& prompt = o.prompts[0];
+  ASSERT_GE(prompt.size(), 6u);
+  KvCache cache(6);
+  EXPECT_EQ(cache.capacity(), 6);
+  (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 3)), &cache);
+  DecodeState s = model.begin_decode(cache, ids_tensor({prompt[3]}));
+  EXPECT_EQ(s.mask.dim(3), 6);
+  for (size_t t = 3; t < 6; ++t) {
+    if (t > 3) s.ids.copy_(ids_tensor({prompt[t]}).to(dev()));
+    model.decode_step(s, cache);
+    EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), tolerance(DType::F32)) << "position " << t;
+  }
+  KvCache eager(6);
+  (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 6)), &eager);
+  EXPECT_WICK_ERROR(model.forward(ids_tensor({prompt[0]}), &eager), InvalidArgument, "cache capacity 6");
+  EXPECT_EQ(eager.length(), 6);
+  EXPECT_WICK_ERROR(model.begin_decode(eager, ids_tensor({1})), InvalidArgument, "cache is full");
+  EXPECT_WICK_ERROR(KvCache(-1), InvalidArgument, "capacity must be >= 0");
+}
+
 TEST_P(Gpt2, GenerationStopsAtTheContextAndTheStopToken) {
   const auto model = Gpt2Model::load(model_dir("wide1l"), dev());  // n_positions 40
   const Oracle& o = oracle("wide1l");

@@ -92,7 +92,10 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   st.prompt_tokens = int64_t(prompt.size());
   if (max_new_tokens == 0) return st;
   Sampler sampler(opt_);
-  KvCache cache;
+  // Room for the prompt and every fed-back token, no more: the recorded decode step
+  // attends over the whole capacity.
+  const int64_t capacity = std::min<int64_t>(ctx, int64_t(prompt.size()) + max_new_tokens);
+  KvCache cache(capacity);
   const int64_t vocab = model_.config().vocab_size;
   // The last position's logits as f32 on the CPU (waits for the device: timings are real).
   auto last_row = [&](const Tensor& logits) {
@@ -110,7 +113,7 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
     if (stop_token && next == *stop_token) return false;
     WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
     on_token(next);
-    return ++st.generated_tokens < max_new_tokens && length < ctx;
+    return ++st.generated_tokens < max_new_tokens && length < capacity;
   };
   auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
   if (cuda_graph_ && model_.device().is_cuda()) {

@@ -61,6 +61,10 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   return m;
 }
 
+KvCache::KvCache(int64_t capacity) : capacity_(capacity) {
+  WICK_CHECK(capacity >= 0, InvalidArgument, "gpt2: cache capacity must be >= 0, got ", capacity);
+}
+
 Tensor Gpt2Model::activation(const Tensor& x) const {
   return config_.activation_function == "gelu" ? gelu_erf(x) : gelu(x);
 }
@@ -74,9 +78,13 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
   WICK_CHECK(past + T <= config_.n_positions, InvalidArgument, "gpt2: ", past, " cached + ", T,
              " new positions exceed n_positions ", config_.n_positions);
   if (cache) {
+    const int64_t capacity =
+        cache->capacity_ > 0 ? std::min(cache->capacity_, config_.n_positions) : config_.n_positions;
+    WICK_CHECK(past + T <= capacity, InvalidArgument, "gpt2: ", past, " cached + ", T,
+               " new positions exceed the cache capacity ", capacity);
     // Buffers from another batch size, model shape, dtype or device are only replaced while
     // the cache is empty; mixing them with cached positions would be meaningless.
-    const Shape want{B, H, config_.n_positions, Dh};
+    const Shape want{B, H, capacity, Dh};
     const bool fits = cache->layers_.size() == size_t(config_.n_layer) && cache->layers_[0].k.shape() == want &&
                       cache->layers_[0].k.dtype() == dtype_ && cache->layers_[0].k.device() == device_;
     if (!fits) {
@@ -141,12 +149,11 @@ DecodeState Gpt2Model::begin_decode(const KvCache& cache, const Tensor& ids) con
              " positions of batch ", cache.batch_, "; ids ", ids.shape(), ")");
   WICK_CHECK(cache.layers_[0].k.device() == device_ && cache.layers_[0].k.dtype() == dtype_, InvalidArgument,
              "gpt2: the cache belongs to another device or dtype");
-  WICK_CHECK(cache.length_ < config_.n_positions, InvalidArgument, "gpt2: the cache is full (", cache.length_,
-             " of n_positions ", config_.n_positions, ")");
+  const int64_t N = cache.layers_[0].k.dim(2);  // the capacity: attention spans all of it
+  WICK_CHECK(cache.length_ < N, InvalidArgument, "gpt2: the cache is full (", cache.length_, " of ", N, " positions)");
   DecodeState s;
   s.ids = ids.to(DType::I64).to(device_).contiguous().clone();
   s.position = Tensor::from_vector(std::vector<int64_t>{cache.length_}, Shape{1}).to(device_);
-  const int64_t N = config_.n_positions;
   s.mask = full(Shape{1, 1, 1, N}, -INFINITY, dtype_, device_);
   s.mask.narrow(3, 0, cache.length_).zero_();
   return s;

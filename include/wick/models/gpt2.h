@@ -37,7 +37,13 @@ struct Gpt2Config {
 // so a step never reallocates or copies the history.
 class KvCache {
  public:
-  int64_t length() const { return length_; }  // positions cached
+  // capacity: positions the buffers hold (0: the model's n_positions). A generation that
+  // knows its length asks for no more: the static decode step attends over the whole
+  // capacity, so a smaller one is proportionally cheaper.
+  KvCache() = default;
+  explicit KvCache(int64_t capacity);
+  int64_t length() const { return length_; }      // positions cached
+  int64_t capacity() const { return capacity_; }  // as requested; 0 = n_positions
   int64_t batch() const { return batch_; }
   // Forgets the cached positions (keeps the buffers for reuse with the same batch size).
   void clear() { length_ = 0; }
@@ -48,7 +54,7 @@ class KvCache {
     Tensor k, v;  // (B, H, capacity, head_dim)
   };
   std::vector<Layer> layers_;
-  int64_t length_ = 0, batch_ = 0;
+  int64_t length_ = 0, batch_ = 0, capacity_ = 0;
 };
 
 // Device-resident state of step-by-step decoding with static shapes: the token ids and
@@ -59,7 +65,7 @@ class KvCache {
 struct DecodeState {
   Tensor ids;       // (B, 1) i64 input tokens; a step overwrites them with its argmax
   Tensor position;  // (1) i64: the position a step writes; a step increments it
-  Tensor mask;      // (1, 1, 1, n_positions) in the model dtype
+  Tensor mask;      // (1, 1, 1, cache capacity) in the model dtype
   Tensor logits;    // (B, 1, vocab_size): the last step's output
 };
 

@@ -26,7 +26,7 @@ namespace {
 // A full tile of queries at least; shorter query blocks (decode, chunked prefill) get more
 // parallelism from the split-key warp kernel.
 constexpr int64_t kFlashMinQueries = 64;
-constexpr int64_t kMinChunk = 32;  // keys per split at least
+constexpr int64_t kMinChunk = 16;  // keys per split at least (two steps of U = 8)
 
 // Keys [split * chunk, (split + 1) * chunk) of one query row per warp. With partials,
 // writes the row's running max and sum and the unnormalized accumulator; otherwise the
@@ -57,27 +57,44 @@ __global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __rest
   const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
   const bool masked = a.mask.kind != MaskKind::None;
   A run_max = -INFINITY, run_sum = 0;
-  // U keys per step, every load (their k and v rows, their mask values) issued before any
-  // use: the dot products, shuffle reductions and memory latencies overlap instead of
-  // forming one dependent chain per key; the online softmax then takes the U keys at once.
+  // U keys per step. Every global load of a step is branch-free and issued before any use:
+  // keys past j_end are clamped to the last valid key (their score becomes -inf, weight 0)
+  // and lanes past the head dim read element D - 1 against a zero q. A conditional load,
+  // or the mask's dtype switch between loads, would split the step into basic blocks and
+  // serialize the loads into one memory round trip per key (measured: 27 us instead of a
+  // few for a 1 x 1024-key decode step).
   constexpr int U = EPL <= 2 ? 8 : 4;
+  int64_t dcol[EPL];
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    const int64_t d = lane + 32 * e;
+    dcol[e] = d < a.D ? d : a.D - 1;
+  }
   for (int64_t j0 = j_begin; j0 < j_end; j0 += U) {
-    A part[U], vv[U][EPL], mv[U];
+    A kv[U][EPL], vv[U][EPL];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t j = j0 + u;
-      const bool in = j < j_end;
+      const int64_t j = j0 + u < j_end ? j0 + u : j_end - 1;
       const S* kp = kb + j * a.k.s[2];
       const S* vp = vb + j * a.v.s[2];
-      part[u] = A(0);
 #pragma unroll
       for (int e = 0; e < EPL; ++e) {
-        const int64_t d = lane + 32 * e;
-        const bool ok = in && d < a.D;
-        part[u] += ok ? qr[e] * A(to_compute(kp[d * a.k.s[3]])) : A(0);
-        vv[u][e] = ok ? A(to_compute(vp[d * a.v.s[3]])) : A(0);
+        kv[u][e] = A(to_compute(kp[dcol[e] * a.k.s[3]]));
+        vv[u][e] = A(to_compute(vp[dcol[e] * a.v.s[3]]));
       }
-      mv[u] = in && masked ? A(a.mask.at(b, h, i, j)) : A(0);
+    }
+    // Lane u < U reads key j0 + u's mask value (one dtype switch per lane, after the K/V
+    // loads are in flight); the lanes then share them.
+    A mlane = 0;
+    if (masked && lane < U) mlane = A(a.mask.at(b, h, i, j0 + lane < j_end ? j0 + lane : j_end - 1));
+    A part[U], mv[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      A t = 0;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) t += qr[e] * kv[u][e];
+      part[u] = t;
+      mv[u] = __shfl_sync(0xffffffffu, mlane, u);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
@@ -165,17 +182,24 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
         w = ms == -INFINITY ? A(0) : math::wexp(ms - m);
         sum += w * ml[2 * (sl * rows + row) + 1];
       }
-      // Fully unrolled: the (up to 32 * EPL) accumulator loads are all in flight at once.
+      // TB splits' accumulators at a time (64 values per lane: no spills), loaded
+      // branch-free (absent splits read the last one and weigh 0) so that they are all in
+      // flight at once; then the weighted sum.
+      constexpr int TB = 64 / (EPL * int(sizeof(A) / sizeof(float)));
 #pragma unroll
-      for (int t = 0; t < 32; ++t) {
-        const A wt = __shfl_sync(0xffffffffu, w, t);
-        if (s0 + t < splits) {
-          const int64_t prow = (s0 + t) * rows + row;
+      for (int t0 = 0; t0 < 32; t0 += TB) {
+        A part[TB][EPL];
 #pragma unroll
-          for (int e = 0; e < EPL; ++e) {
-            const int64_t d = lane + 32 * e;
-            if (d < D) o[e] += wt * acc[prow * D + d];
-          }
+        for (int t = 0; t < TB; ++t) {
+          const int64_t prow = (s0 + t0 + t < splits ? s0 + t0 + t : splits - 1) * rows + row;
+#pragma unroll
+          for (int e = 0; e < EPL; ++e) part[t][e] = acc[prow * D + (lane + 32 * e < D ? lane + 32 * e : D - 1)];
+        }
+#pragma unroll
+        for (int t = 0; t < TB; ++t) {
+          const A wt = __shfl_sync(0xffffffffu, w, t0 + t);
+#pragma unroll
+          for (int e = 0; e < EPL; ++e) o[e] += wt * part[t][e];
         }
       }
     }
