@@ -122,6 +122,7 @@ def main():
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--quick", action="store_true", help="fewer runs and shapes (CPU)")
+    ap.add_argument("--phases", default="forward,decode", help="which rows: forward, decode or both")
     args = ap.parse_args()
     import torch
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -129,6 +130,9 @@ def main():
     if not gpu:
         torch.set_num_threads(os.cpu_count())  # wick's CPU pool uses every core too
     shapes = [(1, 1024), (8, 1024)] if gpu and not args.quick else [(1, 1024)]
+    phases = args.phases.split(",")
+    if "forward" not in phases:
+        shapes = []
     runs = 20 if gpu else 3
     new_tokens = 128 if gpu else 32
     with tempfile.TemporaryDirectory() as ckpt:
@@ -152,6 +156,9 @@ def main():
                 tf = forward_flops(cfg, b, t) / (wm / 1e3) / 1e12
                 ceil = f"{tf:.1f} TFLOP/s, {100 * tf / tflops:.0f}% of bf16 peak" if gpu else f"{tf * 1e3:.0f} GFLOP/s"
                 rows.append((f"forward {b}x{t}", dt, f"{wm:.2f} ms", f"{tm:.2f} ms", tm / wm, ceil))
+            if "decode" not in phases:
+                del model
+                continue
             tr = torch_decode_rate(torch, model, args.device, new_tokens, 3 if gpu else 1)
             wr, nodes = wick_decode_rate(args.wick, ckpt, wdev, dt, new_tokens, 3 if gpu else 1)
             weight_bytes = nparams * torch.tensor([], dtype=tdt[dt]).element_size()
