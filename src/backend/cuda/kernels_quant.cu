@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/quant_cuda.h"
@@ -97,21 +98,14 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
   constexpr int S = T::kStages;
   extern __shared__ __align__(16) uint8_t smem[];
   const size_t x_bytes = x_in_smem ? size_t(M) * size_t(K) * sizeof(float) : 0;  // a multiple of 32
-  const float* xs = x;
-  if (x_in_smem) {
-    auto* xsm = reinterpret_cast<float*>(smem);
-    for (int64_t i = threadIdx.x; i < int64_t(M) * K; i += blockDim.x) xsm[i] = x[i];
-    __syncthreads();
-    xs = xsm;
-  }
   const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
   const int64_t gw = int64_t(blockIdx.x) * (blockDim.x / kWarp) + warp;
   const int64_t groups = (N + kRows - 1) / kRows;
-  if (gw >= groups) return;  // no block-wide barrier below
   uint8_t* buffers = smem + x_bytes + size_t(warp) * T::kWarpSmem;
   const int64_t chunks = (K + T::kChunkVals - 1) / T::kChunkVals;
-  const int64_t items = (groups - gw + warps - 1) / warps * chunks;  // (row group, chunk) pairs
+  // (row group, chunk) pairs of this warp: groups gw, gw + warps, ...
+  const int64_t items = gw < groups ? (groups - gw + warps - 1) / warps * chunks : 0;
 
   // Starts the copy of item it into its buffer (commits an empty group past the end, so
   // the wait below always counts the same number of groups).
@@ -141,8 +135,32 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
     cp_async_commit();
   };
 
-  float acc[kRows][kQuantMatvecMaxM] = {};
+  // The first chunks of W start streaming in while the block stages x.
   for (int s = 0; s < S - 1; ++s) issue(s);
+  const float* xs = x;
+  if (x_in_smem) {
+    auto* xsm = reinterpret_cast<float*>(smem);
+    const int64_t total = int64_t(M) * K;
+    constexpr int kBatch = 8;  // loads in flight per thread
+    for (int64_t i0 = threadIdx.x; i0 < total; i0 += kBatch * int64_t(blockDim.x)) {
+      float v[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int64_t i = i0 + j * int64_t(blockDim.x);
+        v[j] = x[i < total ? i : 0];
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int64_t i = i0 + j * int64_t(blockDim.x);
+        if (i < total) xsm[i] = v[j];
+      }
+    }
+    __syncthreads();
+    xs = xsm;
+  }
+  if (items == 0) return;  // no block-wide barrier below
+
+  float acc[kRows][kQuantMatvecMaxM] = {};
   for (int64_t it = 0; it < items; ++it) {
     issue(it + S - 1);  // into the buffer item it - 1 used (the __syncwarp below ended its reads)
     cp_async_wait<S - 1>();
@@ -214,11 +232,16 @@ template <class D, bool kAligned>
 void launch_matvec(int64_t blocks, int64_t block_warps, size_t smem, cudaStream_t stream, const void* w,
                    size_t row_bytes, int64_t N, int64_t K, const Tensor& x, const Tensor& y) {
   // Above the default 48 KB of dynamic shared memory: opt in to the most this kernel can
-  // ask for, once.
-  static const cudaError_t opted_in =
-      cudaFuncSetAttribute(matvec_kernel<D, kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(kXSmemMax + kMaxWarps * MatvecTiling<D>::kWarpSmem));
-  (void)opted_in;
+  // ask for, once per device (the attribute is per device).
+  static std::atomic<uint64_t> opted_in{0};
+  const int device = y.device().index;
+  const uint64_t bit = uint64_t(1) << (device & 63);
+  if (!(opted_in.load(std::memory_order_relaxed) & bit)) {
+    WICK_CHECK(cudaFuncSetAttribute(matvec_kernel<D, kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(kXSmemMax + kMaxWarps * MatvecTiling<D>::kWarpSmem)) == cudaSuccess,
+               Internal, "quant_matmul: cannot raise the shared memory limit of the matvec kernel");
+    opted_in.fetch_or(bit, std::memory_order_relaxed);
+  }
   const bool x_in_smem = size_t(x.numel()) * sizeof(float) <= kXSmemMax;
   matvec_kernel<D, kAligned><<<unsigned(blocks), unsigned(block_warps * kWarp), smem, stream>>>(
       static_cast<const uint8_t*>(w), row_bytes, N, K, static_cast<const float*>(x.data()), int(x.dim(0)), x_in_smem,
