@@ -109,12 +109,24 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
 
   // Starts the copy of item it into its buffer (commits an empty group past the end, so
   // the wait below always counts the same number of groups).
-  auto issue = [&](int64_t it) {
-    if (it < items) {
-      const int64_t g = gw + it / chunks * warps, c = it % chunks;
+  // Items are walked by cursors (no 64-bit division per item): item it is chunk c of row
+  // group g, in buffer it % S.
+  struct Cursor {
+    int64_t it, g, c;
+    int stage;
+  };
+  auto advance = [&](Cursor& q) {
+    ++q.it;
+    q.stage = q.stage + 1 == S ? 0 : q.stage + 1;
+    if (++q.c == chunks) q.c = 0, q.g += warps;
+  };
+  Cursor next{0, gw, 0, 0};  // the next item to copy in
+  auto issue = [&]() {
+    if (next.it < items) {
+      const int64_t g = next.g, c = next.c;
       const size_t start = size_t(c) * T::kChunkBytes;
       const size_t end = std::min(start + size_t(T::kChunkBytes), row_bytes);
-      uint8_t* dst = buffers + size_t(it % S) * kRows * T::kRowBuffer;
+      uint8_t* dst = buffers + size_t(next.stage) * kRows * T::kRowBuffer;
 #pragma unroll
       for (int r = 0; r < kRows; ++r, dst += T::kRowBuffer) {
         const uint8_t* src = w + size_t(std::min(g * kRows + r, N - 1)) * row_bytes;
@@ -133,10 +145,11 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
       }
     }
     cp_async_commit();
+    advance(next);
   };
 
   // The first chunks of W start streaming in while the block stages x.
-  for (int s = 0; s < S - 1; ++s) issue(s);
+  for (int s = 0; s < S - 1; ++s) issue();
   const float* xs = x;
   if (x_in_smem) {
     auto* xsm = reinterpret_cast<float*>(smem);
@@ -161,13 +174,13 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
   if (items == 0) return;  // no block-wide barrier below
 
   float acc[kRows][kQuantMatvecMaxM] = {};
-  for (int64_t it = 0; it < items; ++it) {
-    issue(it + S - 1);  // into the buffer item it - 1 used (the __syncwarp below ended its reads)
+  for (Cursor cur{0, gw, 0, 0}; cur.it < items; advance(cur)) {
+    issue();  // item it + S - 1, into the buffer item it - 1 used (the __syncwarp below ended its reads)
     cp_async_wait<S - 1>();
     __syncwarp();
-    const int64_t g = gw + it / chunks * warps, c = it % chunks;
+    const int64_t g = cur.g, c = cur.c;
     const size_t start = size_t(c) * T::kChunkBytes;
-    const uint8_t* chunk = buffers + size_t(it % S) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
+    const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
 #pragma unroll 1
     for (int t = 0; t < T::kTiles; ++t) {
       const int64_t e = c * T::kChunkVals + int64_t(t) * kTileVals + 8 * lane;
