@@ -97,7 +97,9 @@ TEST(QuantBlockDecode, AffineDecodeMatchesDecode8) {
           float want[8], u[8], a = 0, b = 0;
           quant::decode8<D>(row, e0, want);
           quant::decode8_affine<D>(row, e0, u, a, b);
-          if (!quant::kAffineOffsetOf<D>) EXPECT_EQ(b, 0.0f);
+          if (!quant::kAffineOffsetOf<D>) {
+            EXPECT_EQ(b, 0.0f);
+          }
           for (int k = 0; k < 8; ++k) {
             const float got = quant::kAffineOffsetOf<D> ? std::fma(a, u[k], b) : a * u[k];
             if (std::bit_cast<uint32_t>(got) != std::bit_cast<uint32_t>(want[k]) && ++bad <= 4)

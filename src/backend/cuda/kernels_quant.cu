@@ -183,12 +183,39 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
     const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
 #pragma unroll 1
     for (int t = 0; t < T::kTiles; ++t) {
-      const int64_t e = c * T::kChunkVals + int64_t(t) * kTileVals + 8 * lane;
-      if (e >= K) break;  // K % 8 == 0: a lane's 8 values are all in or all out
+      const int64_t e_tile = c * T::kChunkVals + int64_t(t) * kTileVals;
+      if (e_tile >= K) break;  // the same for the whole warp
+      const int64_t e = e_tile + 8 * lane;
+      const uint8_t* tile = chunk + t * T::kTileBytes;
       float u[kRows][8], a[kRows], b[kRows];
+      if constexpr (quant::kHasAffine<D>) {
+        // The (a, b) of every scale group of the tile's rows are decoded once, one or two
+        // per lane, and handed to the lanes that use them by shuffles (not 8 / kScaleVals
+        // times over: a q4_K sub-block scale takes some 20 instructions).
+        constexpr int G = kTileVals / D::kScaleVals;  // scale groups per row of a tile
+        static_assert(kWarp % G == 0 && (G * kRows) % kWarp == 0);
+        constexpr int kPer = G * kRows / kWarp;
+        float ta[kPer], tb[kPer];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        quant::decode8_affine<D>(chunk + r * T::kRowBuffer + t * T::kTileBytes, 8 * lane, u[r], a[r], b[r]);
+        for (int p = 0; p < kPer; ++p) {
+          const int j = lane + kWarp * p;  // entry j: group j % G of row j / G
+          D::scale_affine(tile + (j / G) * T::kRowBuffer, int64_t(j % G) * D::kScaleVals, ta[p], tb[p]);
+        }
+        const int group = 8 * lane / D::kScaleVals;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const int src = (r * G + group) % kWarp;  // in ta[r * G / kWarp] of that lane
+          a[r] = __shfl_sync(0xffffffffu, ta[r * G / kWarp], src);
+          b[r] = quant::kAffineOffsetOf<D> ? __shfl_sync(0xffffffffu, tb[r * G / kWarp], src) : 0.0f;
+          D::decode8_u(tile + r * T::kRowBuffer, 8 * lane, u[r]);
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) quant::decode8_affine<D>(tile + r * T::kRowBuffer, 8 * lane, u[r], a[r], b[r]);
+      }
+      // Past K (K % 8 == 0: a lane's 8 values are all in or all out) the decoded bytes are
+      // stale: leave them out.
+      if (e >= K) continue;
 #pragma unroll
       for (int m = 0; m < kQuantMatvecMaxM; ++m) {
         if (m < M) {

@@ -36,8 +36,9 @@ WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16
 
 // ---- the affine form used by the CUDA matrix-vector product --------------------------------
 //
-// D::decode8_affine(row, e0, u, a, b) gives the same 8 values as decode8 as a * u[k] + b:
-// u[k] small integers held exactly in floats, a and b shared by the 8 values (b is 0 where
+// decode8_affine<D>(row, e0, u, a, b) gives the same 8 values as decode8 as a * u[k] + b:
+// u[k] small integers held exactly in floats (D::decode8_u), a and b shared by the 8 values
+// and by all D::kScaleVals values of their sub-block (D::scale_affine; b is 0 where
 // D::kAffineOffset is false), so a dot product can factor the scale out of its inner sum:
 // sum_k v_k x_k = a * sum_k u_k x_k + b * sum_k x_k. Every a * u[k] is exact in f32, so
 // fma(a, u[k], b) (a * u[k] without an offset) is bit-exact with decode8 (the host test
@@ -46,9 +47,11 @@ WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16
 // memory with at least 8 readable bytes past the end of the bytes it decodes.
 
 // f16 bits to f32 (exact either way): the hardware conversion on the device.
+// On the device p must be 2-byte aligned (f16 fields sit at even offsets of every block,
+// and the kernel keeps blocks at even addresses).
 WICK_HD inline float f16_fast(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
-  return __half2float(__ushort_as_half(u16_at(p)));
+  return __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(p)));
 #else
   return f16_at(p);
 #endif
@@ -164,9 +167,10 @@ struct DecodeQ4Q5 {
     }
   }
   static constexpr bool kAffineOffset = kHasMin;
+  static constexpr int kScaleVals = kElems;
   // e0 % 32 is 0, 8, 16 or 24: nibbles (low for 0 and 8, high for 16 and 24) of
   // qs[e0 % 16 ..], fifth bits from byte (e0 % 32) / 8 of qh.
-  WICK_HD static void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + (i0 & 15));
@@ -178,6 +182,9 @@ struct DecodeQ4Q5 {
       hi |= spread_bit4(h >> 4);
     }
     bytes_minus8(lo, hi, kByteFloatBias + float(kHasMin ? 0 : kOffset), u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
     a = f16_fast(blk + offsetof(Block, d));
     b = 0.0f;
     if constexpr (kHasMin) b = f16_fast(blk + offsetof(Block, m));
@@ -201,12 +208,15 @@ struct DecodeQ8_0 {
     for (int k = 0; k < 8; ++k) v[k] = float(int8_t(qs[k])) * d;
   }
   static constexpr bool kAffineOffset = false;
-  WICK_HD static void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
+  static constexpr int kScaleVals = kElems;
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const Bytes8 q = bytes8_at(blk + offsetof(BlockQ8_0, qs) + e0 % kElems);
     // int8 s ^ 0x80 read unsigned is s + 128.
     bytes_minus8(q.lo ^ 0x80808080u, q.hi ^ 0x80808080u, kByteFloatBias + 128.0f, u);
-    a = f16_fast(blk + offsetof(BlockQ8_0, d));
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    a = f16_fast(row + (e0 / kElems) * kBytes + offsetof(BlockQ8_0, d));
     b = 0.0f;
   }
 };
@@ -285,7 +295,8 @@ struct DecodeK4Like {
     }
   }
   static constexpr bool kAffineOffset = true;
-  WICK_HD static void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
+  static constexpr int kScaleVals = 32;  // a sub-block
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int sub = i0 / 32, l0 = i0 % 32;
@@ -298,8 +309,11 @@ struct DecodeK4Like {
       hi |= ((h.hi >> sub) & 0x01010101u) << 4;
     }
     bytes_minus8(lo, hi, kByteFloatBias, u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
     int sc, m;
-    scale_min_k4_select(sub, blk + offsetof(Block, scales), sc, m);
+    scale_min_k4_select(int(e0 % kElems) / 32, blk + offsetof(Block, scales), sc, m);
     a = f16_fast(blk + offsetof(Block, d)) * float(sc);
     b = -(f16_fast(blk + offsetof(Block, dmin)) * float(m));
   }
@@ -332,7 +346,8 @@ struct DecodeQ6_K {
     }
   }
   static constexpr bool kAffineOffset = false;
-  WICK_HD static void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
+  static constexpr int kScaleVals = 16;  // a sub-block
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
@@ -342,6 +357,11 @@ struct DecodeQ6_K {
     const uint32_t lo = ((ql.lo >> shift) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4);
     const uint32_t hi = ((ql.hi >> shift) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4);
     bytes_minus8(lo, hi, kByteFloatBias + 32.0f, u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
     a = f16_fast(blk + offsetof(BlockQ6_K, d)) *
         float(int8_t(blk[offsetof(BlockQ6_K, scales) + 8 * h + l0 / 16 + 2 * t]));
     b = 0.0f;
@@ -373,12 +393,19 @@ inline constexpr bool kAffineOffsetOf = [] {
   }
 }();
 
+// Whether D has its own decode8_u / scale_affine pair (else decode8_affine falls back).
+template <class D>
+inline constexpr bool kHasAffine = requires {
+  D::kScaleVals;
+};
+
 // decode8_affine for every decoder: those without their own give decode8's values with
 // a = 1, b = 0.
 template <class D>
 WICK_HD inline void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
-  if constexpr (requires { D::decode8_affine(row, e0, u, a, b); }) {
-    D::decode8_affine(row, e0, u, a, b);
+  if constexpr (kHasAffine<D>) {
+    D::decode8_u(row, e0, u);
+    D::scale_affine(row, e0, a, b);
   } else {
     decode8<D>(row, e0, u);
     a = 1.0f;
