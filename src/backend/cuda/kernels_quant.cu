@@ -42,9 +42,12 @@ constexpr int kWarp = 32;
 //  - the packed bytes of a chunk (for the kRows rows) are copied into a per-warp shared
 //    buffer by 16-byte cp.async copies, kStages chunks deep, the pipeline running on across
 //    row groups: kStages - 1 chunks (several KB per warp) stay in flight while one is decoded;
-//  - decoding goes through decode8_affine (io/quant/block_decode.h): 8 exact small integers
-//    u and a shared scale a (and offset b), so the inner loop is one FMA per value per row of
-//    x, and the scale is applied once per 8 values: a * sum u x + b * sum x.
+//  - decoding is affine (decode8_u / scale_affine of io/quant/block_decode.h): 8 exact small
+//    integers u, made from the packed bytes without int-to-float conversions, and a scale a
+//    (and offset b) per sub-block, so the inner loop is one FMA per value per row of x and
+//    the scale is applied once per 8 values: a * sum u x + b * sum x. The (a, b) of a tile's
+//    sub-blocks are decoded once each (one or two per lane) and passed around by shuffles;
+//    decoders without the affine pair (q2_K, q3_K, the float types) use decode8 with a = 1.
 // Rows whose packed bytes are not 16-byte aligned (row_bytes % 16 or the base) take the
 // same kernel with a byte-wise copy into the buffers instead of cp.async (kAligned false).
 constexpr int kRows = 4;        // rows of W per warp
