@@ -7,9 +7,11 @@ CUDA events (warm-up, median of >= 20 runs). Runs in well under 2 minutes.
     python3 bench/quant_h200.py build/tools/wick/wick [--device cuda:0] [--out FILE] [--quick]
 
 Note: wick bench times each run with the host clock around a synchronize, so rows of a few
-microseconds include the launch and synchronize overhead; the torch column does not.
+microseconds include the launch and synchronize overhead; the torch column does not. Both
+sides cycle through copies of W totalling > 200 MB, so the weight is never L2-resident.
 """
 import argparse
+import math
 import os
 import sys
 
@@ -18,10 +20,25 @@ import bench_common as bc  # noqa: E402
 from compare_cuda import ceilings, event_median  # noqa: E402
 
 
+# Like wick's qmatvec rows on a GPU: products cycle through weight copies totalling more
+# than this, so W comes from HBM, not from the L2 cache (50 MB on an H200).
+COLD_BYTES = 200e6
+
+
 def torch_bf16_matvec(torch, n, k, quick):
+    """Seconds per bf16 x @ W.T, each product on a different copy of W (L2-cold)."""
     x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    return event_median(torch, lambda: x @ w.T, quick)
+    copies = max(1, math.ceil(COLD_BYTES / (n * k * 2)))
+    ws = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
+
+    def products():
+        for w in ws:
+            x @ w.T
+
+    t = event_median(torch, products, quick) / copies
+    del ws
+    torch.cuda.empty_cache()
+    return t
 
 
 def main():

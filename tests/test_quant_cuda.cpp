@@ -4,10 +4,13 @@
 // cases run on cpu and cuda:0 (skipped without a GPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "io/quant/block_decode.h"
 #include "support/devices.h"
@@ -70,6 +73,44 @@ TEST(QuantBlockDecode, HostDecodersMatchCpuDequantizer) {
     });
     EXPECT_TRUE(test::bits_equal(by_value, want)) << "value()";
     if (n % 8 == 0) EXPECT_TRUE(test::bits_equal(by_chunk, want)) << "decode8()";
+  }
+}
+
+// decode8_affine (the CUDA matrix-vector product's decoding) gives decode8's values as
+// a * u + b with exact products: fma(a, u, b) (a * u without an offset) is bit-exact, and
+// every u is a small integer.
+TEST(QuantBlockDecode, AffineDecodeMatchesDecode8) {
+  for (const std::string& name : fixture_names()) {
+    SCOPED_TRACE(name);
+    const QuantTensor& q = quants().tensor(name);
+    const int64_t rows = q.rows(), n = q.row_elems();
+    if (n % 8 != 0) continue;
+    const size_t row_bytes = ggml_row_bytes(q.type, n);
+    const auto* src = static_cast<const uint8_t*>(q.bytes.data());
+    quant::dispatch_decoder(q.type, [&]<class D>() {
+      // Decoders without their own decode8_affine give u = decode8's values, a = 1.
+      constexpr bool has_own = requires { D::kAffineOffset; };
+      int bad = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = src + size_t(r) * row_bytes;
+        for (int64_t e0 = 0; e0 < n; e0 += 8) {
+          float want[8], u[8], a = 0, b = 0;
+          quant::decode8<D>(row, e0, want);
+          quant::decode8_affine<D>(row, e0, u, a, b);
+          if (!quant::kAffineOffsetOf<D>) {
+            EXPECT_EQ(b, 0.0f);
+          }
+          for (int k = 0; k < 8; ++k) {
+            const float got = quant::kAffineOffsetOf<D> ? std::fma(a, u[k], b) : a * u[k];
+            if (std::bit_cast<uint32_t>(got) != std::bit_cast<uint32_t>(want[k]) && ++bad <= 4)
+              ADD_FAILURE() << "row " << r << " value " << e0 + k << ": " << got << " vs " << want[k];
+            if (has_own && (u[k] != std::nearbyint(u[k]) || std::fabs(u[k]) > 128) && ++bad <= 4)
+              ADD_FAILURE() << "u not a small integer: " << u[k];
+          }
+        }
+      }
+      EXPECT_EQ(bad, 0);
+    });
   }
 }
 
@@ -162,6 +203,62 @@ TEST_P(QuantDevice, MatmulMatchesCpuForEveryFixtureType) {
     for (int64_t M : {1, 5, 9}) {
       SCOPED_TRACE(type + " M=" + std::to_string(M));
       const Tensor x = Tensor::from_vector(random_values(size_t(M * 512), uint32_t(M + 100)), Shape{M, 512});
+      expect_matmul_close(x, x.to(dev()), w, dev());
+    }
+  }
+}
+
+// A (N, K) weight of type made of fixture rows: row n is the concatenation of K / 512 rows
+// of w.<type> (K >= 512), or the first K values of one (K < 512, whole blocks), so every
+// ggml type (not only those wick quantizes) gets any N and K.
+QuantTensor fixture_weight(const std::string& type, int64_t N, int64_t K) {
+  const QuantTensor& f = quants().tensor("w." + type);  // (8, 512)
+  const size_t f_row = ggml_row_bytes(f.type, 512), row_bytes = ggml_row_bytes(f.type, K);
+  const auto* src = static_cast<const uint8_t*>(f.bytes.data());
+  std::vector<uint8_t> bytes(row_bytes * size_t(N));
+  for (int64_t n = 0; n < N; ++n) {
+    for (size_t done = 0, part = 0; done < row_bytes; ++part) {
+      const size_t take = std::min(f_row, row_bytes - done);
+      std::memcpy(&bytes[size_t(n) * row_bytes + done], src + size_t((n * 3 + int64_t(part)) % 8) * f_row, take);
+      done += take;
+    }
+  }
+  QuantTensor w;
+  w.name = "w." + type;
+  w.type = f.type;
+  w.shape = Shape{N, K};
+  w.bytes = Tensor::from_vector(bytes, Shape{int64_t(bytes.size())}).storage();
+  return w;
+}
+
+// The small-M product (M <= 8) for every type and M, odd N (a partial last group of
+// rows), K = 2048 (16-byte aligned rows, several chunks with a partial last one, x in
+// shared memory for M <= 4 and read from global memory above) and a short K whose rows
+// are not 16-byte aligned for most types (the byte-copy path).
+TEST_P(QuantDevice, SmallMMatmulMatchesCpuForEveryTypeAndShape) {
+  for (const std::string& type : kTypes) {
+    const bool k_quant = type.size() == 4 && type[3] == 'k';
+    for (int64_t K : {int64_t(2048), int64_t(k_quant ? 256 : 96)}) {
+      const QuantTensor w = fixture_weight(type, 37, K);
+      for (int64_t M = 1; M <= 8; ++M) {
+        SCOPED_TRACE(type + " K=" + std::to_string(K) + " M=" + std::to_string(M));
+        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M * 7 + K)), Shape{M, K});
+        expect_matmul_close(x, x.to(dev()), w, dev());
+      }
+    }
+  }
+}
+
+// Enough rows that every warp of the grid gets several row groups (the pipeline runs on
+// from one group into the next).
+TEST_P(QuantDevice, SmallMMatmulManyRows) {
+  const int64_t N = 9001, K = 512;
+  const Tensor wsrc = Tensor::from_vector(random_values(size_t(N * K), 61), Shape{N, K});
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q6_K}) {
+    const QuantTensor w = quantize(wsrc, type, "w");
+    for (int64_t M : {1, 2}) {
+      SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M));
+      const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(62 + M)), Shape{M, K});
       expect_matmul_close(x, x.to(dev()), w, dev());
     }
   }

@@ -21,7 +21,9 @@ void quant_dequantize(GgmlType type, const void* src, size_t row_bytes, int64_t 
 inline constexpr int64_t kQuantMatvecMaxM = 8;
 
 // y (M, N) = x (M, K) @ W^T with x and y contiguous f32 on W's device, W N packed rows of
-// K values (row_bytes each), M <= kQuantMatvecMaxM, K % 8 == 0. One warp per row of W.
+// K values (row_bytes each), M <= kQuantMatvecMaxM, K % 8 == 0. Each warp streams 4 rows of
+// W through shared memory with cp.async (16-byte rows take the fast copy; others a
+// byte-wise one) and factors the block scales out of the inner products.
 void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const Tensor& x,
                   const Tensor& y);
 

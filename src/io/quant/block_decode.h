@@ -25,10 +25,90 @@
 #include "wick/half.h"
 #include "wick/quant.h"
 
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
 namespace wick::quant {
 
 WICK_HD inline uint16_t u16_at(const uint8_t* p) { return uint16_t(p[0] | (uint16_t(p[1]) << 8)); }
 WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16_at(p)); }
+
+// ---- the affine form used by the CUDA matrix-vector product --------------------------------
+//
+// decode8_affine<D>(row, e0, u, a, b) gives the same 8 values as decode8 as a * u[k] + b:
+// u[k] small integers held exactly in floats (D::decode8_u), a and b shared by the 8 values
+// and by all D::kScaleVals values of their sub-block (D::scale_affine; b is 0 where
+// D::kAffineOffset is false), so a dot product can factor the scale out of its inner sum:
+// sum_k v_k x_k = a * sum_k u_k x_k + b * sum_k x_k. Every a * u[k] is exact in f32, so
+// fma(a, u[k], b) (a * u[k] without an offset) is bit-exact with decode8 (the host test
+// checks it). The packed bytes are read 8 at a time through bytes8_at, which on the device
+// loads the whole aligned 32-bit words around them: there row must point into shared
+// memory with at least 8 readable bytes past the end of the bytes it decodes.
+
+// f16 bits to f32 (exact either way): the hardware conversion on the device.
+// On the device p must be 2-byte aligned (f16 fields sit at even offsets of every block,
+// and the kernel keeps blocks at even addresses).
+WICK_HD inline float f16_fast(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(p)));
+#else
+  return f16_at(p);
+#endif
+}
+
+struct Bytes8 {
+  uint32_t lo, hi;  // bytes 0..3 and 4..7, little endian
+};
+WICK_HD inline Bytes8 bytes8_at(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  // Three aligned word loads and two funnel shifts instead of eight byte loads.
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const auto* w = reinterpret_cast<const uint32_t*>(addr & ~uintptr_t(3));
+  const unsigned shift = unsigned(addr & 3) * 8;
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  return {__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift)};
+#else
+  auto word = [](const uint8_t* q) {
+    return uint32_t(q[0]) | (uint32_t(q[1]) << 8) | (uint32_t(q[2]) << 16) | (uint32_t(q[3]) << 24);
+  };
+  return {word(p), word(p + 4)};
+#endif
+}
+
+// Byte i of w minus bias, exactly, without an int-to-float conversion (a quarter-rate
+// instruction): the float with bits 0x4B0000xx is 2^23 + xx, so subtracting
+// bias = 2^23 + offset leaves xx - offset.
+inline constexpr float kByteFloatBias = 8388608.0f;  // 2^23
+WICK_HD inline float byte_minus(uint32_t w, int i, float bias) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | unsigned(i))) - bias;
+#else
+  return std::bit_cast<float>(0x4B000000u | ((w >> (8 * i)) & 0xFFu)) - bias;
+#endif
+}
+
+// The 8 u values of two words of packed bytes.
+WICK_HD inline void bytes_minus8(uint32_t lo, uint32_t hi, float bias, float* u) {
+  for (int k = 0; k < 4; ++k) {
+    u[k] = byte_minus(lo, k, bias);
+    u[4 + k] = byte_minus(hi, k, bias);
+  }
+}
+
+// Bit k (k < 4) of x moved to bit 4 of byte k: a q5 fifth bit next to its nibble.
+WICK_HD inline uint32_t spread_bit4(uint32_t x) {
+  return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
+}
+
+// scale_min_k4 without a branch on j (lanes of a warp decode different sub-blocks).
+WICK_HD inline void scale_min_k4_select(int j, const uint8_t* q, int& sc, int& m) {
+  const int k = j & 3;
+  const int s0 = q[k], s4 = q[k + 4], s8 = q[k + 8];
+  const bool high = j >= 4;
+  sc = high ? ((s8 & 0xF) | ((s0 >> 6) << 4)) : (s0 & 63);
+  m = high ? ((s8 >> 4) | ((s4 >> 6) << 4)) : (s4 & 63);
+}
 
 struct DecodeF32 {
   static constexpr int kElems = 1, kBytes = 4;
@@ -86,6 +166,29 @@ struct DecodeQ4Q5 {
       }
     }
   }
+  static constexpr bool kAffineOffset = kHasMin;
+  static constexpr int kScaleVals = kElems;
+  // e0 % 32 is 0, 8, 16 or 24: nibbles (low for 0 and 8, high for 16 and 24) of
+  // qs[e0 % 16 ..], fifth bits from byte (e0 % 32) / 8 of qh.
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + (i0 & 15));
+    const int shift = (i0 & 16) >> 2;
+    uint32_t lo = (q.lo >> shift) & 0x0F0F0F0Fu, hi = (q.hi >> shift) & 0x0F0F0F0Fu;
+    if constexpr (kHasQh) {
+      const uint32_t h = blk[offsetof(Block, qh) + i0 / 8];
+      lo |= spread_bit4(h & 0xFu);
+      hi |= spread_bit4(h >> 4);
+    }
+    bytes_minus8(lo, hi, kByteFloatBias + float(kHasMin ? 0 : kOffset), u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    a = f16_fast(blk + offsetof(Block, d));
+    b = 0.0f;
+    if constexpr (kHasMin) b = f16_fast(blk + offsetof(Block, m));
+  }
 };
 using DecodeQ4_0 = DecodeQ4Q5<BlockQ4_0, false, false>;
 using DecodeQ4_1 = DecodeQ4Q5<BlockQ4_1, true, false>;
@@ -103,6 +206,18 @@ struct DecodeQ8_0 {
     const uint8_t* qs = b + offsetof(BlockQ8_0, qs) + e0 % kElems;
     const float d = f16_at(b + offsetof(BlockQ8_0, d));
     for (int k = 0; k < 8; ++k) v[k] = float(int8_t(qs[k])) * d;
+  }
+  static constexpr bool kAffineOffset = false;
+  static constexpr int kScaleVals = kElems;
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const Bytes8 q = bytes8_at(blk + offsetof(BlockQ8_0, qs) + e0 % kElems);
+    // int8 s ^ 0x80 read unsigned is s + 128.
+    bytes_minus8(q.lo ^ 0x80808080u, q.hi ^ 0x80808080u, kByteFloatBias + 128.0f, u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    a = f16_fast(row + (e0 / kElems) * kBytes + offsetof(BlockQ8_0, d));
+    b = 0.0f;
   }
 };
 
@@ -179,6 +294,29 @@ struct DecodeK4Like {
       v[k] = d1 * float(x) - m1;
     }
   }
+  static constexpr bool kAffineOffset = true;
+  static constexpr int kScaleVals = 32;  // a sub-block
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int sub = i0 / 32, l0 = i0 % 32;
+    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
+    const int shift = (sub & 1) * 4;
+    uint32_t lo = (q.lo >> shift) & 0x0F0F0F0Fu, hi = (q.hi >> shift) & 0x0F0F0F0Fu;
+    if constexpr (kHasQh) {
+      const Bytes8 h = bytes8_at(blk + offsetof(Block, qh) + l0);
+      lo |= ((h.lo >> sub) & 0x01010101u) << 4;
+      hi |= ((h.hi >> sub) & 0x01010101u) << 4;
+    }
+    bytes_minus8(lo, hi, kByteFloatBias, u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    int sc, m;
+    scale_min_k4_select(int(e0 % kElems) / 32, blk + offsetof(Block, scales), sc, m);
+    a = f16_fast(blk + offsetof(Block, d)) * float(sc);
+    b = -(f16_fast(blk + offsetof(Block, dmin)) * float(m));
+  }
   WICK_HD static float value(const uint8_t* row, int64_t e) {
     float v[8];
     decode8(row, e & ~int64_t(7), v);
@@ -207,6 +345,27 @@ struct DecodeQ6_K {
       v[k] = d * sc * float(x);
     }
   }
+  static constexpr bool kAffineOffset = false;
+  static constexpr int kScaleVals = 16;  // a sub-block
+  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
+    const Bytes8 ql = bytes8_at(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * (t & 1));
+    const Bytes8 qh = bytes8_at(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
+    const int shift = (t >> 1) * 4;
+    const uint32_t lo = ((ql.lo >> shift) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4);
+    const uint32_t hi = ((ql.hi >> shift) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4);
+    bytes_minus8(lo, hi, kByteFloatBias + 32.0f, u);
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
+    a = f16_fast(blk + offsetof(BlockQ6_K, d)) *
+        float(int8_t(blk[offsetof(BlockQ6_K, scales) + 8 * h + l0 / 16 + 2 * t]));
+    b = 0.0f;
+  }
   WICK_HD static float value(const uint8_t* row, int64_t e) {
     float v[8];
     decode8(row, e & ~int64_t(7), v);
@@ -221,6 +380,36 @@ WICK_HD inline void decode8(const uint8_t* row, int64_t e0, float* v) {
     D::decode8(row, e0, v);
   } else {
     for (int k = 0; k < 8; ++k) v[k] = D::value(row, e0 + k);
+  }
+}
+
+// Whether decode8_affine<D> can give a nonzero b.
+template <class D>
+inline constexpr bool kAffineOffsetOf = [] {
+  if constexpr (requires { D::kAffineOffset; }) {
+    return D::kAffineOffset;
+  } else {
+    return false;
+  }
+}();
+
+// Whether D has its own decode8_u / scale_affine pair (else decode8_affine falls back).
+template <class D>
+inline constexpr bool kHasAffine = requires {
+  D::kScaleVals;
+};
+
+// decode8_affine for every decoder: those without their own give decode8's values with
+// a = 1, b = 0.
+template <class D>
+WICK_HD inline void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
+  if constexpr (kHasAffine<D>) {
+    D::decode8_u(row, e0, u);
+    D::scale_affine(row, e0, a, b);
+  } else {
+    decode8<D>(row, e0, u);
+    a = 1.0f;
+    b = 0.0f;
   }
 }
 

@@ -1,8 +1,12 @@
 // qmatvec rows: quant_matmul with one activation row, the decode step of an LLM.
 #include "bench/rows_quant.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "bench/row_builders.h"
 #include "wick/quant.h"
@@ -16,6 +20,11 @@ namespace {
 // H200, so a lone call would time the launch and the synchronize more than the kernel.
 constexpr int kOpsPerRun = 20;
 
+// On a GPU the products cycle through distinct copies of W totalling more than this, so
+// the weight is read from HBM each time, not from the L2 cache (50 MB on an H200: a
+// 9 MB q4_0 4096 x 4096 weight would otherwise stay resident across the repeated runs).
+constexpr double kColdBytes = 200e6;
+
 Row qmatvec_row(GgmlType type, int64_t n, int64_t k, QuantActivation act = QuantActivation::F32) {
   Row r;
   r.op = "qmatvec_" + std::string(ggml_type_name(type)) + (act == QuantActivation::Q8 ? "_q8act" : "");
@@ -27,10 +36,18 @@ Row qmatvec_row(GgmlType type, int64_t n, int64_t k, QuantActivation act = Quant
   r.args = {{"n", n}, {"k", k}, {"m", 1}};
   r.setup = [=](Device d) {
     // Quantized on the CPU (the reference quantizers), then moved packed.
-    const QuantTensor w = quantize(randn(Shape{n, k}, DType::F32), type, "w").to(d);
+    const QuantTensor wq = quantize(randn(Shape{n, k}, DType::F32), type, "w");
+    const double w_bytes = double(ggml_row_bytes(type, k)) * double(n);
+    const size_t copies = d.is_cpu() ? 1 : size_t(std::ceil(kColdBytes / std::max(w_bytes, 1.0)));
+    std::vector<QuantTensor> ws;
+    for (size_t i = 0; i < copies; ++i) ws.push_back(wq.to(d));  // each a separate device buffer
     const Tensor x = randn(Shape{1, k}, DType::F32, d);
-    return Prepared{[w, x, act] {
-                      for (int i = 0; i < kOpsPerRun; ++i) (void)quant_matmul(x, w, act);
+    auto next = std::make_shared<size_t>(0);  // product i uses copy i % copies, across runs
+    return Prepared{[ws = std::move(ws), x, act, next] {
+                      for (int i = 0; i < kOpsPerRun; ++i) {
+                        (void)quant_matmul(x, ws[*next], act);
+                        *next = (*next + 1) % ws.size();
+                      }
                     },
                     {}};
   };
