@@ -112,7 +112,7 @@ __device__ __forceinline__ float ex2(float x) {  // 2^x; ex2(-inf) = 0
 // instead of garbage that could be NaN. vec: cp.async 16-byte pieces (s_d == 1, rows
 // 16-byte aligned); else plain element loads and stores.
 template <class S, int D>
-__device__ __forceinline__ void load_tile(S* dst, const S* src, int64_t s_row, int64_t s_d, int64_t valid, bool vec) {
+__device__ __forceinline__ void load_tile(S* dst, const S* src, int64_t s_row, int64_t s_d, int valid, bool vec) {
   constexpr int LD = MmaLayout<D>::LD, CH = D / 8;  // 16-byte chunks per row
   if (vec) {
 #pragma unroll
@@ -131,10 +131,11 @@ __device__ __forceinline__ void load_tile(S* dst, const S* src, int64_t s_row, i
 }
 
 // MASKED: an additive mask is present (a separate instantiation keeps its per-element
-// loads out of the common kernel's registers).
+// loads out of the common kernel's registers). Occupancy: D 64 at <= 168 registers, 3
+// blocks (12 warps) per SM (128 spills); D 128 at <= 255, 2 blocks (87 KB of shared each).
 template <class S, int D, bool MASKED>
-__global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
-    flash_mma_kernel(AttnArgs a, bool vec, int64_t kchunk, const S* __restrict__ q, const S* __restrict__ k,
+__global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
+    flash_mma_kernel(AttnArgs a, bool vec, int kchunk, const S* __restrict__ q, const S* __restrict__ k,
                      const S* __restrict__ v, S* __restrict__ out, float* __restrict__ part_acc,
                      float* __restrict__ part_ml) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -163,25 +164,26 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
   // Keys [0, block_end) matter to some row of the block, [0, warp_end) to some row of this
   // warp; every row of the warp sees [0, warp_full). This lane's rows qi0 and qi1 = qi0 + 8
   // see [0, re0) and [0, re1) (0 for rows past Tq, which are computed but never stored).
-  const int64_t block_end = last_key(a, q0 + q_valid - 1) + 1;
-  const int64_t wq0 = q0 + warp * kWQ;
-  const int64_t wq_last = wq0 + kWQ - 1 < a.Tq ? wq0 + kWQ - 1 : a.Tq - 1;
-  const int64_t warp_end = wq0 < a.Tq ? last_key(a, wq_last) + 1 : 0;
-  const int64_t warp_full = wq0 < a.Tq ? last_key(a, wq0) + 1 : 0;
-  const int64_t qi0 = wq0 + g, qi1 = qi0 + 8;
-  const int64_t re0 = qi0 < a.Tq ? last_key(a, qi0) + 1 : 0;
-  const int64_t re1 = qi1 < a.Tq ? last_key(a, qi1) + 1 : 0;
+  // Positions fit in int (checked by the launcher): fewer registers than int64.
+  const int block_end = int(last_key(a, q0 + q_valid - 1) + 1);
+  const int wq0 = int(q0) + warp * kWQ, Tq = int(a.Tq);
+  const int wq_last = wq0 + kWQ - 1 < Tq ? wq0 + kWQ - 1 : Tq - 1;
+  const int warp_end = wq0 < Tq ? int(last_key(a, wq_last) + 1) : 0;
+  const int warp_full = wq0 < Tq ? int(last_key(a, wq0) + 1) : 0;
+  const int qi0 = wq0 + g, qi1 = qi0 + 8;
+  const int re0 = qi0 < Tq ? int(last_key(a, qi0) + 1) : 0;
+  const int re1 = qi1 < Tq ? int(last_key(a, qi1) + 1) : 0;
   const float scale2 = float(a.scale * 1.4426950408889634);  // scores -> log2 domain, in f32
 
   // This block's share of the keys (blockIdx.y-th chunk of whole tiles).
-  const int64_t k_begin = int64_t(blockIdx.y) * kchunk;
-  const int64_t k_stop = k_begin + kchunk < block_end ? k_begin + kchunk : block_end;
+  const int k_begin = int(blockIdx.y) * kchunk;
+  const int k_stop = k_begin + kchunk < block_end ? k_begin + kchunk : block_end;
 
-  load_tile<S, D>(sm + L::q_tile * L::TILE, qb, a.q.s[2], a.q.s[3], q_valid, vec);
-  auto load_kv = [&](int stage, int64_t k0) {
-    const int64_t kv_valid = a.Tk - k0 < kBK ? a.Tk - k0 : kBK;
-    load_tile<S, D>(sm + L::k_tile(stage) * L::TILE, kb + k0 * a.k.s[2], a.k.s[2], a.k.s[3], kv_valid, vec);
-    load_tile<S, D>(sm + L::v_tile(stage) * L::TILE, vb + k0 * a.v.s[2], a.v.s[2], a.v.s[3], kv_valid, vec);
+  load_tile<S, D>(sm + L::q_tile * L::TILE, qb, a.q.s[2], a.q.s[3], int(q_valid), vec);
+  auto load_kv = [&](int stage, int k0) {
+    const int kv_valid = int(a.Tk) - k0 < kBK ? int(a.Tk) - k0 : kBK;
+    load_tile<S, D>(sm + L::k_tile(stage) * L::TILE, kb + int64_t(k0) * a.k.s[2], a.k.s[2], a.k.s[3], kv_valid, vec);
+    load_tile<S, D>(sm + L::v_tile(stage) * L::TILE, vb + int64_t(k0) * a.v.s[2], a.v.s[2], a.v.s[3], kv_valid, vec);
   };
   if (k_begin < k_stop) load_kv(0, k_begin);
   cp_async_commit();
@@ -199,7 +201,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};  // log2 domain; l per lane
 
   int stage = 0;
-  for (int64_t k0 = k_begin; k0 < k_stop; k0 += kBK, stage ^= 1) {
+  for (int k0 = k_begin; k0 < k_stop; k0 += kBK, stage ^= 1) {
     cp_async_wait_all();  // this tile has landed (issued one iteration ago)
     __syncthreads();      // ... for every thread, and every warp is done with the other stage
     if (k0 + kBK < k_stop) load_kv(stage ^ 1, k0 + kBK);
@@ -233,7 +235,8 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
     if (MASKED || k0 + kBK > warp_full) {  // warp-uniform: the diagonal, the key tail, masks
       // Visible columns of this tile per row (re <= Tk, and 0 for rows past Tq: the mask
       // is read in bounds only).
-      const int lim[2] = {int(std::clamp<int64_t>(re0 - k0, 0, kBK)), int(std::clamp<int64_t>(re1 - k0, 0, kBK))};
+      const int c0 = re0 - k0, c1 = re1 - k0;
+      const int lim[2] = {c0 < 0 ? 0 : c0 > kBK ? kBK : c0, c1 < 0 ? 0 : c1 > kBK ? kBK : c1};
 #pragma unroll
       for (int n = 0; n < NK; ++n)
 #pragma unroll
@@ -242,7 +245,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
           if (col >= lim[e >> 1])
             s[n][e] = -INFINITY;
           else if constexpr (MASKED)
-            s[n][e] += float(a.mask.at(b, h, e < 2 ? qi0 : qi1, k0 + col)) * kLog2e;
+            s[n][e] += float(a.mask.at(b, h, e < 2 ? qi0 : qi1, int64_t(k0) + col)) * kLog2e;
         }
     }
 
@@ -312,7 +315,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int64_t qi = r == 0 ? qi0 : qi1;
-      if (qi < a.Tq) {
+      if (qi < Tq) {
         const int64_t prow = int64_t(blockIdx.y) * rows + bh * a.Tq + qi;
         float* pa = part_acc + prow * D + 2 * t;
 #pragma unroll
@@ -329,7 +332,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 1 : 2)
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t qi = r == 0 ? qi0 : qi1;
-    if (qi < a.Tq) {
+    if (qi < Tq) {
       // A row whose every key is masked out gives NaN, as PyTorch does (0/0).
       const float inv = l_run[r] > 0.0f ? 1.0f / l_run[r] : NAN;
       S* orow = ob + qi * D + 2 * t;
@@ -362,8 +365,9 @@ void launch_mma(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tenso
   const dim3 grid{unsigned(blocks), unsigned(sp.splits)};
   S* o = dptr<S>(out) + out.offset();
   if (sp.splits <= 1) {
-    flash_mma_kernel<S, D, MASKED><<<grid, kMmaThreads, L::bytes, be.stream()>>>(
-        a, aligned, sp.chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
+    flash_mma_kernel<S, D, MASKED><<<grid, kMmaThreads, L::bytes, be.stream()>>>(a, aligned, int(sp.chunk_tiles * kBK),
+                                                                                 dptr<const S>(q), dptr<const S>(k),
+                                                                                 dptr<const S>(v), o, nullptr, nullptr);
     check_launch("scaled_dot_product_attention");
     return;
   }
@@ -371,7 +375,7 @@ void launch_mma(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tenso
   std::shared_ptr<void> acc = be.scratch(size_t(sp.splits * rows * a.D) * sizeof(float));
   std::shared_ptr<void> ml = be.scratch(size_t(sp.splits * rows * 2) * sizeof(float));
   flash_mma_kernel<S, D, MASKED><<<grid, kMmaThreads, L::bytes, be.stream()>>>(
-      a, aligned, sp.chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o,
+      a, aligned, int(sp.chunk_tiles * kBK), dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o,
       static_cast<float*>(acc.get()), static_cast<float*>(ml.get()));
   check_launch("scaled_dot_product_attention");
   launch_attention_combine(be, out.dtype(), rows, a.D, sp.splits, acc.get(), ml.get(), out);
@@ -397,6 +401,8 @@ bool launch_flash_attention_mma(CudaBackend& be, const AttnArgs& a, DType dtype,
   // The output is written as (B, H, Tq, D) row-major in element pairs.
   if (!out.is_contiguous() || out.offset() % 2 != 0) return false;
   if ((a.Tq + kBQ - 1) / kBQ * a.B * a.H > (int64_t(1) << 31) - 1) return false;  // grid x
+  constexpr int64_t kMaxPos = (int64_t(1) << 31) - 1 - 4 * kBK;  // positions in int, with tile overshoot
+  if (a.Tq > kMaxPos || a.Tk > kMaxPos) return false;
   switch (dtype) {
     case DType::F16: return launch_mma_for_dim<__half>(be, a, q, k, v, out);
     case DType::BF16: return launch_mma_for_dim<__nv_bfloat16>(be, a, q, k, v, out);
