@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
   uint32_t qf[KD][4];  // A fragments of the warp's 16 rows: rows lane % 16, columns + 8 for lanes >= 16
 #pragma unroll
   for (int kk = 0; kk < KD; ++kk)
-    ldsm_x4(qf[kk], sbase + 2 * ((L::q_tile * kBK + warp * kWQ + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8));
+    ldsm_x4(qf[kk], sbase + 2 * (L::q_tile * L::TILE + (warp * kWQ + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8));
 
   float o[ND][4];
 #pragma unroll
