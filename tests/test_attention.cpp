@@ -199,22 +199,22 @@ TEST_P(Attention, OddHeadDimWithMaskAndCausal) {
 
 // Positions idx of a pool tensor (1, 1, 300, D) as (B, H, T, D): (batch, head) n, time t
 // takes idx[n * T + t].
-Tensor gather_pool(const Tensor& pool, const std::vector<int64_t>& idx, const Shape& s) {
-  return index_select(pool, 2, Tensor::from_vector<int64_t>(idx).to(pool.device())).view(s);
+Tensor gather_pool(const Tensor& pool, const std::vector<int64_t>& idx, std::vector<int64_t> s) {
+  return index_select(pool, 2, Tensor::from_vector<int64_t>(idx).to(pool.device())).view(std::move(s));
 }
 
 TEST_P(Attention, TiledKernelLongCausalAndCacheAlignedTails) {
   // Keys / queries j = pool position j % 300. Long outputs are checked on sampled rows.
   std::vector<int64_t> idx(1000);
   for (int64_t j = 0; j < 1000; ++j) idx[size_t(j)] = j % 300;
-  const Shape s1000{1, 1, 1000, 64};
+  const std::vector<int64_t> s1000{1, 1, 1000, 64};
   const Tensor long_rows = gold("long1000.rows").to(DType::I64).to(dev());
   // Tq = Tk = 1000: 16 query tiles, the last one 40 rows; diagonal tiles masked.
   check_all("long1000.causal", [&](DType dt) {
     const Tensor out = scaled_dot_product_attention(gather_pool(in("pool.q", dt), idx, s1000),
                                                     gather_pool(in("pool.k", dt), idx, s1000),
                                                     gather_pool(in("pool.v", dt), idx, s1000), {}, {.causal = true});
-    EXPECT_EQ(out.shape(), s1000);
+    EXPECT_EQ(out.shape(), Shape(s1000));
     return index_select(out, 2, long_rows);
   });
   // 64 queries at the end of 1000 keys (one query tile, the diagonal in the last key tile,
@@ -241,9 +241,9 @@ TEST_P(Attention, TiledKernelHeadDim128FifteenHeads) {
   const Tensor rows = gold("d128.rows").to(DType::I64).to(dev());
   check_all("d128.causal", [&](DType dt) {
     auto pair = [&](const char* a, const char* b) { return cat({in(a, dt), in(b, dt)}, 3); };
-    const Tensor q = gather_pool(pair("pool.q", "pool.k"), iq, Shape{3, 5, 130, 128});
-    const Tensor k = gather_pool(pair("pool.k", "pool.v"), ik, Shape{3, 5, 200, 128});
-    const Tensor v = gather_pool(pair("pool.v", "pool.q"), ik, Shape{3, 5, 200, 128});
+    const Tensor q = gather_pool(pair("pool.q", "pool.k"), iq, {3, 5, 130, 128});
+    const Tensor k = gather_pool(pair("pool.k", "pool.v"), ik, {3, 5, 200, 128});
+    const Tensor v = gather_pool(pair("pool.v", "pool.q"), ik, {3, 5, 200, 128});
     return index_select(scaled_dot_product_attention(q, k, v, {}, {.causal = true}), 2, rows);
   });
 }
