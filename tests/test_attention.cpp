@@ -1,8 +1,9 @@
 // scaled_dot_product_attention and rope against numpy float64 goldens from
 // tests/data/gen_attention.py (inputs exact in every float dtype, so one golden serves all).
 // The shapes reach both CUDA kernels: the tiled one (Tq >= 64, head dim 64/128; f16/bf16 on
-// tensor cores) and the split-key warp kernel (decode, short query blocks, odd head dims,
-// f64), including KV-cache shapes whose key chunks are entirely masked.
+// tensor cores; long causal, key tails, aligned and unaligned layouts) and the split-key
+// warp kernel (decode, short query blocks, odd head dims, f64), including KV-cache shapes
+// whose key chunks are entirely masked.
 #include <cmath>
 #include <limits>
 #include <map>
@@ -193,6 +194,73 @@ TEST_P(Attention, OddHeadDimWithMaskAndCausal) {
   check_all("d80.out", [&](DType dt) {
     return scaled_dot_product_attention(in("d80.q", dt), in("d80.k", dt), in("d80.v", dt), in("d80.mask", dt),
                                         {.causal = true});
+  });
+}
+
+// Positions idx of a pool tensor (1, 1, 300, D) as (B, H, T, D): (batch, head) n, time t
+// takes idx[n * T + t].
+Tensor gather_pool(const Tensor& pool, const std::vector<int64_t>& idx, std::vector<int64_t> s) {
+  return index_select(pool, 2, Tensor::from_vector<int64_t>(idx).to(pool.device())).view(std::move(s));
+}
+
+TEST_P(Attention, TiledKernelLongCausalAndCacheAlignedTails) {
+  // Keys / queries j = pool position j % 300. Long outputs are checked on sampled rows.
+  std::vector<int64_t> idx(1000);
+  for (int64_t j = 0; j < 1000; ++j) idx[size_t(j)] = j % 300;
+  const std::vector<int64_t> s1000{1, 1, 1000, 64};
+  const Tensor long_rows = gold("long1000.rows").to(DType::I64).to(dev());
+  // Tq = Tk = 1000: 16 query tiles, the last one 40 rows; diagonal tiles masked.
+  check_all("long1000.causal", [&](DType dt) {
+    const Tensor out = scaled_dot_product_attention(gather_pool(in("pool.q", dt), idx, s1000),
+                                                    gather_pool(in("pool.k", dt), idx, s1000),
+                                                    gather_pool(in("pool.v", dt), idx, s1000), {}, {.causal = true});
+    EXPECT_EQ(out.shape(), Shape(s1000));
+    return index_select(out, 2, long_rows);
+  });
+  // 64 queries at the end of 1000 keys (one query tile, the diagonal in the last key tile,
+  // 40 keys of which are past the end).
+  check_all("q64k1000.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 64), gather_pool(in("pool.k", dt), idx, s1000),
+                                        gather_pool(in("pool.v", dt), idx, s1000), {}, {.causal = true});
+  });
+  // 65 queries over 300 keys: a second query tile of one row.
+  check_all("q65k300.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("pool.q", dt).narrow(2, 0, 65), in("pool.k", dt), in("pool.v", dt), {},
+                                        {.causal = true});
+  });
+}
+
+TEST_P(Attention, TiledKernelHeadDim128FifteenHeads) {
+  // Batch 3 x 5 heads, Tq = 130 over Tk = 200 (causal, aligned to the end of the keys),
+  // head dim 128 = two pool tensors side by side; (batch, head) n starts at position 17 n.
+  std::vector<int64_t> iq, ik;
+  for (int64_t n = 0; n < 15; ++n) {
+    for (int64_t t = 0; t < 130; ++t) iq.push_back((t + 17 * n) % 300);
+    for (int64_t t = 0; t < 200; ++t) ik.push_back((t + 17 * n) % 300);
+  }
+  const Tensor rows = gold("d128.rows").to(DType::I64).to(dev());
+  check_all("d128.causal", [&](DType dt) {
+    auto pair = [&](const char* a, const char* b) { return cat({in(a, dt), in(b, dt)}, 3); };
+    const Tensor q = gather_pool(pair("pool.q", "pool.k"), iq, {3, 5, 130, 128});
+    const Tensor k = gather_pool(pair("pool.k", "pool.v"), ik, {3, 5, 200, 128});
+    const Tensor v = gather_pool(pair("pool.v", "pool.q"), ik, {3, 5, 200, 128});
+    return index_select(scaled_dot_product_attention(q, k, v, {}, {.causal = true}), 2, rows);
+  });
+}
+
+TEST_P(Attention, TiledKernelUnalignedAndStridedHeadDim) {
+  // Rows 65 elements apart (not 16-byte aligned) and a strided head dim: the tiled kernel
+  // stages these with element loads instead of 16-byte copies; same values.
+  check_all("self300.causal", [&](DType dt) {
+    auto padded = [&](const char* n) {
+      const Tensor x = in(n, dt);
+      return cat({x, x.narrow(3, 0, 1)}, 3).narrow(3, 0, 64);
+    };
+    return scaled_dot_product_attention(padded("pool.q"), padded("pool.k"), padded("pool.v"), {}, {.causal = true});
+  });
+  check_all("self300.causal", [&](DType dt) {
+    auto strided = [&](const char* n) { return in(n, dt).transpose(2, 3).contiguous().transpose(2, 3); };
+    return scaled_dot_product_attention(strided("pool.q"), strided("pool.k"), strided("pool.v"), {}, {.causal = true});
   });
 }
 

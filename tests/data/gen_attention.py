@@ -95,6 +95,29 @@ T["cache37.out"] = sdpa(pq[:, :, :1], pk[:, :, :37], pv[:, :, :37])
 # The same 37 keys seen by 64 queries (tiled kernel), mask broadcast over rows.
 T["cache37.q64.out"] = sdpa(pq[:, :, :64], pk[:, :, :37], pv[:, :, :37])
 
+# Tiled-kernel edges, built from pool 1 by the test with the same index_select views; the
+# long outputs are stored for a sample of rows only (index "*.rows") to keep the file small.
+# Tq = Tk = 1000, causal (keys / queries j = pool j % 300): 16 query tiles, diagonal tiles.
+lq, lk, lv = pq[:, :, idx], pk[:, :, idx], pv[:, :, idx]
+long_rows = np.array([0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 300, 511, 512, 513, 700, 935, 936, 959, 960, 961,
+                      990, 997, 998, 999])
+T["long1000.rows"] = long_rows.astype(np.float32)
+T["long1000.causal"] = sdpa(lq, lk, lv, causal=True)[:, :, long_rows]
+# 64 and 65 queries at the end of a longer key sequence (KV-cache alignment, key tails).
+T["q64k1000.causal"] = sdpa(pq[:, :, :64], lk, lv, causal=True)
+T["q65k300.causal"] = sdpa(pq[:, :, :65], pk, pv, causal=True)
+# Head dim 128 over batch 3 x heads 5 (15 (batch, head) pairs), Tq = 130 over Tk = 200,
+# causal. Head dims are cat(q, k), cat(k, v), cat(v, q) of pool 1; (batch, head) n takes
+# positions (t + 17 n) % 300.
+q128, k128, v128 = (np.concatenate([x, y], axis=3) for x, y in ((pq, pk), (pk, pv), (pv, pq)))
+n_idx = np.arange(15)[:, None] * 17
+iq = ((np.arange(130)[None, :] + n_idx) % 300).reshape(-1)
+ik = ((np.arange(200)[None, :] + n_idx) % 300).reshape(-1)
+d128_rows = np.array([0, 64, 65, 129])
+T["d128.rows"] = d128_rows.astype(np.float32)
+T["d128.causal"] = sdpa(q128[:, :, iq].reshape(3, 5, 130, 128), k128[:, :, ik].reshape(3, 5, 200, 128),
+                        v128[:, :, ik].reshape(3, 5, 200, 128), causal=True)[:, :, d128_rows]
+
 # Pool 2: a packed (B=1, T=100, 384) projection as GPT-2 produces it; viewed as
 # q, k, v of (1, 2 heads, 100, 64) (strided over time and heads) or (1, 1, 100, 128).
 qkv = randn(1, 100, 384)

@@ -65,6 +65,36 @@ __host__ __device__ inline int64_t last_key(const AttnArgs& a, int64_t i) {
 bool launch_flash_attention(CudaBackend& be, const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& out);
 
+// The f16/bf16 tiled kernel (kernels_attention_mma.cu: mma.sync tensor-core tiles, scores
+// kept in registers); called by launch_flash_attention. Same contract: false = not applicable.
+bool launch_flash_attention_mma(CudaBackend& be, const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k,
+                                const Tensor& v, const Tensor& out);
+
+// Shared host-side pieces of the tiled kernels. 16-byte loads need the head dim contiguous
+// and every row start 16-byte aligned (vec = elements per 16 bytes).
+inline bool flash_rows_aligned(const Tensor& t, const Strides4& s, int vec) {
+  if (s.s[3] != 1) return false;
+  if (reinterpret_cast<uintptr_t>(t.storage_data()) % 16 != 0) return false;
+  return s.off % vec == 0 && s.s[0] % vec == 0 && s.s[1] % vec == 0 && s.s[2] % vec == 0;
+}
+
+// How many blocks share one query tile's keys (whole key tiles of tile_k each, chunk_tiles
+// per block) so that `blocks` query-tile blocks fill want_blocks resident slots (batch-1
+// prefill); their partials go through launch_attention_combine.
+struct FlashSplit {
+  int64_t splits, chunk_tiles;
+};
+inline FlashSplit flash_key_split(int64_t blocks, int64_t want_blocks, int64_t Tk, int64_t tile_k) {
+  const int64_t key_tiles = (Tk + tile_k - 1) / tile_k;
+  if (key_tiles <= 1) return {1, 1};  // Tk == 0 included: every row is NaN
+  int64_t splits = (want_blocks + blocks - 1) / blocks;
+  splits = splits < 1 ? 1 : splits;
+  splits = splits > key_tiles ? key_tiles : splits;
+  splits = splits > 65535 ? 65535 : splits;
+  const int64_t chunk_tiles = (key_tiles + splits - 1) / splits;
+  return {(key_tiles + chunk_tiles - 1) / chunk_tiles, chunk_tiles};
+}
+
 // Merges per-split partials into out (contiguous (rows, D) of dtype): acc holds the
 // unnormalized accumulators as [split][row][D], ml the (running max, sum) pairs as
 // [split][row][2], both in dcompute_t of the dtype (f32, or f64 for f64).

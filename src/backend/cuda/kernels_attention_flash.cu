@@ -1,17 +1,13 @@
-// The tiled ("flash") attention kernel for prefill: a block of 4 warps owns 64 queries of
-// one (batch, head); it walks the keys in tiles of 64 staged in shared memory, each warp
-// computing the 16 x 64 scores of its 16 query rows, an online softmax per row (running
-// max and sum) and the 16 x D output accumulator, which stays in registers. The Tq x Tk
-// score matrix never exists; with causal, tiles past a warp's last visible key are skipped.
-// When the query tiles alone cannot fill the GPU (batch-1 prefill), each tile's keys are
-// split over several blocks whose partials the decode path's combine kernel merges.
+// The tiled ("flash") attention kernel for prefill in f32 (f16/bf16 go to the tensor-core
+// kernel of kernels_attention_mma.cu, which launch_flash_attention dispatches to): a block of 4 warps owns 64 queries
+// of one (batch, head); it walks the keys in tiles of 64 staged in shared memory, each warp computing the 16 x 64
+// scores of its 16 query rows, an online softmax per row (running max and sum) and the 16 x D output accumulator, which
+// stays in registers. The Tq x Tk score matrix never exists; with causal, tiles past a warp's last visible key are
+// skipped. When the query tiles alone cannot fill the GPU (batch-1 prefill), each tile's keys are split over several
+// blocks whose partials the decode path's combine kernel merges.
 //
-// f16/bf16: QK^T and PV on tensor cores (WMMA 16x16x16, f32 accumulation), P rounded to the
-// input dtype as flash-attention does. f32: plain FMA register tiles (no TF32), so results
-// stay within float rounding of the exact value. Head dims 64 and 128; others use the warp
-// kernel of kernels_attention.cu.
-#include <mma.h>
-
+// Plain FMA register tiles (no TF32), so results stay within float rounding of the exact
+// value. Head dims 64 and 128; others use the warp kernel of kernels_attention.cu.
 #include <algorithm>
 #include <mutex>
 
@@ -31,23 +27,18 @@ constexpr int kSLD = kBK + 4;  // row stride (floats) of a warp's score tile
 
 constexpr size_t round128(size_t n) { return (n + 127) / 128 * 128; }
 
-// Shared-memory layout. Row strides are padded against bank conflicts; the tensor-core
-// ones keep every 16-row / 16-column fragment 32-byte aligned, as WMMA requires.
+// Shared-memory layout. Row strides are padded against bank conflicts.
 template <class S, int D>
 struct FlashLayout {
-  static constexpr bool TC = is_dev_half_v<S>;
-  static constexpr int QLD = TC ? D + 8 : D;      // f32: rows are read as broadcasts
-  static constexpr int KLD = TC ? D + 8 : D + 1;  // f32: lane = key, so an odd stride
-  static constexpr int VLD = TC ? D + 8 : D;
-  static constexpr int OLD = D + 4;                            // f32 P*V tile of one warp (tensor-core path)
-  static constexpr int SCR = kWQ * (OLD > kSLD ? OLD : kSLD);  // floats of a warp's scratch
-  static constexpr int PLD = kBK + 8;                          // 16-bit P tile of one warp
+  static constexpr int QLD = D;      // rows are read as broadcasts
+  static constexpr int KLD = D + 1;  // lane = key, so an odd stride
+  static constexpr int VLD = D;
+  static constexpr int SCR = kWQ * kSLD;  // floats of a warp's score / probability tile
   static constexpr size_t q_off = 0;
   static constexpr size_t k_off = q_off + round128(sizeof(S) * kBQ * QLD);
   static constexpr size_t v_off = k_off + round128(sizeof(S) * kBK * KLD);
   static constexpr size_t scr_off = v_off + round128(sizeof(S) * kBK * VLD);
-  static constexpr size_t p_off = scr_off + round128(sizeof(float) * kWarps * SCR);
-  static constexpr size_t stat_off = p_off + (TC ? round128(sizeof(S) * kWarps * kWQ * PLD) : 0);
+  static constexpr size_t stat_off = scr_off + round128(sizeof(float) * kWarps * SCR);
   static constexpr size_t bytes = stat_off + round128(sizeof(float) * kWarps * kWQ * 3);
 };
 
@@ -64,13 +55,9 @@ __device__ __forceinline__ void load_tile(S* dst, int ld, const S* src, int64_t 
       const int r = c / PER_ROW, d0 = (c % PER_ROW) * VEC;
       uint4 val = make_uint4(0, 0, 0, 0);
       if (r < valid) val = *reinterpret_cast<const uint4*>(src + r * s_row + d0);
-      if constexpr (is_dev_half_v<S>) {
-        *reinterpret_cast<uint4*>(dst + r * ld + d0) = val;  // ld * 2 bytes is a multiple of 16
-      } else {
-        const S* e = reinterpret_cast<const S*>(&val);
+      const S* e = reinterpret_cast<const S*>(&val);
 #pragma unroll
-        for (int t = 0; t < VEC; ++t) dst[r * ld + d0 + t] = e[t];
-      }
+      for (int t = 0; t < VEC; ++t) dst[r * ld + d0 + t] = e[t];
     }
   } else {
     for (int c = threadIdx.x; c < kBK * D; c += kFlashThreads) {
@@ -87,7 +74,6 @@ __global__ void __launch_bounds__(kFlashThreads)
                            float* __restrict__ part_ml) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using L = FlashLayout<S, D>;
-  constexpr bool TC = L::TC;
   constexpr int E = D / 32;  // output columns per lane
   extern __shared__ __align__(128) unsigned char smem[];
   S* Qs = reinterpret_cast<S*>(smem + L::q_off);
@@ -95,7 +81,6 @@ __global__ void __launch_bounds__(kFlashThreads)
   S* Vs = reinterpret_cast<S*>(smem + L::v_off);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   float* scr = reinterpret_cast<float*>(smem + L::scr_off) + warp * L::SCR;
-  S* Pw = reinterpret_cast<S*>(smem + L::p_off) + warp * kWQ * L::PLD;  // tensor-core path only
   float* corr_s = reinterpret_cast<float*>(smem + L::stat_off) + warp * kWQ;
   float* l_s = corr_s + kWarps * kWQ;
   float* m_s = l_s + kWarps * kWQ;
@@ -131,17 +116,7 @@ __global__ void __launch_bounds__(kFlashThreads)
 #pragma unroll
     for (int e = 0; e < E; ++e) o[i][e] = 0.0f;
 
-  namespace wmma = nvcuda::wmma;
-  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, std::conditional_t<TC, S, __half>, wmma::row_major>;
-  using FragBT = wmma::fragment<wmma::matrix_b, 16, 16, 16, std::conditional_t<TC, S, __half>, wmma::col_major>;
-  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, std::conditional_t<TC, S, __half>, wmma::row_major>;
-  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  FragA qf[TC ? D / 16 : 1];
   __syncthreads();
-  if constexpr (TC) {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(qf[kk], Qs + warp * kWQ * L::QLD + kk * 16, L::QLD);
-  }
 
   // This block's share of the keys (blockIdx.y-th chunk): with partials, several blocks
   // split one query tile's keys and attention_combine merges them.
@@ -156,20 +131,7 @@ __global__ void __launch_bounds__(kFlashThreads)
     if (k0 >= warp_end) continue;  // no row of this warp sees these keys (warp-uniform)
 
     // Raw scores Q K^T of the warp's 16 rows x 64 keys into scr (row stride kSLD).
-    if constexpr (TC) {
-#pragma unroll
-      for (int n = 0; n < kBK / 16; ++n) {
-        FragC c;
-        wmma::fill_fragment(c, 0.0f);
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          FragBT kf;  // K^T: element (d, key) at Ks[key * KLD + d]
-          wmma::load_matrix_sync(kf, Ks + n * 16 * L::KLD + kk * 16, L::KLD);
-          wmma::mma_sync(c, qf[kk], kf, c);
-        }
-        wmma::store_matrix_sync(scr + n * 16, c, kSLD, wmma::mem_row_major);
-      }
-    } else {
+    {
       // Lane -> keys lane and lane + 32, all 16 rows; q rows are broadcast reads.
       float sacc[kWQ][2];
 #pragma unroll
@@ -212,10 +174,10 @@ __global__ void __launch_bounds__(kFlashThreads)
     const float m_new = fmaxf(m_run, tmax);
     float corr = 1.0f, tsum = 0.0f;
     if (m_new != -INFINITY) {  // else every key so far is masked: nothing accumulates
-      corr = TC ? __expf(m_run - m_new) : expf(m_run - m_new);
+      corr = expf(m_run - m_new);
 #pragma unroll
       for (int j = 0; j < kBK / 2; ++j) {
-        sv[j] = TC ? __expf(sv[j] - m_new) : expf(sv[j] - m_new);
+        sv[j] = expf(sv[j] - m_new);
         tsum += sv[j];
       }
     } else {
@@ -228,39 +190,13 @@ __global__ void __launch_bounds__(kFlashThreads)
 #pragma unroll
     for (int j = 0; j < kBK / 2; ++j) {
       const int c = half + 2 * j;
-      if constexpr (TC)
-        Pw[r * L::PLD + c] = from_compute<S>(sv[j]);
-      else
-        scr[r * kSLD + c] = sv[j];
+      scr[r * kSLD + c] = sv[j];
     }
     if (half == 0) corr_s[r] = corr;
     __syncwarp();
 
     // o = o * corr + P V.
-    if constexpr (TC) {
-      FragA pf[kBK / 16];
-#pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) wmma::load_matrix_sync(pf[kk], Pw + kk * 16, L::PLD);
-#pragma unroll
-      for (int n = 0; n < D / 16; ++n) {
-        FragC c;
-        wmma::fill_fragment(c, 0.0f);
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk) {
-          FragB vf;
-          wmma::load_matrix_sync(vf, Vs + kk * 16 * L::VLD + n * 16, L::VLD);
-          wmma::mma_sync(c, pf[kk], vf, c);
-        }
-        wmma::store_matrix_sync(scr + n * 16, c, L::OLD, wmma::mem_row_major);
-      }
-      __syncwarp();
-#pragma unroll
-      for (int i = 0; i < kWQ; ++i) {
-        const float cr = corr_s[i];
-#pragma unroll
-        for (int e = 0; e < E; ++e) o[i][e] = fmaf(o[i][e], cr, scr[i * L::OLD + lane + 32 * e]);
-      }
-    } else {
+    {
 #pragma unroll
       for (int i = 0; i < kWQ; ++i) {
         const float cr = corr_s[i];
@@ -318,13 +254,6 @@ __global__ void __launch_bounds__(kFlashThreads)
 #endif
 }
 
-// 16-byte loads need the head dim contiguous and every row start 16-byte aligned.
-bool rows_aligned(const Tensor& t, const Strides4& s, int vec) {
-  if (s.s[3] != 1) return false;
-  if (reinterpret_cast<uintptr_t>(t.storage_data()) % 16 != 0) return false;
-  return s.off % vec == 0 && s.s[0] % vec == 0 && s.s[1] % vec == 0 && s.s[2] % vec == 0;
-}
-
 template <class S, int D>
 void launch_flash(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
                   const Tensor& out) {
@@ -339,19 +268,18 @@ void launch_flash(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Ten
     per_sm = per_sm < 1 ? 1 : per_sm;
   });
   constexpr int vec = 16 / sizeof(S);
-  const bool aligned = rows_aligned(q, a.q, vec) && rows_aligned(k, a.k, vec) && rows_aligned(v, a.v, vec);
+  const bool aligned =
+      flash_rows_aligned(q, a.q, vec) && flash_rows_aligned(k, a.k, vec) && flash_rows_aligned(v, a.v, vec);
   const int64_t blocks = (a.Tq + kBQ - 1) / kBQ * a.B * a.H;
   // Too few query tiles to fill the GPU (batch 1 prefill): split the keys over several
   // blocks per tile (whole key tiles each) and merge their partials afterwards.
-  const int64_t key_tiles = (a.Tk + kBK - 1) / kBK, want = int64_t(per_sm) * be.sm_count();
-  int64_t splits = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, std::min<int64_t>(key_tiles, 65535));
-  const int64_t chunk_tiles = (key_tiles + splits - 1) / splits;
-  splits = (key_tiles + chunk_tiles - 1) / chunk_tiles;
+  const FlashSplit sp = flash_key_split(blocks, int64_t(per_sm) * be.sm_count(), a.Tk, kBK);
+  const int64_t splits = sp.splits, chunk_tiles = sp.chunk_tiles;
   const dim3 grid{unsigned(blocks), unsigned(splits)};
   S* o = dptr<S>(out) + out.offset();
   if (splits <= 1) {
     flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, be.stream()>>>(
-        a, aligned, key_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
+        a, aligned, chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
     check_launch("scaled_dot_product_attention");
     return;
   }
@@ -383,8 +311,8 @@ bool launch_flash_attention(CudaBackend& be, const AttnArgs& a, DType dtype, con
                             const Tensor& v, const Tensor& out) {
   if ((a.Tq + kBQ - 1) / kBQ * a.B * a.H > (int64_t(1) << 31) - 1) return false;  // grid x
   switch (dtype) {
-    case DType::F16: return launch_for_dim<__half>(be, a, q, k, v, out);
-    case DType::BF16: return launch_for_dim<__nv_bfloat16>(be, a, q, k, v, out);
+    case DType::F16:
+    case DType::BF16: return launch_flash_attention_mma(be, a, dtype, q, k, v, out);
     case DType::F32: return launch_for_dim<float>(be, a, q, k, v, out);
     default: return false;  // f64: the warp kernel
   }
