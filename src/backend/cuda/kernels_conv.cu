@@ -18,6 +18,7 @@
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/offset_calc.cuh"
 #include "wick/memory.h"
 #include "wick/tensor.h"
 
@@ -40,22 +41,43 @@ struct ConvGeom {
   __host__ __device__ I positions() const { return ho * wo; }
 };
 
-// col[((bc * taps) + t) * P + p] = img[bc][oh*sh - ph + i*dh][ow*sw - pw + j*dw], or 0
-// in the padding; bc runs over images x channels of the chunk.
+// Divides by the output width: a multiply-high for 32-bit indices, plain division else.
+template <class I>
+struct WidthDiv {
+  I d;
+  FastDiv32 fast;
+  explicit WidthDiv(I divisor) : d(divisor), fast(std::is_same_v<I, uint32_t> ? uint32_t(divisor) : 1u) {}
+  __device__ __forceinline__ I div(I n) const {
+    if constexpr (std::is_same_v<I, uint32_t>)
+      return fast.div(n);
+    else
+      return n / d;
+  }
+};
+
+// col[r * P + p] = img[bc][oh*sh - ph + i*dh][ow*sw - pw + j*dw], or 0 in the padding,
+// for column row r = bc * taps + t (bc over images x channels of the chunk, tap t = (i, j)).
+// A block takes whole rows (grid-stride over rows in x, positions split over y): the
+// row's (bc, i, j) cost a few divisions per row, and each position one multiply-high for
+// (oh, ow). (Decomposing a flat index per element took eight integer divisions per
+// element, which made im2col compute-bound on the H200.)
 template <class I, class D>
-__global__ void im2col_kernel(I total, ConvGeom<I> g, const D* __restrict__ img, D* __restrict__ col) {
+__global__ void im2col_kernel(I rows, ConvGeom<I> g, WidthDiv<I> wo_div, const D* __restrict__ img,
+                              D* __restrict__ col) {
   using S = std::make_signed_t<I>;
-  const I step = I(gridDim.x) * blockDim.x;
   const I P = g.positions(), taps = g.taps();
-  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
-    const I p = idx % P, r = idx / P;
+  for (I r = blockIdx.x; r < rows; r += gridDim.x) {
     const I t = r % taps, bc = r / taps;
-    const I oh = p / g.wo, ow = p % g.wo, i = t / g.kw, j = t % g.kw;
-    const S y = S(oh * g.sh + i * g.dh) - S(g.ph);
-    const S x = S(ow * g.sw + j * g.dw) - S(g.pw);
-    D v = from_compute<D>(dcompute_t<D>(0));
-    if (y >= 0 && y < S(g.h) && x >= 0 && x < S(g.w)) v = img[(bc * g.h + I(y)) * g.w + I(x)];
-    col[idx] = v;
+    const S y0 = S((t / g.kw) * g.dh) - S(g.ph), x0 = S((t % g.kw) * g.dw) - S(g.pw);
+    const D* src = img + bc * g.h * g.w;
+    D* dst = col + r * P;
+    for (I p = I(blockIdx.y) * blockDim.x + threadIdx.x; p < P; p += I(gridDim.y) * blockDim.x) {
+      const I oh = wo_div.div(p), ow = p - oh * g.wo;
+      const S y = S(oh * g.sh) + y0, x = S(ow * g.sw) + x0;
+      D v = from_compute<D>(dcompute_t<D>(0));
+      if (y >= 0 && y < S(g.h) && x >= 0 && x < S(g.w)) v = src[I(y) * g.w + I(x)];
+      dst[p] = v;
+    }
   }
 }
 
@@ -198,9 +220,13 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
       const D* col = xd + b0 * c_in * in_plane;
       if (!direct) {
         D* cd = static_cast<D*>(col_buf.get());
-        const int64_t total = nb * per_image;
+        const int64_t total = nb * per_image, rows = nb * c_in * taps;
+        // Blocks along rows (up to 65535 at once), positions split over y only when there
+        // are too few rows to fill the GPU.
+        const unsigned bx = unsigned(std::min<int64_t>(rows, 65535));
+        const unsigned by = unsigned(std::clamp<int64_t>(int64_t(kMaxBlocks) / bx, 1, (P + kThreads - 1) / kThreads));
         with_geom(p, x, out, weight, std::max(total, nb * c_in * in_plane), [&]<class I>(const ConvGeom<I>& g) {
-          im2col_kernel<I, D><<<std::min(grid_for(total, 4), kMaxBlocks), kThreads, 0, stream>>>(I(total), g, col, cd);
+          im2col_kernel<I, D><<<dim3(bx, by), kThreads, 0, stream>>>(I(rows), g, WidthDiv<I>(g.wo), col, cd);
         });
         check_launch("conv");
         col = cd;
