@@ -6,6 +6,7 @@
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
+#include "wick/event.h"
 #include "wick/graph.h"
 #include "wick/half.h"
 #include "wick/io.h"
