@@ -138,8 +138,9 @@ __device__ __forceinline__ E tile_load(const TileGeom<N, I>& g, int k, const E* 
 // warp moves 128 contiguous bytes per load and per store as f32 does: staged operands are
 // read with W-vectors along q, the output written with W-vectors along p (W consecutive
 // tile rows gathered from shared memory). Every load of a phase is issued before its first
-// use, none under a branch. Only tiles wholly inside (P, Q) take it, and only when
-// TileGeom::vec says every vector is aligned; edge tiles take the element path above.
+// use, none under a branch. Only tiles wholly inside (P, Q) take it, only when
+// TileGeom::vec says every vector is aligned, and only with 32-bit index math; edge tiles
+// take the element path.
 template <class Out, class... In>
 constexpr int tile_vec() {
   constexpr size_t w = std::max({sizeof(Out), sizeof(In)...});
@@ -178,10 +179,11 @@ __device__ __forceinline__ void stage_fast(const TileGeom<N, I>& g, int k, E* __
   constexpr int CQ = T / W, RP = kTileThreads / CQ, A = T / RP;  // vectors per row, rows per pass
   const int t = int(threadIdx.y) * 32 + int(threadIdx.x);
   const int i = (t % CQ) * W, j0 = t / CQ;
+  const E* src = p + off + (p0 + I(j0)) * g.sp[k] + q0 + I(i);
+  const I step = I(RP) * g.sp[k];
   Vec<E, W> v[A];
 #pragma unroll
-  for (int a = 0; a < A; ++a)
-    v[a] = *reinterpret_cast<const Vec<E, W>*>(p + off + (p0 + I(j0 + a * RP)) * g.sp[k] + q0 + I(i));
+  for (int a = 0; a < A; ++a, src += step) v[a] = *reinterpret_cast<const Vec<E, W>*>(src);
 #pragma unroll
   for (int a = 0; a < A; ++a)
 #pragma unroll
@@ -200,10 +202,12 @@ __device__ __forceinline__ void gather_fast(const TileGeom<N, I>& g, int k, cons
 #pragma unroll
       for (int w = 0; w < W; ++w) v[a][w] = s[(i + w) * fast_pitch<T>() + j0 + a * RQ];
   } else {
+    const E* src = p + off + (p0 + I(i)) * g.sp[k] + (q0 + I(j0)) * g.sq[k];
+    const I step = I(RQ) * g.sq[k], sp = g.sp[k];
 #pragma unroll
-    for (int a = 0; a < A; ++a)
+    for (int a = 0; a < A; ++a, src += step)
 #pragma unroll
-      for (int w = 0; w < W; ++w) v[a][w] = p[off + (p0 + I(i + w)) * g.sp[k] + (q0 + I(j0 + a * RQ)) * g.sq[k]];
+      for (int w = 0; w < W; ++w) v[a][w] = src[I(w) * sp];
   }
 }
 
@@ -224,12 +228,14 @@ __device__ __forceinline__ void ew_tile_fast(unsigned char* smem, const TileGeom
    ...);
   const int t = int(threadIdx.y) * 32 + int(threadIdx.x);
   const int i = (t % CP) * W, j0 = t / CP;
+  Out* o = out + off[0] + p0 + I(i) + (q0 + I(j0)) * g.sq[0];
+  const I step = I(RQ) * g.sq[0];
 #pragma unroll
-  for (int a = 0; a < A; ++a) {
+  for (int a = 0; a < A; ++a, o += step) {
     Vec<Out, W> r;
 #pragma unroll
     for (int w = 0; w < W; ++w) r.v[w] = f(static_cast<const TileVals<Ks, In, A, W>&>(vals).v[a][w]...);
-    *reinterpret_cast<Vec<Out, W>*>(out + off[0] + p0 + I(i) + (q0 + I(j0 + a * RQ)) * g.sq[0]) = r;
+    *reinterpret_cast<Vec<Out, W>*>(o) = r;
   }
 }
 
@@ -247,15 +253,21 @@ __device__ __forceinline__ void ew_tiled(unsigned char* smem, const TileGeom<1 +
     I off[N];
     g.batch.get(I(b), off);
     const I p0 = I(tp * T), q0 = I(tq * T);
-    if (g.vec && p0 + I(T) <= g.P && q0 + I(T) <= g.Q) {
-      ew_tile_fast<T, W, I>(smem, g, f, out, std::index_sequence<Ks...>{}, off, p0, q0, in...);
-      __syncthreads();  // the next tile overwrites shared memory
-      continue;
+    // 32-bit index math only: tensors past 2^32 elements are rare, and with 64-bit index
+    // math ptxas spills on some casts (float -> int conversions have branches).
+    if constexpr (std::is_same_v<I, uint32_t>) {
+      if (g.vec && p0 + I(T) <= g.P && q0 + I(T) <= g.Q) {
+        ew_tile_fast<T, W, I>(smem, g, f, out, std::index_sequence<Ks...>{}, off, p0, q0, in...);
+        __syncthreads();  // the next tile overwrites shared memory
+        continue;
+      }
     }
     (stage_tile<T, I>(g, int(Ks) + 1, reinterpret_cast<In*>(smem + tile_offset<T, In...>(Ks)), in, off[Ks + 1], p0, q0),
      ...);
     __syncthreads();
-#pragma unroll
+    // Partly unrolled: edge tiles only, and a functor with branches (float -> int
+    // conversion) unrolled 32 times leaves ptxas spilling.
+#pragma unroll 4
     for (int jj = 0; jj < T / kTileRows; ++jj)
 #pragma unroll
       for (int ii = 0; ii < T / 32; ++ii) {
