@@ -70,9 +70,7 @@ bool aligned_to(const T* p, int64_t offset, size_t bytes) {
 // the other inputs directly, and writes the output coalesced. The remaining dims are
 // batch dims, addressed per tile through an OffsetCalc.
 
-// block = 32 x kTileRows threads: 128, so that 16 blocks (the 2048 threads of an SM) of
-// 16-32 elements each keep 128-256 KB of tiles in flight per SM.
-inline constexpr int kTileRows = 4;
+inline constexpr int kTileRows = 8;  // block = 32 x kTileRows threads
 
 // Row pitch in elements: an odd number of 4-byte words (8-byte elements: odd element
 // count), so a warp reading a column hits 32 distinct banks.
@@ -265,9 +263,7 @@ __device__ __forceinline__ void ew_tiled(unsigned char* smem, const TileGeom<1 +
     (stage_tile<T, I>(g, int(Ks) + 1, reinterpret_cast<In*>(smem + tile_offset<T, In...>(Ks)), in, off[Ks + 1], p0, q0),
      ...);
     __syncthreads();
-    // Partly unrolled: edge tiles only, and a functor with branches (float -> int
-    // conversion) unrolled 32 times leaves ptxas spilling.
-#pragma unroll 4
+#pragma unroll
     for (int jj = 0; jj < T / kTileRows; ++jj)
 #pragma unroll
       for (int ii = 0; ii < T / 32; ++ii) {
