@@ -4,7 +4,11 @@
 //    a transposed destination, permuted 3-D views) with tiles cut by odd sizes;
 //  - elementwise broadcast path (row / column broadcast, odd widths, offset views);
 //  - last-dim reductions (odd widths, argmax ties and NaN);
-//  - bf16 softmax with the row in registers (widths around the warp/block boundary).
+//  - the tiled path's whole-tile vector moves (bf16/f16 pairs, u8 quads) next to edge
+//    tiles, misaligned views that fall back to elements, batched 3-D transposes;
+//  - bf16 softmax / layer_norm / rms_norm with the row in registers (vector loads for
+//    aligned rows whose width is a multiple of 8, scalar loads else; widths around the
+//    warp/block boundary).
 // On cpu the same code runs CPU against CPU, which checks the test itself.
 #include <cmath>
 #include <limits>
@@ -144,6 +148,72 @@ TEST_P(CudaFastPaths, Bf16SoftmaxMatchesCpu) {
                    1e-4);
     }
   }
+}
+
+// Shapes with whole 64x64 tiles (the vector path) and cut tiles, for every element size
+// below 8 bytes; misaligned views (odd offsets / odd strides) take the element path.
+TEST_P(CudaFastPaths, TransposesWithWholeAndCutTilesMatchCpu) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{67, 131}, {64, 128}, {128, 192}, {130, 70}, {8, 200}};
+  for (DType dt : {DType::BF16, DType::F16, DType::U8, DType::F32})
+    for (auto [r, c] : shapes) {
+      SCOPED_TRACE(::testing::Message() << dt << " " << r << "x" << c);
+      const Tensor src = pattern({c, r}, dt, 2), dsrc = src.to(dev());
+      EXPECT_EQ(V(dsrc.t().contiguous()), V(src.t().contiguous()));
+      const Tensor a = pattern({r, c}, dt, 1);
+      EXPECT_EQ(V(add(a.to(dev()), dsrc.t())), V(add(a, src.t())));
+      EXPECT_EQ(V(add(dsrc.t(), a.to(dev()))), V(add(src.t(), a)));
+      // Misaligned: the transposed operand starts at an odd element and has an odd row stride.
+      const Tensor wide = pattern({c, r + 1}, dt, 3), dwide = wide.to(dev());
+      EXPECT_EQ(V(dwide.narrow(1, 1, r).t().contiguous()), V(wide.narrow(1, 1, r).t().contiguous()));
+      EXPECT_EQ(V(add(a.to(dev()), dwide.narrow(1, 1, r).t())), V(add(a, wide.narrow(1, 1, r).t())));
+      // Misaligned output: copy into a transposed destination at an odd offset.
+      Tensor dst = Tensor::empty({c, r + 1}, dt, dev()).narrow(1, 1, r).t();
+      dst.copy_(a.to(dev()));
+      EXPECT_EQ(V(dst), V(a));
+    }
+}
+
+TEST_P(CudaFastPaths, BatchedTransposesMatchCpu) {
+  for (DType dt : {DType::BF16, DType::U8, DType::F32})
+    for (int64_t r : {64, 67}) {
+      SCOPED_TRACE(::testing::Message() << dt << " 3x" << r << "x131");
+      const Tensor x = pattern({3, r, 131}, dt, 4), dx = x.to(dev());
+      EXPECT_EQ(V(dx.transpose(1, 2).contiguous()), V(x.transpose(1, 2).contiguous()));
+      const Tensor y = pattern({3, 131, r}, dt, 5);
+      EXPECT_EQ(V(add(y.to(dev()), dx.transpose(1, 2))), V(add(y, x.transpose(1, 2))));
+      // A broadcast batch operand next to the transposed one: (131, r) + (3, 131, r)^T view.
+      const Tensor row = pattern({131, r}, dt, 6);
+      EXPECT_EQ(V(add(row.to(dev()), dx.transpose(1, 2))), V(add(row, x.transpose(1, 2))));
+    }
+}
+
+TEST_P(CudaFastPaths, Bf16RowOpsInRegistersMatchCpu) {
+  for (int64_t w : {1, 8, 1000, 1024})
+    for (int64_t rows : {1, 7, 300}) {
+      SCOPED_TRACE(::testing::Message() << rows << "x" << w);
+      std::vector<float> v(size_t(rows * w));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = float((int64_t(i) * 37) % 101) / 10.0f - 5.0f;
+      const Tensor x = Tensor::from_vector(v, {rows, w}).to(DType::BF16), dx = x.to(dev());
+      EXPECT_CLOSE(softmax(dx).to(Device::cpu()), softmax(x), 1e-2, 1e-4);
+      EXPECT_CLOSE(log_softmax(dx).to(Device::cpu()), log_softmax(x), 2e-2, 1e-2);
+      const Tensor wt = pattern({w}, DType::BF16, 1), bs = pattern({w}, DType::BF16, 2);
+      EXPECT_CLOSE(layer_norm(dx, wt.to(dev()), bs.to(dev())).to(Device::cpu()), layer_norm(x, wt, bs), 2e-2, 5e-2);
+      EXPECT_CLOSE(rms_norm(dx, wt.to(dev())).to(Device::cpu()), rms_norm(x, wt), 2e-2, 5e-2);
+      // Non-contiguous rows (a transposed input) take the scalar-load path.
+      const Tensor xt = Tensor::from_vector(v, {w, rows}).to(DType::BF16);
+      EXPECT_CLOSE(softmax(xt.to(dev()).t()).to(Device::cpu()), softmax(xt.t()), 1e-2, 1e-4);
+      EXPECT_CLOSE(rms_norm(xt.to(dev()).t(), wt.to(dev())).to(Device::cpu()), rms_norm(xt.t(), wt), 2e-2, 5e-2);
+    }
+  // A row of -inf and one with a NaN: softmax gives NaN for the whole row, as on the CPU.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v(2 * 16, 1.0f);
+  for (int i = 0; i < 16; ++i) v[size_t(i)] = -inf;
+  v[20] = nan;
+  const Tensor x = Tensor::from_vector(v, {2, 16}).to(DType::BF16);
+  const auto got = V(softmax(x.to(dev()))), ref = V(softmax(x));
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_TRUE(got[i] == ref[i] || (std::isnan(got[i]) && std::isnan(ref[i]))) << "element " << i;
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(CudaFastPaths);

@@ -138,6 +138,7 @@ struct TileGeom {
   I P = 0, Q = 0;          // sizes of dims p and q
   I sp[N] = {}, sq[N] = {};
   bool staged[N] = {};  // read through shared memory (operand 0, the output, never is)
+  bool vec = false;     // whole tiles may take the fast path (its vectors are aligned)
   int64_t tiles_p = 0, tiles_q = 0, n_tiles = 0;
 };
 
@@ -163,12 +164,119 @@ __device__ __forceinline__ E tile_load(const TileGeom<N, I>& g, int k, const E* 
   return g.staged[k] ? s[i * tile_pitch<T, E>() + j] : p[off + pp * g.sp[k] + qq * g.sq[k]];
 }
 
+// ---- fast tiles: whole tiles of operands that allow W-element vectors -----------------
+// Elements narrower than 4 bytes move W = 4 / size at a time (a bf16 pair, four u8), so a
+// warp moves 128 contiguous bytes per load and per store as f32 does: staged operands are
+// read with W-vectors along q, the output written with W-vectors along p (W consecutive
+// tile rows gathered from shared memory). Every load of a phase is issued before its first
+// use, none under a branch. Only tiles wholly inside (P, Q) take it, only when
+// TileGeom::vec says every vector is aligned, and only with 32-bit index math; edge tiles
+// take the element path.
+template <class Out, class... In>
+constexpr int tile_vec() {
+  constexpr size_t w = std::max({sizeof(Out), sizeof(In)...});
+  return w >= 4 ? 1 : int(4 / w);
+}
+inline constexpr int kTileThreads = 32 * kTileRows;
+
+// Row pitch of the fast tiles: T + 1 elements, so that the W tile rows a lane gathers on
+// the output side (lanes W rows apart: an odd number of 4-byte words, for any element size
+// up to 4) fall in distinct banks; stage-side writes go element by element.
+template <int T>
+constexpr int fast_pitch() {
+  return T + 1;
+}
+
+// Operand k's values at the fast output positions of this thread: A slots of W elements
+// along p, from shared memory (staged) or global memory (every load in one block).
+template <size_t K, class E, int A, int W>
+struct TileVals {
+  E v[A][W];
+};
+template <class Seq, int A, int W, class... In>
+struct TileValsAll;
+template <size_t... Ks, int A, int W, class... In>
+struct TileValsAll<std::index_sequence<Ks...>, A, W, In...> : TileVals<Ks, In, A, W>... {};
+
+template <int T, int W>
+constexpr bool fast_tile_fits() {
+  return T % W == 0 && kTileThreads % (T / W) == 0 && T % (kTileThreads / (T / W)) == 0;
+}
+
+template <int T, int W, class I, class E, int N>
+__device__ __forceinline__ void stage_fast(const TileGeom<N, I>& g, int k, E* __restrict__ s, const E* __restrict__ p,
+                                           I off, I p0, I q0) {
+  if (!g.staged[k]) return;
+  constexpr int CQ = T / W, RP = kTileThreads / CQ, A = T / RP;  // vectors per row, rows per pass
+  const int t = int(threadIdx.y) * 32 + int(threadIdx.x);
+  const int i = (t % CQ) * W, j0 = t / CQ;
+  const E* src = p + off + (p0 + I(j0)) * g.sp[k] + q0 + I(i);
+  const I step = I(RP) * g.sp[k];
+  Vec<E, W> v[A];
+#pragma unroll
+  for (int a = 0; a < A; ++a, src += step) v[a] = *reinterpret_cast<const Vec<E, W>*>(src);
+#pragma unroll
+  for (int a = 0; a < A; ++a)
+#pragma unroll
+    for (int w = 0; w < W; ++w) s[(j0 + a * RP) * fast_pitch<T>() + i + w] = v[a].v[w];
+}
+
+template <int T, int W, int A, class I, class E, int N>
+__device__ __forceinline__ void gather_fast(const TileGeom<N, I>& g, int k, const E* __restrict__ s,
+                                            const E* __restrict__ p, I off, I p0, I q0, E (&v)[A][W]) {
+  constexpr int CP = T / W, RQ = kTileThreads / CP;  // vectors per output row, rows per pass
+  const int t = int(threadIdx.y) * 32 + int(threadIdx.x);
+  const int i = (t % CP) * W, j0 = t / CP;
+  if (g.staged[k]) {
+#pragma unroll
+    for (int a = 0; a < A; ++a)
+#pragma unroll
+      for (int w = 0; w < W; ++w) v[a][w] = s[(i + w) * fast_pitch<T>() + j0 + a * RQ];
+  } else {
+    const E* src = p + off + (p0 + I(i)) * g.sp[k] + (q0 + I(j0)) * g.sq[k];
+    const I step = I(RQ) * g.sq[k], sp = g.sp[k];
+#pragma unroll
+    for (int a = 0; a < A; ++a, src += step)
+#pragma unroll
+      for (int w = 0; w < W; ++w) v[a][w] = src[I(w) * sp];
+  }
+}
+
+template <int T, int W, class I, class F, class Out, class... In, size_t... Ks>
+__device__ __forceinline__ void ew_tile_fast(unsigned char* smem, const TileGeom<1 + sizeof...(In), I>& g, const F& f,
+                                             Out* __restrict__ out, std::index_sequence<Ks...>,
+                                             const I (&off)[1 + sizeof...(In)], I p0, I q0,
+                                             const In* __restrict__... in) {
+  static_assert(fast_tile_fits<T, W>(), "the fast tile's vectors must split evenly over the block");
+  constexpr int CP = T / W, RQ = kTileThreads / CP, A = T / RQ;
+  (stage_fast<T, W, I>(g, int(Ks) + 1, reinterpret_cast<In*>(smem + tile_offset<T, In...>(Ks)), in, off[Ks + 1], p0,
+                       q0),
+   ...);
+  __syncthreads();
+  TileValsAll<std::index_sequence<Ks...>, A, W, In...> vals;
+  (gather_fast<T, W, A, I>(g, int(Ks) + 1, reinterpret_cast<const In*>(smem + tile_offset<T, In...>(Ks)), in,
+                           off[Ks + 1], p0, q0, static_cast<TileVals<Ks, In, A, W>&>(vals).v),
+   ...);
+  const int t = int(threadIdx.y) * 32 + int(threadIdx.x);
+  const int i = (t % CP) * W, j0 = t / CP;
+  Out* o = out + off[0] + p0 + I(i) + (q0 + I(j0)) * g.sq[0];
+  const I step = I(RQ) * g.sq[0];
+#pragma unroll
+  for (int a = 0; a < A; ++a, o += step) {
+    Vec<Out, W> r;
+#pragma unroll
+    for (int w = 0; w < W; ++w) r.v[w] = f(static_cast<const TileVals<Ks, In, A, W>&>(vals).v[a][w]...);
+    *reinterpret_cast<Vec<Out, W>*>(o) = r;
+  }
+}
+
 // The tiled kernel's body (a __global__ template may have only one parameter pack).
 template <int T, class I, class F, class Out, class... In, size_t... Ks>
 __device__ __forceinline__ void ew_tiled(unsigned char* smem, const TileGeom<1 + sizeof...(In), I>& g, const F& f,
                                          Out* __restrict__ out, std::index_sequence<Ks...>,
                                          const In* __restrict__... in) {
   constexpr int N = 1 + sizeof...(In);
+  constexpr int W = tile_vec<Out, In...>();
   const int64_t per_batch = g.tiles_p * g.tiles_q;
   for (int64_t t = blockIdx.x; t < g.n_tiles; t += gridDim.x) {
     const int64_t b = t / per_batch, r = t - b * per_batch;
@@ -176,6 +284,15 @@ __device__ __forceinline__ void ew_tiled(unsigned char* smem, const TileGeom<1 +
     I off[N];
     g.batch.get(I(b), off);
     const I p0 = I(tp * T), q0 = I(tq * T);
+    // 32-bit index math only: tensors past 2^32 elements are rare, and with 64-bit index
+    // math ptxas spills on some casts (float -> int conversions have branches).
+    if constexpr (std::is_same_v<I, uint32_t>) {
+      if (g.vec && p0 + I(T) <= g.P && q0 + I(T) <= g.Q) {
+        ew_tile_fast<T, W, I>(smem, g, f, out, std::index_sequence<Ks...>{}, off, p0, q0, in...);
+        __syncthreads();  // the next tile overwrites shared memory
+        continue;
+      }
+    }
     (stage_tile<T, I>(g, int(Ks) + 1, reinterpret_cast<In*>(smem + tile_offset<T, In...>(Ks)), in, off[Ks + 1], p0, q0),
      ...);
     __syncthreads();
@@ -195,7 +312,7 @@ __device__ __forceinline__ void ew_tiled(unsigned char* smem, const TileGeom<1 +
 }
 
 template <int T, class I, class F, class Out, class... In>
-__global__ void __launch_bounds__(32 * kTileRows)
+__global__ void __launch_bounds__(kTileThreads)
     ew_tiled_kernel(TileGeom<1 + sizeof...(In), I> g, F f, Out* __restrict__ out, const In* __restrict__... in) {
   __shared__ alignas(16) unsigned char smem[tile_offset<T, In...>(sizeof...(In))];
   ew_tiled<T>(smem, g, f, out, std::index_sequence_for<In...>{}, in...);
@@ -387,7 +504,20 @@ void launch_elementwise_impl(const char* op, cudaStream_t stream, const F& f, co
     if (tp >= 0) {
       constexpr int T = tile_side<Out, In...>();
       auto launch = [&]<class I>() {
-        const TileGeom<N, I> tg = tile_geom<N, I>(g, tp, tq, T);
+        TileGeom<N, I> tg = tile_geom<N, I>(g, tp, tq, T);
+        // Fast tiles move W-element vectors: the output's along p (stride 1), the staged
+        // inputs' along q (stride 1); each needs its base, its other strides and every
+        // batch stride to keep them aligned.
+        constexpr int W = tile_vec<Out, In...>();
+        auto vec_ok = [&](int k, const void* ptr, size_t esize, int64_t other_stride) {
+          bool ok = reinterpret_cast<uintptr_t>(ptr) % (esize * W) == 0 && g.base[k] % W == 0 && other_stride % W == 0;
+          for (int d = 0; d < tg.batch.rank; ++d) ok = ok && int64_t(tg.batch.strides[k][d]) % W == 0;
+          return ok;
+        };
+        tg.vec = vec_ok(0, o, sizeof(Out), int64_t(tg.sq[0]));
+        ((tg.vec = tg.vec && (!tg.staged[Ks + 1] ||
+                              vec_ok(int(Ks) + 1, dptr<const In>(*ins[Ks]), sizeof(In), int64_t(tg.sp[Ks + 1])))),
+         ...);
         const unsigned blocks = unsigned(std::min<int64_t>(tg.n_tiles, int64_t(132) * 64));
         ew_tiled_kernel<T, I><<<blocks, dim3(32, kTileRows), 0, stream>>>(tg, f, o, dptr<const In>(*ins[Ks])...);
       };

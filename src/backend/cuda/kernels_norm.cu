@@ -35,6 +35,8 @@ __device__ __forceinline__ float dlog(float x) { return ::logf(x); }
 __device__ __forceinline__ double dlog(double x) { return ::log(x); }
 __device__ __forceinline__ float drsqrt(float x) { return ::rsqrtf(x); }
 __device__ __forceinline__ double drsqrt(double x) { return ::rsqrt(x); }
+__device__ __forceinline__ float dmax(float a, float b) { return ::fmaxf(a, b); }
+__device__ __forceinline__ double dmax(double a, double b) { return ::fmax(a, b); }
 
 // Maximum that propagates NaN (a NaN anywhere in the row makes the whole softmax NaN).
 template <class C>
@@ -127,75 +129,128 @@ __device__ __forceinline__ C row_output(C v, const RowStats<C>& st, C w, C bias)
     return v * st.b * w;
 }
 
-// Reads elements [e0, e0 + VW) of a strided row in the storage type (0 past n).
-template <int VW, class S>
-__device__ __forceinline__ void load_raw(const S* __restrict__ p, int64_t stride, int64_t e0, int64_t n, bool vec,
-                                         S (&v)[VW]) {
-  if (vec) {
-    const Vec<S, VW> t = *reinterpret_cast<const Vec<S, VW>*>(p + e0);
+// ---- warp strategy: lane l holds chunks j * 32 + l (j < K / VW) of VW elements each -------
+// The whole row is read into registers by loads that are all issued back to back, with no
+// branch between them (chunks past the row re-read a valid address and are replaced by
+// padding afterwards), so a warp has its whole row in flight at once, and is never
+// re-read. kVec: every row is contiguous, n a multiple of VW and rows and out start
+// VW-element aligned, so a chunk moves as one 16-byte vector (a uint4 of 8 bf16); else
+// VW = 1: element j * 32 + l, one scalar load each (coalesced for contiguous rows).
+// The row stays in registers in its storage type (16-bit floats take half the registers
+// of their f32 values; the conversion on each use is exact and one instruction), except
+// that softmax keeps exp(x - max) in the compute type so exp runs once per element.
+// Register bounds: 16-bit softmax/rms_norm fit 64 (four blocks, 32 warps, 64 KB of row in
+// flight per SM); layer_norm, whose two passes over the widened row and weight/bias chunks
+// need more, and f32 80 (three blocks). The scalar path (strided or unaligned rows, a
+// fallback) computes 32 64-bit addresses too: 128 (two blocks). f64 (rare on GPUs; 64
+// registers of row alone) is left unbounded.
+template <RowMode M, bool kVec, class S>
+constexpr int row_warp_min_blocks() {
+  if (sizeof(S) > 4) return 1;
+  if (!kVec) return 2;
+  return sizeof(S) == 4 || M == RowMode::LayerNorm ? 3 : 4;
+}
+
+// exp(v - m), given ml = m * log2(e). 16-bit outputs take exp2 of one fused multiply-add
+// (MUFU.EX2 and its range fix-up, about a third of expf's instructions): its error, a few
+// f32 ulps, is far below a bf16/f16 ulp. f32/f64 keep the accurate exp.
+template <class S, class C>
+__device__ __forceinline__ C row_exp(C v, C m, C ml) {
+  if constexpr (is_dev_half_v<S>)
+    return ::exp2f(::fmaf(v, 1.44269504088896341f, -ml));
+  else
+    return dexp(v - m);
+}
+
+// Compute values -> one chunk of storage values; 16-bit floats are packed two by two
+// (one conversion instruction per pair).
+template <class S, int VW, class C>
+__device__ __forceinline__ Vec<S, VW> pack_chunk(const C (&y)[VW]) {
+  Vec<S, VW> t;
+  if constexpr (std::is_same_v<S, __nv_bfloat16> && VW % 2 == 0) {
 #pragma unroll
-    for (int k = 0; k < VW; ++k) v[k] = t.v[k];
+    for (int k = 0; k < VW; k += 2) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(y[k], y[k + 1]);
+      t.v[k] = h.x, t.v[k + 1] = h.y;
+    }
+  } else if constexpr (std::is_same_v<S, __half> && VW % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < VW; k += 2) {
+      const __half2 h = __floats2half2_rn(y[k], y[k + 1]);
+      t.v[k] = h.x, t.v[k + 1] = h.y;
+    }
   } else {
 #pragma unroll
-    for (int k = 0; k < VW; ++k) v[k] = e0 + k < n ? p[(e0 + k) * stride] : S(0.0f);
+    for (int k = 0; k < VW; ++k) t.v[k] = from_compute<S>(y[k]);
   }
+  return t;
 }
 
-// ---- warp strategy: lane l holds chunks j * 32 + l (j < K / VW) of VW elements each -------
-// The row stays in registers in its storage type (16-bit floats take half the registers
-// of their f32 values; the conversion on each use is exact and one instruction), so a
-// 1024-wide bf16 row costs 16 registers a lane and four blocks (32 warps, enough loads
-// in flight to saturate HBM) fit on an SM; wider types are bounded to 128 registers so
-// at least two blocks share an SM.
-template <class S>
-constexpr int row_warp_min_blocks() {
-  return sizeof(S) <= 2 ? 4 : 2;
-}
-
-template <RowMode M, int K, class S>
-__global__ void __launch_bounds__(kThreads, row_warp_min_blocks<S>())
+template <RowMode M, int K, bool kVec, class S>
+__global__ void __launch_bounds__(kThreads, row_warp_min_blocks<M, kVec, S>())
     row_warp_kernel(RowGeom g, const S* __restrict__ x, S* __restrict__ out, const S* __restrict__ weight,
                     const S* __restrict__ bias, dcompute_t<S> eps) {
   using C = dcompute_t<S>;
   constexpr int Vmax = int(16 / sizeof(S));
-  constexpr int VW = K < Vmax ? K : Vmax;
+  constexpr int VW = !kVec ? 1 : K < Vmax ? K : Vmax;
   constexpr int J = K / VW;
+  constexpr bool kSoftmax = M == RowMode::Softmax || M == RowMode::LogSoftmax;
+  // Softmax keeps exp(x - max) (in place of the row: raw is dead once it is computed).
+  constexpr bool kKeepExp = M == RowMode::Softmax;
+  // Padding past the row: neutral for the max (and exp(-inf - m) = 0 for the sum) or the sums.
+  Vec<S, VW> pad;
+#pragma unroll
+  for (int k = 0; k < VW; ++k) pad.v[k] = S(kSoftmax ? -INFINITY : 0.0f);
   const int lane = threadIdx.x & 31;
   const int64_t warps = blockDim.x >> 5;
   const C n = C(g.n);
   const int len = int(g.n);  // <= kMaxWarpRow: in-row indices fit 32 bits
+  // Whether chunk j lies in the row (chunks are whole or absent: VW divides n, or is 1).
+  auto valid = [&](int j) { return (j * 32 + lane) * VW < len; };
   for (int64_t r = int64_t(blockIdx.x) * warps + (threadIdx.x >> 5); r < g.rows; r += int64_t(gridDim.x) * warps) {
     int64_t off[1];
     g.outer.get(r, off);
     const S* row = x + off[0];
-    S raw[J][VW];
+    Vec<S, VW> raw[J];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      const int e0 = (j * 32 + lane) * VW;
-      if (e0 < len)
-        load_raw<VW>(row, g.xs, e0, g.n, g.x_vec, raw[j]);
+      const int e0 = valid(j) ? (j * 32 + lane) * VW : 0;
+      if constexpr (kVec)
+        raw[j] = *reinterpret_cast<const Vec<S, VW>*>(row + e0);
       else
-#pragma unroll
-        for (int k = 0; k < VW; ++k) raw[j][k] = S(0.0f);
+        raw[j].v[0] = row[int64_t(e0) * g.xs];
     }
-    // v[j][k]: element value in the compute type (converted where used).
-    auto v_at = [&](int j, int k) { return C(to_compute(raw[j][k])); };
-    auto valid = [&](int j, int k) { return (j * 32 + lane) * VW + k < len; };
+#pragma unroll
+    for (int j = 0; j < J; ++j) raw[j] = valid(j) ? raw[j] : pad;
+    // Element k of chunk j in the compute type.
+    auto v_at = [&](int j, int k) { return C(to_compute(raw[j].v[k])); };
+
     RowStats<C> st;
-    if constexpr (M == RowMode::Softmax || M == RowMode::LogSoftmax) {
+    C ex[kKeepExp ? J : 1][VW];  // exp(x - max)
+    if constexpr (kSoftmax) {
+      // dmax drops NaN, but a NaN element still makes exp(NaN - m), the sum and so every
+      // output NaN, as a NaN-propagating max would.
       C m = -INFINITY;
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
-        for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) m = nan_max(m, v_at(j, k));
+        for (int k = 0; k < VW; ++k) m = dmax(m, v_at(j, k));
       m = warp_max(m);
+      const C ml = m * C(1.44269504088896341);
       C s = 0;
 #pragma unroll
-      for (int j = 0; j < J; ++j)
+      for (int j = 0; j < J; ++j) {
+        // f64's long exp, if run on every chunk at once, needs more registers than exist;
+        // a branch per chunk keeps the compiler from interleaving them.
+        if constexpr (sizeof(C) == 8)
+          if (!valid(j)) continue;
 #pragma unroll
-        for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) s += dexp(v_at(j, k) - m);
+        for (int k = 0; k < VW; ++k) {
+          const C e = row_exp<S>(v_at(j, k), m, ml);
+          if constexpr (kKeepExp) ex[j][k] = e;  // kept: the output is e / sum
+          s += e;
+        }
+      }
       s = warp_sum(s);
       st.a = m;
       st.b = M == RowMode::Softmax ? C(1) / s : dlog(s);
@@ -210,8 +265,10 @@ __global__ void __launch_bounds__(kThreads, row_warp_min_blocks<S>())
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
-        for (int k = 0; k < VW; ++k)
-          if (valid(j, k)) q += (v_at(j, k) - mean) * (v_at(j, k) - mean);
+        for (int k = 0; k < VW; ++k) {
+          const C d = valid(j) ? v_at(j, k) - mean : C(0);
+          q += d * d;
+        }
       st.a = mean;
       st.b = drsqrt(warp_sum(q) / n + eps);
     } else {
@@ -235,8 +292,12 @@ __global__ void __launch_bounds__(kThreads, row_warp_min_blocks<S>())
         if (bias) load_chunk<VW>(bias, g.bs, e0, g.n, g.b_vec, b);
       }
 #pragma unroll
-      for (int k = 0; k < VW; ++k) y[k] = row_output<M>(v_at(j, k), st, w[k], b[k]);
-      store_chunk<VW>(orow, e0, g.n, g.out_vec, y);
+      for (int k = 0; k < VW; ++k)
+        y[k] = kKeepExp ? ex[kKeepExp ? j : 0][k] * st.b : row_output<M>(v_at(j, k), st, w[k], b[k]);
+      if constexpr (kVec)
+        *reinterpret_cast<Vec<S, VW>*>(orow + e0) = pack_chunk<S>(y);
+      else
+        store_chunk<VW>(orow, e0, g.n, false, y);
     }
   }
 }
@@ -390,7 +451,10 @@ void launch_row_op(CudaBackend& be, const char* name, const Tensor& x, const Ten
     const unsigned blocks = unsigned(std::min((g.rows + kThreads / 32 - 1) / (kThreads / 32), kMaxGridX));
     auto launch = [&]<int K>() {
       set_vec(K < Vmax ? K : Vmax);
-      row_warp_kernel<M, K, S><<<blocks, kThreads, 0, stream>>>(g, xp, op, wp, bp, ceps);
+      if (g.x_vec && g.out_vec)
+        row_warp_kernel<M, K, true, S><<<blocks, kThreads, 0, stream>>>(g, xp, op, wp, bp, ceps);
+      else
+        row_warp_kernel<M, K, false, S><<<blocks, kThreads, 0, stream>>>(g, xp, op, wp, bp, ceps);
     };
     if (g.n <= 32)
       launch.template operator()<1>();
