@@ -27,7 +27,7 @@ __device__ __forceinline__ void apply_vec(const F& f, Vec<Out, V>& r, const Vec<
   for (int j = 0; j < V; ++j) r.v[j] = f(a.v[j]...);
 }
 
-// U vectors of one operand, at i, i + stride, ... (one grid-stride step of a thread).
+// U vectors of one operand, at i, i + stride, ... (one step of a thread).
 template <class T, int V, int U>
 struct VecRun {
   Vec<T, V> v[U];
@@ -52,19 +52,24 @@ __device__ __forceinline__ void store_run(const F& f, Out* __restrict__ out, int
   }
 }
 
-// Each thread takes U vectors per grid-stride step and loads all of them (every input)
-// before computing any: U x 16 bytes per input in flight per thread instead of 16, which
-// is what a streaming kernel needs to get near the HBM ceiling. Then single vectors, then
-// the scalar tail.
+// A block takes tiles of blockDim x U consecutive vectors (grid-stride over tiles); each
+// thread loads its U vectors of every input (blockDim apart, so each warp load is one
+// contiguous 512-byte run) before computing any: U x 16 bytes per input in flight per
+// thread instead of 16, and every block streams one contiguous region, which is what a
+// streaming kernel needs to get near the HBM ceiling. The last partial tile goes vector
+// by vector, then the scalar tail.
 template <int V, class F, class Out, class... In>
 __global__ void ew_contiguous_kernel(int64_t n, F f, Out* __restrict__ out, const In* __restrict__... in) {
   constexpr int U = sizeof...(In) <= 2 ? 4 : 2;
   const int64_t nvec = n / V;
+  const int64_t tile = int64_t(blockDim.x) * U;
+  const int64_t full = nvec / tile * tile;
+  for (int64_t t = int64_t(blockIdx.x) * tile; t < full; t += int64_t(gridDim.x) * tile) {
+    const int64_t i = t + threadIdx.x;
+    store_run<V, U>(f, out, i, blockDim.x, load_run<V, U>(in, i, blockDim.x)...);
+  }
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (U - 1) * stride < nvec; i += U * stride)
-    store_run<V, U>(f, out, i, stride, load_run<V, U>(in, i, stride)...);
-  for (; i < nvec; i += stride) {
+  for (int64_t i = full + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < nvec; i += stride) {
     Vec<Out, V> r;
     apply_vec<V>(f, r, reinterpret_cast<const Vec<In, V>*>(in)[i]...);
     reinterpret_cast<Vec<Out, V>*>(out)[i] = r;
