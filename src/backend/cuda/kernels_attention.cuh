@@ -7,9 +7,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_types.cuh"
+#include "backend/cuda/launch.cuh"
 #include "wick/tensor.h"
 
 namespace wick::cuda {
@@ -60,6 +63,35 @@ __host__ __device__ inline int64_t last_key(const AttnArgs& a, int64_t i) {
   return a.causal && causal_last < a.Tk - 1 ? causal_last : a.Tk - 1;
 }
 
+// Tile geometry of the prefill kernels (kernels_attention_flash.cu for f32,
+// kernels_attention_mma.cu for f16/bf16): a block of kFlashWarps warps takes kFlashBQ
+// queries (kFlashWQ per warp) of one (batch, head) and walks its keys in tiles of kFlashBK.
+inline constexpr int kFlashBQ = 64, kFlashBK = 64, kFlashWQ = 16;
+inline constexpr int kFlashWarps = kFlashBQ / kFlashWQ, kFlashThreads = 32 * kFlashWarps;
+
+// A prefill block's query tile, (batch, head) and base pointers. The last query tiles see
+// the most keys under causal: they come first in blockIdx.x, for every (batch, head), so
+// the long blocks start together and the short ones fill in after.
+template <class S>
+struct PrefillTile {
+  int64_t q0, q_valid, b, h, bh;
+  const S *qb, *kb, *vb;
+};
+template <class S>
+__device__ __forceinline__ PrefillTile<S> prefill_tile(const AttnArgs& a, const S* q, const S* k, const S* v) {
+  PrefillTile<S> t;
+  const int64_t n_qt = (a.Tq + kFlashBQ - 1) / kFlashBQ, bh_count = a.B * a.H;
+  t.q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * kFlashBQ;
+  t.bh = int64_t(blockIdx.x) % bh_count;
+  t.b = t.bh / a.H;
+  t.h = t.bh % a.H;
+  t.q_valid = a.Tq - t.q0 < kFlashBQ ? a.Tq - t.q0 : kFlashBQ;
+  t.qb = q + a.q.off + t.b * a.q.s[0] + t.h * a.q.s[1] + t.q0 * a.q.s[2];
+  t.kb = k + a.k.off + t.b * a.k.s[0] + t.h * a.k.s[1];
+  t.vb = v + a.v.off + t.b * a.v.s[0] + t.h * a.v.s[1];
+  return t;
+}
+
 // The tiled tensor-core / register-tiled prefill kernel. Returns false (launching nothing)
 // where it does not apply (dtype, head dim or layout); the caller then uses the warp kernel.
 bool launch_flash_attention(CudaBackend& be, const AttnArgs& a, DType dtype, const Tensor& q, const Tensor& k,
@@ -100,5 +132,50 @@ inline FlashSplit flash_key_split(int64_t blocks, int64_t want_blocks, int64_t T
 // [split][row][2], both in dcompute_t of the dtype (f32, or f64 for f64).
 void launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits, const void* acc,
                               const void* ml, const Tensor& out);
+
+// Resident blocks per SM of a prefill kernel with smem bytes of dynamic shared memory (the
+// opt-in above 48 KiB is made once per kernel, with the occupancy query).
+template <auto Kernel>
+int prefill_blocks_per_sm(size_t smem) {
+  static const int per_sm = [smem] {
+    WICK_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    int n = 1;
+    WICK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, kFlashThreads, smem));
+    return n < 1 ? 1 : n;
+  }();
+  return per_sm;
+}
+
+// Runs a prefill kernel, Kernel(a, rows_aligned, chunk_keys, q, k, v, out, part_acc,
+// part_ml), over every (query tile, batch, head). When the tiles alone cannot fill the GPU
+// (batch-1 prefill) the keys are split over several blocks per tile (whole key tiles each)
+// whose partials launch_attention_combine merges; otherwise the kernel writes out itself.
+template <auto Kernel, class S>
+void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& out) {
+  const int per_sm = prefill_blocks_per_sm<Kernel>(smem);
+  constexpr int vec = 16 / sizeof(S);
+  const bool aligned =
+      flash_rows_aligned(q, a.q, vec) && flash_rows_aligned(k, a.k, vec) && flash_rows_aligned(v, a.v, vec);
+  const int64_t blocks = (a.Tq + kFlashBQ - 1) / kFlashBQ * a.B * a.H;
+  const FlashSplit sp = flash_key_split(blocks, int64_t(per_sm) * be.sm_count(), a.Tk, kFlashBK);
+  const dim3 grid{unsigned(blocks), unsigned(sp.splits)};
+  const int64_t chunk_keys = sp.chunk_tiles * kFlashBK;
+  S* o = dptr<S>(out) + out.offset();
+  if (sp.splits <= 1) {
+    Kernel<<<grid, kFlashThreads, smem, be.stream()>>>(a, aligned, chunk_keys, dptr<const S>(q), dptr<const S>(k),
+                                                       dptr<const S>(v), o, nullptr, nullptr);
+    check_launch("scaled_dot_product_attention");
+    return;
+  }
+  const int64_t rows = a.B * a.H * a.Tq;
+  std::shared_ptr<void> acc = be.scratch(size_t(sp.splits * rows * a.D) * sizeof(float));
+  std::shared_ptr<void> ml = be.scratch(size_t(sp.splits * rows * 2) * sizeof(float));
+  Kernel<<<grid, kFlashThreads, smem, be.stream()>>>(a, aligned, chunk_keys, dptr<const S>(q), dptr<const S>(k),
+                                                     dptr<const S>(v), o, static_cast<float*>(acc.get()),
+                                                     static_cast<float*>(ml.get()));
+  check_launch("scaled_dot_product_attention");
+  launch_attention_combine(be, out.dtype(), rows, a.D, sp.splits, acc.get(), ml.get(), out);
+}
 
 }  // namespace wick::cuda

@@ -9,7 +9,6 @@
 // Plain FMA register tiles (no TF32), so results stay within float rounding of the exact
 // value. Head dims 64 and 128; others use the warp kernel of kernels_attention.cu.
 #include <algorithm>
-#include <mutex>
 
 #include "backend/cuda/kernels_attention.cuh"
 #include "backend/cuda/launch.cuh"
@@ -18,11 +17,7 @@ namespace wick::cuda {
 
 namespace {
 
-constexpr int kBQ = 64;  // queries per block
-constexpr int kBK = 64;  // keys per tile
-constexpr int kWQ = 16;  // queries per warp
-constexpr int kWarps = kBQ / kWQ;
-constexpr int kFlashThreads = 32 * kWarps;
+constexpr int kBQ = kFlashBQ, kBK = kFlashBK, kWQ = kFlashWQ, kWarps = kFlashWarps;  // kernels_attention.cuh
 constexpr int kSLD = kBK + 4;  // row stride (floats) of a warp's score tile
 
 constexpr size_t round128(size_t n) { return (n + 127) / 128 * 128; }
@@ -85,16 +80,9 @@ __global__ void __launch_bounds__(kFlashThreads)
   float* l_s = corr_s + kWarps * kWQ;
   float* m_s = l_s + kWarps * kWQ;
 
-  // The last query tiles see the most keys under causal: launch them first, for every
-  // (batch, head), so the long blocks start together and the short ones fill in after.
-  const int64_t n_qt = (a.Tq + kBQ - 1) / kBQ, bh_count = a.B * a.H;
-  const int64_t q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * kBQ;
-  const int64_t bh = int64_t(blockIdx.x) % bh_count;
-  const int64_t b = bh / a.H, h = bh % a.H;
-  const int64_t q_valid = a.Tq - q0 < kBQ ? a.Tq - q0 : kBQ;
-  const S* qb = q + a.q.off + b * a.q.s[0] + h * a.q.s[1] + q0 * a.q.s[2];
-  const S* kb = k + a.k.off + b * a.k.s[0] + h * a.k.s[1];
-  const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
+  const PrefillTile<S> tile = prefill_tile(a, q, k, v);
+  const int64_t q0 = tile.q0, q_valid = tile.q_valid, b = tile.b, h = tile.h, bh = tile.bh;
+  const S *qb = tile.qb, *kb = tile.kb, *vb = tile.vb;
   load_tile<S, D>(Qs, L::QLD, qb, a.q.s[2], a.q.s[3], q_valid, vec);
 
   // Keys [0, block_end) matter to some row of the block, [0, warp_end) to some row of
@@ -257,40 +245,7 @@ __global__ void __launch_bounds__(kFlashThreads)
 template <class S, int D>
 void launch_flash(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
                   const Tensor& out) {
-  using L = FlashLayout<S, D>;
-  static std::once_flag attr_once;
-  static int per_sm = 1;  // resident blocks per SM
-  std::call_once(attr_once, [] {
-    WICK_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_attention_kernel<S, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(L::bytes)));
-    WICK_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_attention_kernel<S, D>, kFlashThreads, L::bytes));
-    per_sm = per_sm < 1 ? 1 : per_sm;
-  });
-  constexpr int vec = 16 / sizeof(S);
-  const bool aligned =
-      flash_rows_aligned(q, a.q, vec) && flash_rows_aligned(k, a.k, vec) && flash_rows_aligned(v, a.v, vec);
-  const int64_t blocks = (a.Tq + kBQ - 1) / kBQ * a.B * a.H;
-  // Too few query tiles to fill the GPU (batch 1 prefill): split the keys over several
-  // blocks per tile (whole key tiles each) and merge their partials afterwards.
-  const FlashSplit sp = flash_key_split(blocks, int64_t(per_sm) * be.sm_count(), a.Tk, kBK);
-  const int64_t splits = sp.splits, chunk_tiles = sp.chunk_tiles;
-  const dim3 grid{unsigned(blocks), unsigned(splits)};
-  S* o = dptr<S>(out) + out.offset();
-  if (splits <= 1) {
-    flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, be.stream()>>>(
-        a, aligned, chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
-    check_launch("scaled_dot_product_attention");
-    return;
-  }
-  const int64_t rows = a.B * a.H * a.Tq;
-  std::shared_ptr<void> acc = be.scratch(size_t(splits * rows * a.D) * sizeof(float));
-  std::shared_ptr<void> ml = be.scratch(size_t(splits * rows * 2) * sizeof(float));
-  flash_attention_kernel<S, D><<<grid, kFlashThreads, L::bytes, be.stream()>>>(
-      a, aligned, chunk_tiles * kBK, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o,
-      static_cast<float*>(acc.get()), static_cast<float*>(ml.get()));
-  check_launch("scaled_dot_product_attention");
-  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out);
+  launch_prefill<flash_attention_kernel<S, D>, S>(be, a, FlashLayout<S, D>::bytes, q, k, v, out);
 }
 
 template <class S>

@@ -23,7 +23,6 @@
 // Layouts whose rows are not 16-byte aligned or whose head dim is strided are staged into
 // shared memory by plain element loads instead of cp.async (same kernel otherwise).
 #include <algorithm>
-#include <mutex>
 
 #include "backend/cuda/kernels_attention.cuh"
 #include "backend/cuda/launch.cuh"
@@ -32,11 +31,8 @@ namespace wick::cuda {
 
 namespace {
 
-constexpr int kBQ = 64;  // queries per block
-constexpr int kBK = 64;  // keys per tile
-constexpr int kWQ = 16;  // queries per warp
-constexpr int kWarps = kBQ / kWQ;
-constexpr int kMmaThreads = 32 * kWarps;
+constexpr int kBQ = kFlashBQ, kBK = kFlashBK, kWQ = kFlashWQ;  // kernels_attention.cuh
+constexpr int kMmaThreads = kFlashThreads;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -135,7 +131,7 @@ __device__ __forceinline__ void load_tile(S* dst, const S* src, int64_t s_row, i
 // blocks (12 warps) per SM (128 spills); D 128 at <= 255, 2 blocks (87 KB of shared each).
 template <class S, int D, bool MASKED>
 __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
-    flash_mma_kernel(AttnArgs a, bool vec, int kchunk, const S* __restrict__ q, const S* __restrict__ k,
+    flash_mma_kernel(AttnArgs a, bool vec, int64_t chunk_keys, const S* __restrict__ q, const S* __restrict__ k,
                      const S* __restrict__ v, S* __restrict__ out, float* __restrict__ part_acc,
                      float* __restrict__ part_ml) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -150,16 +146,10 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;  // fragment row (and row + 8) and column pair
 
-  // The last query tiles see the most keys under causal: launch them first, for every
-  // (batch, head), so the long blocks start together and the short ones fill in after.
-  const int64_t n_qt = (a.Tq + kBQ - 1) / kBQ, bh_count = a.B * a.H;
-  const int64_t q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * kBQ;
-  const int64_t bh = int64_t(blockIdx.x) % bh_count;
-  const int64_t b = bh / a.H, h = bh % a.H;
-  const int64_t q_valid = a.Tq - q0 < kBQ ? a.Tq - q0 : kBQ;
-  const S* qb = q + a.q.off + b * a.q.s[0] + h * a.q.s[1] + q0 * a.q.s[2];
-  const S* kb = k + a.k.off + b * a.k.s[0] + h * a.k.s[1];
-  const S* vb = v + a.v.off + b * a.v.s[0] + h * a.v.s[1];
+  const PrefillTile<S> tile = prefill_tile(a, q, k, v);
+  const int64_t q0 = tile.q0, q_valid = tile.q_valid, b = tile.b, h = tile.h, bh = tile.bh;
+  const S *qb = tile.qb, *kb = tile.kb, *vb = tile.vb;
+  const int kchunk = int(chunk_keys);  // < 2^31: the launcher falls back beyond
 
   // Keys [0, block_end) matter to some row of the block, [0, warp_end) to some row of this
   // warp; every row of the warp sees [0, warp_full). This lane's rows qi0 and qi1 = qi0 + 8
@@ -347,38 +337,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
 template <class S, int D, bool MASKED>
 void launch_mma(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
                 const Tensor& out) {
-  using L = MmaLayout<D>;
-  static std::once_flag attr_once;
-  static int per_sm = 1;  // resident blocks per SM
-  std::call_once(attr_once, [] {
-    WICK_CUDA_CHECK(cudaFuncSetAttribute(flash_mma_kernel<S, D, MASKED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(L::bytes)));
-    WICK_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_mma_kernel<S, D, MASKED>, kMmaThreads, L::bytes));
-    per_sm = per_sm < 1 ? 1 : per_sm;
-  });
-  constexpr int vec = 16 / sizeof(S);
-  const bool aligned =
-      flash_rows_aligned(q, a.q, vec) && flash_rows_aligned(k, a.k, vec) && flash_rows_aligned(v, a.v, vec);
-  const int64_t blocks = (a.Tq + kBQ - 1) / kBQ * a.B * a.H;
-  const FlashSplit sp = flash_key_split(blocks, int64_t(per_sm) * be.sm_count(), a.Tk, kBK);
-  const dim3 grid{unsigned(blocks), unsigned(sp.splits)};
-  S* o = dptr<S>(out) + out.offset();
-  if (sp.splits <= 1) {
-    flash_mma_kernel<S, D, MASKED><<<grid, kMmaThreads, L::bytes, be.stream()>>>(a, aligned, int(sp.chunk_tiles * kBK),
-                                                                                 dptr<const S>(q), dptr<const S>(k),
-                                                                                 dptr<const S>(v), o, nullptr, nullptr);
-    check_launch("scaled_dot_product_attention");
-    return;
-  }
-  const int64_t rows = a.B * a.H * a.Tq;
-  std::shared_ptr<void> acc = be.scratch(size_t(sp.splits * rows * a.D) * sizeof(float));
-  std::shared_ptr<void> ml = be.scratch(size_t(sp.splits * rows * 2) * sizeof(float));
-  flash_mma_kernel<S, D, MASKED><<<grid, kMmaThreads, L::bytes, be.stream()>>>(
-      a, aligned, int(sp.chunk_tiles * kBK), dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o,
-      static_cast<float*>(acc.get()), static_cast<float*>(ml.get()));
-  check_launch("scaled_dot_product_attention");
-  launch_attention_combine(be, out.dtype(), rows, a.D, sp.splits, acc.get(), ml.get(), out);
+  launch_prefill<flash_mma_kernel<S, D, MASKED>, S>(be, a, MmaLayout<D>::bytes, q, k, v, out);
 }
 
 template <class S>
