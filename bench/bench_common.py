@@ -26,7 +26,7 @@ def run_wick(binary, device, quick=False, filt=None, env=None):
 
 
 def median_seconds(fn, sync=lambda: None, quick=False):
-    """Host clock around each run, synchronized before and after (as `wick bench`)."""
+    """Host clock around each run, synchronized before and after (as `wick bench` on the CPU)."""
     for _ in range(WARMUPS):
         fn()
     sync()

@@ -6,8 +6,7 @@ CUDA events (warm-up, median of >= 20 runs). Runs in well under 2 minutes.
 
     python3 bench/quant_h200.py build/tools/wick/wick [--device cuda:0] [--out FILE] [--quick]
 
-Note: wick bench times each run with the host clock around a synchronize, so rows of a few
-microseconds include the launch and synchronize overhead; the torch column does not. Both
+Both sides are timed by CUDA events (wick bench through wick::DeviceEvent), and both
 sides cycle through copies of W totalling > 200 MB, so the weight is never L2-resident.
 """
 import argparse

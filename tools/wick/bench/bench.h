@@ -38,7 +38,8 @@ struct Timing {
 };
 
 // Warm-up, then at least min_runs timed runs (and at least min_total_s of them unless quick);
-// synchronize(device) before starting and before stopping the clock of each run.
+// each run timed by DeviceEvents around it (CUDA events on a GPU, the host clock on the
+// CPU), the device synchronized before it.
 Timing time_row(const Row& row, const Prepared& prepared, Device device, int min_runs, double min_total_s);
 
 std::vector<Row> cpu_rows(bool quick);

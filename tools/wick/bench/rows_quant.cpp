@@ -17,7 +17,7 @@ namespace wick::bench {
 namespace {
 
 // Products per timed run: one 4096 x 4096 product reads 2-19 MB, a few microseconds on an
-// H200, so a lone call would time the launch and the synchronize more than the kernel.
+// H200, so a lone call would time its launch more than the kernel.
 constexpr int kOpsPerRun = 20;
 
 // On a GPU the products cycle through distinct copies of W totalling more than this, so
