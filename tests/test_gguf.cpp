@@ -419,12 +419,14 @@ TEST(GgufMatmul, MatchesExactProductOfDequantizedWeights) {
 }
 
 // With q8 activations the result is ggml's quantized formula (mm_xq), and close to what
-// ggml's own kernels computed (mm_ggml).
+// ggml's own kernels computed (mm_ggml): q8_0 / q4_0 through the integer block dot
+// products, q5_0 (whose ggml activation type is q8_0 too) through the f32 product of
+// the rounded x.
 TEST(GgufMatmul, Q8ActivationsMatchGgml) {
   const File f = File::open(fixture("quants.gguf"));
   const test::StTensor& xs = golden("x");
   const Tensor x = Tensor::from_vector(xs.values, Shape{3, 512});
-  for (const std::string& type : {"q8_0", "q4_0"}) {
+  for (const std::string& type : {"q8_0", "q4_0", "q5_0"}) {
     SCOPED_TRACE(type);
     const QuantTensor& w = f.tensor("w." + type);
     const auto got = quant_matmul(x, w, QuantActivation::Q8).to_vector<float>();
@@ -441,8 +443,10 @@ TEST(GgufMatmul, Q8ActivationsMatchGgml) {
         }
     }
   }
-  EXPECT_WICK_ERROR(quant_matmul(x, f.tensor("w.q4_k"), QuantActivation::Q8), Unsupported,
-                    "q8 activations are implemented for q8_0 and q4_0 weights, not q4_K");
+  // K not a multiple of 32 (possible for the float types) cannot be rounded per 32 values.
+  const QuantTensor w40 = quantize(Tensor::from_vector(std::vector<float>(2 * 40, 1.0f), Shape{2, 40}), GgmlType::F16);
+  EXPECT_WICK_ERROR(quant_matmul(ones(Shape{1, 40}), w40, QuantActivation::Q8), ShapeMismatch,
+                    "K must be a multiple of 32, got K = 40");
 }
 
 TEST(GgufMatmul, StridedActivationAndErrors) {

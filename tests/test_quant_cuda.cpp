@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -153,17 +154,21 @@ TEST_P(QuantDevice, DequantizeEmpty) {
   EXPECT_EQ(got.device(), dev());
 }
 
-// quant_matmul on dev against the CPU result for the same x and W. Tolerance: f32
+// quant_matmul on dev against the CPU's f32 product for the same x and W, with x first
+// rounded to q8_0 by the CPU quantizer for QuantActivation::Q8 (what that mode promises:
+// the product of the rounded x, whichever route computes it). Tolerance: f32
 // accumulation-order differences, relative to sum_k |x[m,k]| |W[n,k]|.
-void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTensor& w_cpu, Device dev) {
+void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTensor& w_cpu, Device dev,
+                         QuantActivation act = QuantActivation::F32) {
   const QuantTensor w_dev = w_cpu.to(dev);
-  const Tensor got = quant_matmul(x_dev, w_dev);
+  const Tensor got = quant_matmul(x_dev, w_dev, act);
   EXPECT_EQ(got.device(), dev);
   EXPECT_EQ(got.dtype(), DType::F32);
   const int64_t M = x_cpu.dim(0), K = x_cpu.dim(1), N = w_cpu.shape[0];
   ASSERT_EQ(got.shape(), (Shape{M, N}));
   const std::vector<float> y = got.to_vector<float>();
-  const std::vector<float> want = quant_matmul(x_cpu, w_cpu).to_vector<float>();
+  const Tensor x_ref = act == QuantActivation::Q8 ? dequantize(quantize(x_cpu, GgmlType::Q8_0)) : x_cpu;
+  const std::vector<float> want = quant_matmul(x_ref, w_cpu).to_vector<float>();
   const std::vector<float> xv = x_cpu.to(DType::F32).to_vector<float>();
   const std::vector<float> wv = dequantize(w_cpu).to_vector<float>();
   int bad = 0;
@@ -188,10 +193,12 @@ TEST_P(QuantDevice, MatmulMatchesCpuForTheMainTypes) {
     const QuantTensor w = quantize(wsrc, type, "w");
     for (int64_t M : {1, 3, 8, 17, 64}) {
       for (DType dt : {DType::F32, DType::BF16}) {
-        SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M) + " x " +
-                     std::string(dtype_name(dt)));
-        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M)), Shape{M, K}).to(dt);
-        expect_matmul_close(x, x.to(dev()), w, dev());
+        for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+          SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M) + " x " +
+                       std::string(dtype_name(dt)) + (act == QuantActivation::Q8 ? " q8" : " f32"));
+          const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M)), Shape{M, K}).to(dt);
+          expect_matmul_close(x, x.to(dev()), w, dev(), act);
+        }
       }
     }
   }
@@ -235,31 +242,57 @@ QuantTensor fixture_weight(const std::string& type, int64_t N, int64_t K) {
 // rows), K = 2048 (16-byte aligned rows, several chunks with a partial last one, x in
 // shared memory for M <= 4 and read from global memory above) and a short K whose rows
 // are not 16-byte aligned for most types (the byte-copy path).
+// Both activation forms (q8: the dp4a kernel for the block types with a byte form, x
+// rounded then the f32 kernel for the others).
 TEST_P(QuantDevice, SmallMMatmulMatchesCpuForEveryTypeAndShape) {
   for (const std::string& type : kTypes) {
     const bool k_quant = type.size() == 4 && type[3] == 'k';
     for (int64_t K : {int64_t(2048), int64_t(k_quant ? 256 : 96)}) {
       const QuantTensor w = fixture_weight(type, 37, K);
       for (int64_t M = 1; M <= 8; ++M) {
-        SCOPED_TRACE(type + " K=" + std::to_string(K) + " M=" + std::to_string(M));
-        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M * 7 + K)), Shape{M, K});
-        expect_matmul_close(x, x.to(dev()), w, dev());
+        for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+          SCOPED_TRACE(type + " K=" + std::to_string(K) + " M=" + std::to_string(M) +
+                       (act == QuantActivation::Q8 ? " q8" : " f32"));
+          const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M * 7 + K)), Shape{M, K});
+          expect_matmul_close(x, x.to(dev()), w, dev(), act);
+        }
       }
     }
   }
 }
 
-// Enough rows that every warp of the grid gets several row groups (the pipeline runs on
-// from one group into the next).
+// Few rows and long ones: the kernel splits a row group's chunks over several warps
+// (5120 values: 5 q4_0 chunks over 4 warps leaves one warp an empty slice, 7 q6_K
+// chunks), and x too large for shared memory (K = 16384 with M = 1, K = 4096 with M = 8)
+// is read from global memory, for the q8 form after a rounding pre-pass.
+TEST_P(QuantDevice, SmallMMatmulSplitsLongRows) {
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    for (auto [N, K, M] : {std::array<int64_t, 3>{37, 5120, 1}, {37, 5120, 3}, {13, 16384, 1}, {13, 4096, 8}}) {
+      const QuantTensor w = quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K)), Shape{N, K}), type);
+      for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+                     " M=" + std::to_string(M) + (act == QuantActivation::Q8 ? " q8" : " f32"));
+        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(M + K)), Shape{M, K});
+        expect_matmul_close(x, x.to(dev()), w, dev(), act);
+      }
+    }
+  }
+}
+
+// Enough rows that the persistent blocks take several rounds of row groups (the pipeline
+// runs on from one round into the next; an H200 holds 4224 warps of the M = 1 q8 kernel).
 TEST_P(QuantDevice, SmallMMatmulManyRows) {
-  const int64_t N = 9001, K = 512;
+  const int64_t N = 20001, K = 512;
   const Tensor wsrc = Tensor::from_vector(random_values(size_t(N * K), 61), Shape{N, K});
   for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q6_K}) {
     const QuantTensor w = quantize(wsrc, type, "w");
     for (int64_t M : {1, 2}) {
-      SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M));
-      const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(62 + M)), Shape{M, K});
-      expect_matmul_close(x, x.to(dev()), w, dev());
+      for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M) +
+                     (act == QuantActivation::Q8 ? " q8" : " f32"));
+        const Tensor x = Tensor::from_vector(random_values(size_t(M * K), uint32_t(62 + M)), Shape{M, K});
+        expect_matmul_close(x, x.to(dev()), w, dev(), act);
+      }
     }
   }
 }
@@ -277,6 +310,11 @@ TEST_P(QuantDevice, MatmulTakesStridedActivations) {
     const Tensor wide = Tensor::from_vector(random_values(size_t((M + 1) * (K + 64)), 13), Shape{M + 1, K + 64});
     const Tensor xn = wide.narrow(0, 1, M).narrow(1, 32, K);
     expect_matmul_close(xn, wide.to(dev()).narrow(0, 1, M).narrow(1, 32, K), w, dev());
+    // A contiguous x whose data is not 16-byte aligned (offset by one element).
+    const Tensor flat = Tensor::from_vector(random_values(size_t(M * K + 1), 14), Shape{M * K + 1});
+    for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8})
+      expect_matmul_close(flat.narrow(0, 1, M * K).reshape(Shape{M, K}),
+                          flat.to(dev()).narrow(0, 1, M * K).reshape(Shape{M, K}), w, dev(), act);
   }
 }
 
@@ -324,9 +362,11 @@ TEST_P(QuantDevice, BadInputsAreErrors) {
   EXPECT_WICK_ERROR(dequantize(short_w), ShapeMismatch, "needs");
   if (dev().is_cuda()) {
     EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}), wd), DeviceMismatch, "is on cuda:0");
-    EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{2, 64}, DType::F32, dev()), wd, QuantActivation::Q8),
-                      Unsupported, "q8 activations are implemented on the CPU only");
   }
+  const QuantTensor w40 =
+      quantize(Tensor::from_vector(random_values(2 * 40, 52), Shape{2, 40}), GgmlType::F16, "w40").to(dev());
+  EXPECT_WICK_ERROR(quant_matmul(Tensor::empty(Shape{1, 40}, DType::F32, dev()), w40, QuantActivation::Q8),
+                    ShapeMismatch, "K must be a multiple of 32");
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(QuantDevice);

@@ -86,17 +86,21 @@ QuantTensor quantize(const Tensor& src, GgmlType type, std::string name = {});
 
 // How quant_matmul treats the activation x.
 enum class QuantActivation {
-  F32,  // exact f32 x against W dequantized one row at a time (any weight type)
-  Q8,   // x quantized per 32 values to q8_0 like ggml's CPU matmul, then integer block dot
-        // products (Q8_0 and Q4_0 weights only); matches ggml's quantized result, not the exact one
+  F32,  // exact f32 x against W (any weight type)
+  Q8,   // x rounded per 32 values to q8_0 first, like ggml's matmuls (K % 32 == 0): the
+        // product of that rounded x with W. On the CPU q8_0 / q4_0 weights take integer
+        // block dot products (ggml's CPU formula, its quantized result mm_xq); on CUDA the
+        // block types but q2_K / q3_K take a dp4a kernel for M <= 8. Other combinations
+        // multiply the rounded x in f32: the same value up to f32 summation order.
 };
 
 // y = x @ W^T for x (M, K) floating point and W a (N, K) QuantTensor on the same device:
 // returns (M, N) f32 there. W is never expanded as a whole. On the CPU, with
 // QuantActivation::F32 each thread dequantizes one row of W at a time into a small
-// buffer; the work is split over N. On CUDA (QuantActivation::F32 only), M <= 8 runs a
-// matrix-vector kernel that reads every weight block once for all M rows of x; larger M
-// dequantizes bands of W rows to f32 and multiplies them with cuBLAS. Accumulates in f32.
+// buffer; the work is split over N. On CUDA, M <= 8 runs a matrix-vector kernel that
+// reads every weight block once for all M rows of x (with QuantActivation::Q8 on dp4a
+// integer dot products: far fewer instructions per weight byte); larger M dequantizes bands of W rows to f32 and
+// multiplies them with cuBLAS. Accumulates in f32.
 Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act = QuantActivation::F32);
 
 }  // namespace wick

@@ -37,7 +37,9 @@ WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16
 // ---- the affine form used by the CUDA matrix-vector product --------------------------------
 //
 // decode8_affine<D>(row, e0, u, a, b) gives the same 8 values as decode8 as a * u[k] + b:
-// u[k] small integers held exactly in floats (D::decode8_u), a and b shared by the 8 values
+// u[k] small integers held exactly in floats (decode8_u<D>: the bytes of
+// D::decode8_bytes minus D::kByteOffset; the CUDA kernel's q8-activation path feeds the
+// packed bytes straight to dp4a instead), a and b shared by the 8 values
 // and by all D::kScaleVals values of their sub-block (D::scale_affine; b is 0 where
 // D::kAffineOffset is false), so a dot product can factor the scale out of its inner sum:
 // sum_k v_k x_k = a * sum_k u_k x_k + b * sum_k x_k. Every a * u[k] is exact in f32, so
@@ -168,9 +170,10 @@ struct DecodeQ4Q5 {
   }
   static constexpr bool kAffineOffset = kHasMin;
   static constexpr int kScaleVals = kElems;
+  static constexpr int kByteOffset = kHasMin ? 0 : kOffset;
   // e0 % 32 is 0, 8, 16 or 24: nibbles (low for 0 and 8, high for 16 and 24) of
   // qs[e0 % 16 ..], fifth bits from byte (e0 % 32) / 8 of qh.
-  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + (i0 & 15));
@@ -181,7 +184,7 @@ struct DecodeQ4Q5 {
       lo |= spread_bit4(h & 0xFu);
       hi |= spread_bit4(h >> 4);
     }
-    bytes_minus8(lo, hi, kByteFloatBias + float(kHasMin ? 0 : kOffset), u);
+    return {lo, hi};
   }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
@@ -209,11 +212,11 @@ struct DecodeQ8_0 {
   }
   static constexpr bool kAffineOffset = false;
   static constexpr int kScaleVals = kElems;
-  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+  static constexpr int kByteOffset = 128;  // int8 s ^ 0x80 read unsigned is s + 128
+  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const Bytes8 q = bytes8_at(blk + offsetof(BlockQ8_0, qs) + e0 % kElems);
-    // int8 s ^ 0x80 read unsigned is s + 128.
-    bytes_minus8(q.lo ^ 0x80808080u, q.hi ^ 0x80808080u, kByteFloatBias + 128.0f, u);
+    return {q.lo ^ 0x80808080u, q.hi ^ 0x80808080u};
   }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     a = f16_fast(row + (e0 / kElems) * kBytes + offsetof(BlockQ8_0, d));
@@ -296,7 +299,8 @@ struct DecodeK4Like {
   }
   static constexpr bool kAffineOffset = true;
   static constexpr int kScaleVals = 32;  // a sub-block
-  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+  static constexpr int kByteOffset = 0;
+  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int sub = i0 / 32, l0 = i0 % 32;
@@ -308,7 +312,7 @@ struct DecodeK4Like {
       lo |= ((h.lo >> sub) & 0x01010101u) << 4;
       hi |= ((h.hi >> sub) & 0x01010101u) << 4;
     }
-    bytes_minus8(lo, hi, kByteFloatBias, u);
+    return {lo, hi};
   }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
@@ -347,7 +351,8 @@ struct DecodeQ6_K {
   }
   static constexpr bool kAffineOffset = false;
   static constexpr int kScaleVals = 16;  // a sub-block
-  WICK_HD static void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+  static constexpr int kByteOffset = 32;
+  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
@@ -356,7 +361,7 @@ struct DecodeQ6_K {
     const int shift = (t >> 1) * 4;
     const uint32_t lo = ((ql.lo >> shift) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4);
     const uint32_t hi = ((ql.hi >> shift) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4);
-    bytes_minus8(lo, hi, kByteFloatBias + 32.0f, u);
+    return {lo, hi};
   }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
@@ -393,18 +398,25 @@ inline constexpr bool kAffineOffsetOf = [] {
   }
 }();
 
-// Whether D has its own decode8_u / scale_affine pair (else decode8_affine falls back).
+// Whether D has its own decode8_bytes / scale_affine pair (else decode8_affine falls back).
 template <class D>
 inline constexpr bool kHasAffine = requires {
   D::kScaleVals;
 };
+
+// The 8 values' u = byte - D::kByteOffset, as exact floats.
+template <class D>
+WICK_HD inline void decode8_u(const uint8_t* row, int64_t e0, float* u) {
+  const Bytes8 q = D::decode8_bytes(row, e0);
+  bytes_minus8(q.lo, q.hi, kByteFloatBias + float(D::kByteOffset), u);
+}
 
 // decode8_affine for every decoder: those without their own give decode8's values with
 // a = 1, b = 0.
 template <class D>
 WICK_HD inline void decode8_affine(const uint8_t* row, int64_t e0, float* u, float& a, float& b) {
   if constexpr (kHasAffine<D>) {
-    D::decode8_u(row, e0, u);
+    decode8_u<D>(row, e0, u);
     D::scale_affine(row, e0, a, b);
   } else {
     decode8<D>(row, e0, u);

@@ -22,6 +22,6 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
 // already checked, q / x / w on one CUDA device. They throw Unsupported in a build
 // without CUDA.
 Tensor dequantize_device(const QuantTensor& q, size_t row_bytes, DType dtype);
-Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t row_bytes);
+Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t row_bytes, QuantActivation act);
 
 }  // namespace wick::quant

@@ -40,17 +40,27 @@ namespace {
 constexpr int64_t kBandElems = int64_t(16) << 20;
 }  // namespace
 
-Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t row_bytes) {
+Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t row_bytes, QuantActivation act) {
   const int64_t M = x.dim(0), K = x.dim(1), N = w.shape[0];
   const Device dev = x.device();
   if (M == 0 || N == 0 || K == 0) return zeros(Shape{M, N}, DType::F32, dev);
-  const Tensor xf = x.to(DType::F32).contiguous();
+  Tensor xf = x.to(DType::F32).contiguous();
+  if (reinterpret_cast<uintptr_t>(xf.data()) % 16 != 0) xf = xf.clone();  // the kernels load x 16 bytes at a time
+  bool q8 = act == QuantActivation::Q8;
+  auto round_x = [&] {  // x rounded to q8_0 and back: what every other route multiplies
+    Tensor xr = Tensor::empty(xf.shape(), DType::F32, dev);
+    cuda::quant_round_q8(xf, xr);
+    xf = xr;
+    q8 = false;
+  };
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
   if (M <= cuda::kQuantMatvecMaxM && K % 8 == 0) {
+    if (q8 && !cuda::quant_matvec_q8_supported(w.type)) round_x();
     Tensor y = Tensor::empty(Shape{M, N}, DType::F32, dev);
-    cuda::quant_matvec(w.type, wp, row_bytes, N, K, xf, y);
+    cuda::quant_matvec(w.type, wp, row_bytes, N, K, xf, y, q8);
     return y;
   }
+  if (q8) round_x();
   // Large M (or K not a multiple of 8): dequantize a band of W rows to f32 and let cuBLAS
   // multiply it, band by band, so the whole weight is never expanded at once.
   const int64_t band = std::clamp<int64_t>(kBandElems / K, 1, N);
@@ -76,7 +86,7 @@ Tensor dequantize_device(const QuantTensor& q, size_t, DType) {
   fail(ErrorKind::Unsupported, "dequantize: tensor '", q.name, "' is on ", q.device(),
        ", but wick was built without CUDA");
 }
-Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t) {
+Tensor quant_matmul_device(const Tensor& x, const QuantTensor& w, size_t, QuantActivation) {
   fail(ErrorKind::Unsupported, "quant_matmul: x on ", x.device(), " and W '", w.name, "' on ", w.device(),
        ", but wick was built without CUDA");
 }

@@ -35,11 +35,10 @@ Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) 
   const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_matmul");
   WICK_CHECK(w.bytes.nbytes() == size_t(checked_mul(int64_t(row_bytes), N, "quant_matmul")), ShapeMismatch,
              "quant_matmul: W '", w.name, "' holds ", w.bytes.nbytes(), " bytes, not ", N, " rows of ", row_bytes);
-  if (!x.device().is_cpu()) {
-    WICK_CHECK(act == QuantActivation::F32, Unsupported,
-               "quant_matmul: q8 activations are implemented on the CPU only, x is on ", x.device());
-    return quant::quant_matmul_device(x, w, row_bytes);
-  }
+  WICK_CHECK(act == QuantActivation::F32 || K % 32 == 0, ShapeMismatch,
+             "quant_matmul: q8 activations round x per 32 values, so K must be a multiple of 32, got K = ", K, " for '",
+             w.name, "'");
+  if (!x.device().is_cpu()) return quant::quant_matmul_device(x, w, row_bytes, act);
   Tensor out = Tensor::empty(Shape{M, N}, DType::F32);
   if (M == 0 || N == 0) return out;
   float* y = static_cast<float*>(out.mutable_data());
@@ -47,16 +46,18 @@ Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) 
     std::fill(y, y + M * N, 0.0f);
     return out;
   }
-  const Tensor xc = x.to(DType::F32).contiguous();
-  const float* xp = static_cast<const float*>(xc.data());
+  Tensor xc = x.to(DType::F32).contiguous();
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
   if (act == QuantActivation::Q8) {
-    WICK_CHECK(w.type == GgmlType::Q8_0 || w.type == GgmlType::Q4_0, Unsupported,
-               "quant_matmul: q8 activations are implemented for q8_0 and q4_0 weights, not ", ggml_type_name(w.type),
-               " ('", w.name, "')");
-    quant::matmul_q8(xp, M, K, wp, w.type, row_bytes, N, y);
-    return out;
+    if (w.type == GgmlType::Q8_0 || w.type == GgmlType::Q4_0) {
+      quant::matmul_q8(static_cast<const float*>(xc.data()), M, K, wp, w.type, row_bytes, N, y);
+      return out;
+    }
+    // Other weight types: the f32 product with x rounded to q8_0, the same value up to
+    // the f32 summation order.
+    xc = dequantize(quantize(xc, GgmlType::Q8_0));
   }
+  const float* xp = static_cast<const float*>(xc.data());
   // Enough rows per task that a task does ~32k multiply-adds.
   const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K * M));
   cpu::parallel_for(N, grain, [&](int64_t n0, int64_t n1) {

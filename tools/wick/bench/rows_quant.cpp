@@ -82,12 +82,14 @@ std::vector<Row> qmatvec_rows(bool quick, bool with_f32_blas) {
             : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}};
   std::vector<Row> r;
   for (auto [n, k] : shapes) {
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
-      r.push_back(qmatvec_row(t, n, k));
-    if (with_f32_blas) {  // the CPU list: also ggml's integer route (x quantized to q8_0)
-      for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) r.push_back(qmatvec_row(t, n, k, QuantActivation::Q8));
-      r.push_back(f32_blas_row(n, k));
-    }
+    const std::vector<GgmlType> types = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K};
+    for (GgmlType t : types) r.push_back(qmatvec_row(t, n, k));
+    // ggml's route, x rounded to q8_0 (integer dot products): on the CPU for the types
+    // with the integer kernel, on a GPU for all four (the dp4a kernel).
+    for (GgmlType t : types)
+      if (!with_f32_blas || t == GgmlType::Q4_0 || t == GgmlType::Q8_0)
+        r.push_back(qmatvec_row(t, n, k, QuantActivation::Q8));
+    if (with_f32_blas) r.push_back(f32_blas_row(n, k));  // the CPU list
   }
   return r;
 }

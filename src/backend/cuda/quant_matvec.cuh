@@ -1,0 +1,564 @@
+// The small-M quantized matrix-vector product on CUDA: y[m, n] = sum_k x[m, k] W[n, k] for
+// M <= 8, W packed in a ggml type and read once at (close to) HBM speed. ONE kernel
+// template over the block decoder D (io/quant/block_decode.h), the activation form Act
+// (exact f32, or x rounded to q8_0 and multiplied with dp4a), MB (1 or 8: the most rows of
+// x; the accumulators, and so the registers and the occupancy, scale with it) and whether
+// the packed rows are 16-byte aligned. Instantiated in kernels_quant_matvec_{f32,q8}.cu.
+//
+// Work split:
+//  - a warp owns kRows consecutive rows of W (a row group) and walks them together in
+//    chunks of whole 256-value tiles (about 512 bytes of each row); a warp step decodes 8
+//    values per lane of each of the kRows rows, so every x value serves kRows rows;
+//  - when there are fewer row groups than resident warps (a 4096-row W has 1024 groups;
+//    an H200 holds 4224 warps of this kernel), ks warps of a block share a group, each
+//    taking a contiguous slice of its chunks, and add their sums through shared memory at
+//    the end; without the split most of the GPU would idle on a small W;
+//  - blocks are persistent: `rounds` rounds of row groups each, the same for every warp
+//    of a block (so the split's block barriers line up).
+// Memory: the packed bytes of a chunk (for the kRows rows) are copied into a per-warp
+// shared buffer by 16-byte cp.async copies, kStages chunks deep, the pipeline running on
+// across rounds: the next chunks stay in flight while one is decoded. Rows whose packed
+// bytes are not 16-byte aligned take the same kernel with a byte-wise copy (kAligned false).
+// Arithmetic:
+//  - ActF32: decoding is affine (decode8_u / scale_affine): 8 exact small integers u and a
+//    scale a (and offset b) per sub-block, so the inner loop is one FMA per value per row
+//    of x and the scale is applied once per 8 values: a * sum u x + b * sum x; decoders
+//    without the affine pair (q2_K, q3_K, the float types) use decode8 with a = 1.
+//  - ActQ8: x rounded to q8_0 per 32 values (ggml's reference rounding, the one the CPU's
+//    quantize uses: int8 q and an f16 scale dx), staged in shared memory by the block or
+//    by a pre-pass; the packed weight bytes go straight into dp4a: per lane and row,
+//    dot = dp4a(bytes, q) - kByteOffset * sum q, exact in int32, then
+//    acc += a dx dot + b dx sum q. About 4x fewer instructions per value than ActF32.
+// The (a, b) of every scale group of a tile's rows are decoded once each (one or two per
+// lane) and handed to the lanes that use them by shuffles.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "backend/cuda/launch.cuh"
+#include "backend/cuda/quant_cuda.h"
+#include "io/quant/block_decode.h"
+
+namespace wick::cuda::qmv {
+
+constexpr int kWarp = 32;
+constexpr int kRows = 4;        // rows of W per warp
+constexpr int kBlockWarps = 8;  // warps per block
+constexpr int kTileVals = 256;  // 8 values per lane
+constexpr int kQ8Group = 32;    // values per q8_0 scale of x
+
+struct ActF32;
+struct ActQ8;
+
+// Per activation form and MB: blocks per SM the registers allow (__launch_bounds__: 64
+// registers for the q8 form with MB 1, 80 for the f32 form (whose 32 decoded floats per
+// lane spill at 64), 128 for MB 8), the staging budget of a warp, and the most shared
+// memory x may take.
+template <class Act, int MB>
+struct Budget {
+  static constexpr int kBlocksPerSm = MB == 1 ? (std::is_same_v<Act, ActQ8> ? 4 : 3) : 2;
+  static constexpr size_t kStagingPerWarp = MB == 1 ? 5 * 1024 + 512 : 8 * 1024 + 512;
+  static constexpr size_t kXSmemMax = MB == 1 ? 16 * 1024 : 32 * 1024;
+};
+
+template <class D, class Act, int MB>
+struct Tiling {
+  static constexpr int kTileBytes = kTileVals / D::kElems * D::kBytes;  // kElems is 1, 32 or 256
+  // About 512 bytes of each row per chunk.
+  static constexpr int kTiles = kTileBytes >= 512 ? 1 : (512 + kTileBytes - 1) / kTileBytes;
+  static constexpr int kChunkVals = kTileVals * kTiles;
+  static constexpr int kChunkBytes = kTileBytes * kTiles;
+  // 16-byte pieces of the aligned window around a chunk (which may start mid-piece), and
+  // a row's buffer: the window plus 16 bytes for bytes8_at's word over-read.
+  static constexpr int kPieces = (kChunkBytes + 15) / 16 + 1;
+  static constexpr int kRowBuffer = kPieces * 16 + 16;
+  static constexpr int kStages = std::clamp(int(Budget<Act, MB>::kStagingPerWarp / (kRows * kRowBuffer)), 2, 4);
+  static constexpr size_t kWarpSmem = size_t(kStages) * kRows * kRowBuffer;
+};
+
+// Per-warp sums of a split row group, double-buffered by round parity.
+template <int MB>
+constexpr size_t kPartialBytes = 2 * kBlockWarps* kRows* MB * sizeof(float);
+
+// Where the kernel finds x. ActF32: x (M, K) f32 in global memory, staged into shared
+// memory when stage_x. ActQ8: with stage_x the block quantizes x from `x` into shared
+// memory itself; otherwise q (M, K) int8 and d (M, K / 32) f32 scales in global memory
+// (written by the pre-pass quantize_q8_kernel).
+struct MatvecArgs {
+  const uint8_t* w;
+  size_t row_bytes;
+  int64_t N, K;
+  int M;
+  const float* x;
+  const int8_t* xq;
+  const float* xd;
+  bool stage_x;
+  int ks;      // warps sharing one row group (a power of two dividing kBlockWarps)
+  int rounds;  // row-group rounds per block
+  float* y;
+};
+
+struct ActF32 {
+  __host__ __device__ static size_t smem_bytes(int64_t mk) { return size_t(mk) * sizeof(float); }
+};
+struct ActQ8 {
+  // int8 values (padded to 16 bytes), then one f32 scale per 32 values.
+  __host__ __device__ static size_t smem_bytes(int64_t mk) {
+    return (size_t(mk) + 15) / 16 * 16 + size_t(mk / kQ8Group) * sizeof(float);
+  }
+};
+
+__device__ inline void cp_async16(void* smem, const void* gmem, int src_bytes) {
+#if __CUDA_ARCH__ >= 800
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+#else
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (src_bytes) v = *static_cast<const uint4*>(gmem);
+  *static_cast<uint4*>(smem) = v;
+#endif
+}
+__device__ inline void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int kPending>
+__device__ inline void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+// sum_i a.byte[i] * b.byte[i] + c, a's bytes unsigned, b's signed.
+__device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// q8_0 rounding of 32 values held 4 per lane by 8 consecutive lanes (every lane of the
+// warp takes part in the shuffles): d = max|x| / 127, q = roundf(x / d) computed as
+// x * (1 / d), the scale stored as f16, exactly as the CPU quantizer (quantize.cpp) does.
+// Returns the 4 quants packed little-endian and the f16-rounded scale as f32.
+__device__ inline uint32_t quantize4_q8(float4 v, float& scale) {
+  float amax = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+  for (int off = 1; off < kQ8Group / 4; off *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  scale = __half2float(__float2half_rn(d));
+  auto q = [&](float x) { return uint32_t(int(roundf(x * id))) & 0xFFu; };
+  return q(v.x) | (q(v.y) << 8) | (q(v.z) << 16) | (q(v.w) << 24);
+}
+
+// Rounds total (a multiple of 32) values of x (16-byte aligned) to q8_0 into q and d (one
+// scale per 32 values), warp w of nwarps taking 128-value steps w, w + nwarps, ...,
+// kBatch loads in flight per lane. With kDequant the rounded values q * d go to xr instead.
+template <bool kDequant = false>
+__device__ inline void quantize_q8_range(const float* __restrict__ x, int64_t total, int64_t w, int64_t nwarps,
+                                         int lane, int8_t* q, float* d, float* xr = nullptr) {
+  constexpr int kBatch = 4;
+  const int64_t step = nwarps * 128;
+  for (int64_t base = w * 128; base < total; base += kBatch * step) {  // uniform over the warp
+    float4 v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t i = base + b * step + 4 * lane;
+      v[b] = reinterpret_cast<const float4*>(x)[(i < total ? i : 0) / 4];
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t i = base + b * step + 4 * lane;
+      float s;
+      const uint32_t packed = quantize4_q8(v[b], s);
+      if (i < total) {
+        if constexpr (kDequant) {
+          const auto qv = [&](int k) { return float(int8_t(packed >> (8 * k))) * s; };
+          reinterpret_cast<float4*>(xr)[i / 4] = make_float4(qv(0), qv(1), qv(2), qv(3));
+        } else {
+          reinterpret_cast<uint32_t*>(q)[i / 4] = packed;
+          if (lane % 8 == 0) d[i / kQ8Group] = s;
+        }
+      }
+    }
+  }
+}
+
+// Copies x (M*K f32) into shared memory, kBatch loads in flight per thread.
+__device__ inline void stage_f32(const float* __restrict__ x, int64_t total, float* xs) {
+  constexpr int kBatch = 8;
+  for (int64_t i0 = threadIdx.x; i0 < total; i0 += kBatch * int64_t(blockDim.x)) {
+    float v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int64_t i = i0 + j * int64_t(blockDim.x);
+      v[j] = x[i < total ? i : 0];
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int64_t i = i0 + j * int64_t(blockDim.x);
+      if (i < total) xs[i] = v[j];
+    }
+  }
+}
+
+// The (a, b) of row r's scale group holding this lane's 8 values, for every row of a
+// tile: decoded once per group (one or two per lane) and passed around by shuffles (a
+// q4_K sub-block scale takes some 20 instructions; decoding it 8 / kScaleVals times over
+// would cost more than the values).
+template <class D, int kRowBuffer>
+__device__ __forceinline__ void tile_scales(const uint8_t* tile, int lane, float (&a)[kRows], float (&b)[kRows]) {
+  constexpr int G = kTileVals / D::kScaleVals;  // scale groups per row of a tile
+  static_assert(kWarp % G == 0 && (G * kRows) % kWarp == 0);
+  constexpr int kPer = G * kRows / kWarp;
+  float ta[kPer], tb[kPer];
+#pragma unroll
+  for (int p = 0; p < kPer; ++p) {
+    const int j = lane + kWarp * p;  // entry j: group j % G of row j / G
+    D::scale_affine(tile + (j / G) * kRowBuffer, int64_t(j % G) * D::kScaleVals, ta[p], tb[p]);
+  }
+  const int group = 8 * lane / D::kScaleVals;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int src = (r * G + group) % kWarp;  // in ta[r * G / kWarp] of that lane
+    a[r] = __shfl_sync(0xffffffffu, ta[r * G / kWarp], src);
+    b[r] = quant::kAffineOffsetOf<D> ? __shfl_sync(0xffffffffu, tb[r * G / kWarp], src) : 0.0f;
+  }
+}
+
+// One tile's contribution: this lane's 8 values (e .. e + 7) of the kRows rows at `tile`.
+template <class D, class Act, int MB, int kRowBuffer>
+__device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t e, int64_t K, int M, const float* xs,
+                                         const int8_t* xq, const float* xd, bool x_in_smem, float (&acc)[kRows][MB]) {
+  float a[kRows], b[kRows];
+  if constexpr (std::is_same_v<Act, ActQ8>) {
+    static_assert(quant::kHasAffine<D>, "q8 activations need a decoder with decode8_bytes");
+    tile_scales<D, kRowBuffer>(tile, lane, a, b);
+    quant::Bytes8 q[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) q[r] = D::decode8_bytes(tile + r * kRowBuffer, 8 * lane);
+    if (e >= K) return;  // K % 32 == 0: a lane's 8 values are all in or all out
+    constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      if (m < M) {
+        const int64_t i = int64_t(m) * K + e;
+        const int2 xv = *reinterpret_cast<const int2*>(xq + i);
+        const float dx = xd[i / kQ8Group];
+        int xsum = 0;
+        if constexpr (kNeedSum) xsum = __dp4a(xv.x, 0x01010101, __dp4a(xv.y, 0x01010101, 0));
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          int dot = dp4a_us(q[r].lo, xv.x, dp4a_us(q[r].hi, xv.y, 0));
+          if constexpr (D::kByteOffset != 0) dot -= D::kByteOffset * xsum;
+          float v = fmaf(a[r] * dx, float(dot), acc[r][m]);
+          if constexpr (quant::kAffineOffsetOf<D>) v = fmaf(b[r] * dx, float(xsum), v);
+          acc[r][m] = v;
+        }
+      }
+    }
+  } else {
+    float u[kRows][8];
+    if constexpr (quant::kHasAffine<D>) {
+      tile_scales<D, kRowBuffer>(tile, lane, a, b);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) quant::decode8_u<D>(tile + r * kRowBuffer, 8 * lane, u[r]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) quant::decode8_affine<D>(tile + r * kRowBuffer, 8 * lane, u[r], a[r], b[r]);
+    }
+    // Past K (K % 8 == 0: a lane's 8 values are all in or all out) the decoded bytes are
+    // stale: leave them out.
+    if (e >= K) return;
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      if (m < M) {
+        const float* xm = xs + int64_t(m) * K + e;
+        float xv[8];
+        if (x_in_smem) {
+          const float4 x0 = reinterpret_cast<const float4*>(xm)[0], x1 = reinterpret_cast<const float4*>(xm)[1];
+          xv[0] = x0.x, xv[1] = x0.y, xv[2] = x0.z, xv[3] = x0.w, xv[4] = x1.x, xv[5] = x1.y, xv[6] = x1.z,
+          xv[7] = x1.w;
+        } else {
+#pragma unroll
+          for (int k = 0; k < 8; ++k) xv[k] = xm[k];
+        }
+        float xsum = 0.0f;
+        if constexpr (quant::kAffineOffsetOf<D>) {
+#pragma unroll
+          for (int k = 0; k < 8; ++k) xsum += xv[k];
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float s0 = u[r][0] * xv[0], s1 = u[r][1] * xv[1];
+#pragma unroll
+          for (int k = 2; k < 8; k += 2) {
+            s0 = fmaf(u[r][k], xv[k], s0);
+            s1 = fmaf(u[r][k + 1], xv[k + 1], s1);
+          }
+          float v = fmaf(a[r], s0 + s1, acc[r][m]);
+          if constexpr (quant::kAffineOffsetOf<D>) v = fmaf(b[r], xsum, v);
+          acc[r][m] = v;
+        }
+      }
+    }
+  }
+}
+
+template <class D, class Act, int MB, bool kAligned>
+__global__ void __launch_bounds__(kBlockWarps* kWarp, Budget<Act, MB>::kBlocksPerSm) matvec_kernel(MatvecArgs p) {
+  using T = Tiling<D, Act, MB>;
+  constexpr int S = T::kStages;
+  constexpr bool kQ8 = std::is_same_v<Act, ActQ8>;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int64_t N = p.N, K = p.K;
+  const int M = p.M;
+  const size_t x_bytes = p.stage_x ? (Act::smem_bytes(int64_t(M) * K) + 15) / 16 * 16 : 0;
+  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  float* partials = reinterpret_cast<float*>(smem + x_bytes);
+  uint8_t* buffers = smem + x_bytes + kPartialBytes<MB> + size_t(warp) * T::kWarpSmem;
+  // 32-bit counts (the launcher checks that they fit): fewer registers.
+  const int groups = int((N + kRows - 1) / kRows);
+  const int chunks = int((K + T::kChunkVals - 1) / T::kChunkVals);
+  const int ks = p.ks, gpb = kBlockWarps / ks;
+  const int local = warp / ks, slice = warp % ks;  // the warps of a group are consecutive
+  const int per_slice = (chunks + ks - 1) / ks;
+  const int c_begin = std::min(chunks, slice * per_slice), c_end = std::min(chunks, c_begin + per_slice);
+  const int items = (c_end - c_begin) * p.rounds;  // (round, chunk) pairs of this warp
+  auto group_of = [&](int round) { return (int(blockIdx.x) + round * int(gridDim.x)) * gpb + local; };
+
+  // Items are walked by cursors (no division per item): item it is chunk c of round
+  // `round`, in buffer it % S.
+  struct Cursor {
+    int it, c, round, stage;
+  };
+  auto advance = [&](Cursor& q) {
+    ++q.it;
+    q.stage = q.stage + 1 == S ? 0 : q.stage + 1;
+    if (++q.c == c_end) q.c = c_begin, ++q.round;
+  };
+  // Starts the copy of the next item into its buffer (commits an empty group past the
+  // end or for a group past N, so the wait below always counts the same number of groups).
+  Cursor next{0, c_begin, 0, 0};
+  auto issue = [&]() {
+    const int g = group_of(next.round);
+    if (next.it < items && g < groups) {
+      const size_t start = size_t(next.c) * T::kChunkBytes;
+      const size_t end = std::min(start + size_t(T::kChunkBytes), p.row_bytes);
+      uint8_t* dst = buffers + size_t(next.stage) * kRows * T::kRowBuffer;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r, dst += T::kRowBuffer) {
+        const uint8_t* src = p.w + size_t(std::min(int64_t(g) * kRows + r, N - 1)) * p.row_bytes;
+        if constexpr (kAligned) {
+          const size_t g0 = start & ~size_t(15), g1 = (end + 15) & ~size_t(15);  // g1 <= row_bytes
+#pragma unroll
+          for (int p0 = 0; p0 < T::kPieces; p0 += kWarp) {
+            const int piece = p0 + lane;
+            const size_t off = g0 + size_t(16) * piece;
+            const bool ok = piece < T::kPieces && off < g1;
+            if (piece < T::kPieces) cp_async16(dst + 16 * piece, src + (ok ? off : 0), ok ? 16 : 0);
+          }
+        } else {
+          for (size_t i = start + lane; i < end; i += kWarp) dst[i - start] = src[i];
+        }
+      }
+    }
+    cp_async_commit();
+    advance(next);
+  };
+
+  // The first chunks of W start streaming in while the block stages x.
+  for (int s = 0; s < S - 1; ++s) issue();
+  const float* xs = p.x;
+  const int8_t* xq = p.xq;
+  const float* xd = p.xd;
+  if (p.stage_x) {
+    const int64_t total = int64_t(M) * K;
+    if constexpr (kQ8) {
+      auto* q = reinterpret_cast<int8_t*>(smem);
+      auto* d = reinterpret_cast<float*>(smem + (size_t(total) + 15) / 16 * 16);
+      quantize_q8_range(p.x, total, warp, kBlockWarps, lane, q, d);
+      xq = q, xd = d;
+    } else {
+      stage_f32(p.x, total, reinterpret_cast<float*>(smem));
+      xs = reinterpret_cast<const float*>(smem);
+    }
+  }
+  __syncthreads();
+
+  Cursor cur{0, c_begin, 0, 0};
+  for (int round = 0; round < p.rounds; ++round) {
+    const int g = group_of(round);
+    const int64_t row0 = int64_t(g) * kRows;
+    float acc[kRows][MB] = {};
+    for (int c = c_begin; c < c_end; ++c, advance(cur)) {
+      issue();  // item it + S - 1, into the buffer item it - 1 used (the __syncwarp below ended its reads)
+      cp_async_wait<S - 1>();
+      __syncwarp();
+      if (g < groups) {  // the same for the whole warp
+        const size_t start = size_t(c) * T::kChunkBytes;
+        const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
+#pragma unroll 1
+        for (int t = 0; t < T::kTiles; ++t) {
+          const int64_t e_tile = int64_t(c) * T::kChunkVals + t * kTileVals;
+          if (e_tile >= K) break;
+          tile_dot<D, Act, MB, T::kRowBuffer>(chunk + t * T::kTileBytes, lane, e_tile + 8 * lane, K, M, xs, xq, xd,
+                                              p.stage_x, acc);
+        }
+      }
+      __syncwarp();
+    }
+    // The row group is done: reduce over the warp (and over the ks warps sharing it).
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int m = 0; m < MB; ++m) {
+        float s = acc[r][m];
+        for (int off = kWarp / 2; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+        acc[r][m] = s;
+      }
+    }
+    if (ks == 1) {
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+          for (int m = 0; m < MB; ++m)
+            if (m < M && row0 + r < N) p.y[int64_t(m) * N + row0 + r] = acc[r][m];
+        }
+      }
+    } else {
+      constexpr int kVals = kRows * MB;
+      float* part = partials + (round & 1) * kBlockWarps * kVals;
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+          for (int m = 0; m < MB; ++m) part[warp * kVals + r * MB + m] = acc[r][m];
+        }
+      }
+      __syncthreads();
+      const int r = lane / MB, m = lane % MB;
+      if (slice == 0 && lane < kVals && m < M && row0 + r < N) {
+        float s = 0.0f;
+        for (int j = 0; j < ks; ++j) s += part[(warp + j) * kVals + lane];
+        p.y[int64_t(m) * N + row0 + r] = s;
+      }
+    }
+  }
+}
+
+// Rounds M*K values of x to q8_0 into q and d (or, kDequant, the rounded values into xr):
+// the pre-pass of the q8 path when x does not fit the kernel's shared memory, and the
+// q8 rounding for decoders without the byte form.
+template <bool kDequant>
+__global__ void quantize_q8_kernel(const float* __restrict__ x, int64_t total, int8_t* q, float* d, float* xr) {
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
+  const int64_t w = int64_t(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  quantize_q8_range<kDequant>(x, total, w, warps, int(threadIdx.x % kWarp), q, d, xr);
+}
+
+// The launch: geometry from the occupancy the registers and shared memory allow.
+// Shared memory of an SM and what the system keeps of it per resident block, read once
+// per device.
+inline size_t smem_per_sm(int device, bool reserved) {
+  static std::atomic<int> cache[2][64];
+  std::atomic<int>& c = cache[reserved][device & 63];
+  int v = c.load(std::memory_order_relaxed);
+  if (v == 0) {
+    WICK_CHECK(cudaDeviceGetAttribute(
+                   &v, reserved ? cudaDevAttrReservedSharedMemoryPerBlock : cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                   device) == cudaSuccess,
+               Device, "quant_matmul: cannot read the shared memory size of cuda:", device);
+    c.store(v + 1, std::memory_order_relaxed);  // + 1: 0 means unknown
+    return size_t(v);
+  }
+  return size_t(v - 1);
+}
+
+// Blocks of quantize_q8_kernel for total values (128 per warp step, 4 steps in flight).
+inline unsigned quantize_q8_blocks(int64_t total) {
+  const int64_t warps = (total + 4 * 128 - 1) / (4 * 128);
+  return unsigned(std::clamp<int64_t>((warps + kBlockWarps - 1) / kBlockWarps, 1, 132 * 16));
+}
+
+template <class D, class Act, int MB, bool kAligned>
+void launch_matvec(CudaBackend& be, MatvecArgs p) {
+  using T = Tiling<D, Act, MB>;
+  auto* kernel = matvec_kernel<D, Act, MB, kAligned>;
+  const int64_t mk = int64_t(p.M) * p.K;
+  // x in shared memory when it fits; else the kernel reads it from global memory (for
+  // the q8 form after a pre-pass has rounded it there).
+  p.stage_x = Act::smem_bytes(mk) <= Budget<Act, MB>::kXSmemMax;
+  std::shared_ptr<void> x_q8;
+  if constexpr (std::is_same_v<Act, ActQ8>) {
+    if (!p.stage_x) {
+      const size_t q_bytes = (size_t(mk) + 255) / 256 * 256;
+      x_q8 = be.scratch(q_bytes + size_t(mk / kQ8Group) * sizeof(float));
+      auto* q = static_cast<int8_t*>(x_q8.get());
+      auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(x_q8.get()) + q_bytes);
+      quantize_q8_kernel<false>
+          <<<quantize_q8_blocks(mk), kBlockWarps * kWarp, 0, be.stream()>>>(p.x, mk, q, d, nullptr);
+      p.xq = q, p.xd = d;
+      check_launch("quant_matmul");
+    }
+  }
+  const size_t x_bytes = p.stage_x ? (Act::smem_bytes(int64_t(p.M) * p.K) + 15) / 16 * 16 : 0;
+  const size_t smem = x_bytes + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
+  // Above the default 48 KB of dynamic shared memory: opt in to the most this kernel can
+  // ask for, once per device (the attribute is per device).
+  static std::atomic<uint64_t> opted_in{0};
+  const uint64_t bit = uint64_t(1) << (be.ordinal() & 63);
+  if (!(opted_in.load(std::memory_order_relaxed) & bit)) {
+    const size_t most = Budget<Act, MB>::kXSmemMax + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
+    WICK_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)) == cudaSuccess,
+               Internal, "quant_matmul: cannot raise the shared memory limit of the matvec kernel");
+    opted_in.fetch_or(bit, std::memory_order_relaxed);
+  }
+  const int64_t sms = be.sm_count();
+  const size_t sm_bytes = smem_per_sm(be.ordinal(), false), reserved = smem_per_sm(be.ordinal(), true);
+  const int64_t per_sm = std::clamp<int64_t>(int64_t(sm_bytes / (smem + reserved)), 1, Budget<Act, MB>::kBlocksPerSm);
+  const int64_t resident = sms * per_sm;
+  const int64_t groups = (p.N + kRows - 1) / kRows;
+  const int64_t chunks = (p.K + T::kChunkVals - 1) / T::kChunkVals;
+  // Split a row group over more warps while the groups alone leave the GPU half empty.
+  WICK_CHECK(groups * chunks < (int64_t(1) << 31), Unsupported, "quant_matmul: W of ", p.N, " x ", p.K,
+             " has too many 256-value tiles for the matrix-vector kernel's 32-bit counts");
+  int ks = 1;
+  while (ks < kBlockWarps && groups * ks * 2 <= resident * kBlockWarps && ks * 2 <= chunks) ks *= 2;
+  p.ks = ks;
+  const int64_t gpb = kBlockWarps / ks;
+  const int64_t blocks = std::min((groups + gpb - 1) / gpb, resident);
+  p.rounds = int((groups + blocks * gpb - 1) / (blocks * gpb));
+  kernel<<<unsigned(blocks), kBlockWarps * kWarp, smem, be.stream()>>>(p);
+  check_launch("quant_matmul");
+}
+
+// Every decoder's kernel for one activation form; the q8 form only for the decoders
+// with the byte form (the caller rounds x for the others and takes ActF32).
+template <class Act>
+void dispatch_matvec(CudaBackend& be, GgmlType type, const MatvecArgs& p) {
+  const bool aligned = p.row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(p.w) % 16 == 0;
+  quant::dispatch_decoder(type, [&]<class D>() {
+    if constexpr (std::is_same_v<Act, ActQ8> && !quant::kHasAffine<D>) {
+      fail(ErrorKind::Internal, "quant_matvec: no q8 kernel for ", ggml_type_name(type));
+    } else if (!aligned) {
+      launch_matvec<D, Act, kQuantMatvecMaxM, false>(be, p);  // rare: one generic kernel
+    } else if (p.M == 1) {
+      launch_matvec<D, Act, 1, true>(be, p);
+    } else {
+      launch_matvec<D, Act, kQuantMatvecMaxM, true>(be, p);
+    }
+  });
+}
+
+// The instantiations (kernels_quant_matvec_f32.cu, kernels_quant_matvec_q8.cu).
+void matvec_f32(CudaBackend& be, GgmlType type, const MatvecArgs& p);
+void matvec_q8(CudaBackend& be, GgmlType type, const MatvecArgs& p);
+
+}  // namespace wick::cuda::qmv
