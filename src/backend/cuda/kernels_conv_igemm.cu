@@ -12,23 +12,26 @@
 // - Both operand tiles are double-buffered in shared memory with one barrier per K step:
 //   the global loads of step s + 1 go to registers before the mma of step s and land in
 //   the other buffer after it, so their latency hides behind the tensor-core work.
-// - Weight tile: W is [C_out, K] row-major; a warp reads 32 consecutive k of one row.
-// - Input tile: each thread owns ONE pixel (column) of the tile for the whole block, so
-//   its (b, oh, ow) decomposition happens once; consecutive lanes own consecutive pixels,
-//   which are contiguous in x along ow for stride 1 (coalesced). Its 16 rows per step
-//   read k's decomposition (offset in the image, dy, dx) from a per-step tap table in
-//   shared memory (32 entries, built by warp 0 a step ahead; broadcast reads), so the
-//   gather costs an add, two unsigned compares and a select per element, no division.
-// - Loads are branch-free: an element outside the image, past K, past C_out or past N
-//   reads a zero from a fixed device location instead (a select on the address), so all
-//   24 loads of a step are in flight at once and nothing waits for them before the mma.
+// - Weight tile: W is [C_out, K] row-major; one 16-byte load per thread when K % 8 == 0
+//   (and W is aligned), else a warp reads 32 consecutive k of a row, 8 rows per thread.
+// - Input tile: each thread owns TWO adjacent pixels (columns) of the tile for the whole
+//   block, so their (b, oh, ow) decomposition happens once; a warp's lanes own 64
+//   consecutive pixels, which are contiguous in x along ow for stride 1 (coalesced). Its
+//   8 rows per step read k's decomposition (offset in the image, dy, dx) from a per-step
+//   tap table in shared memory (32 entries, built by warp 0 a step ahead; broadcast
+//   reads, one per pixel pair), so a gathered element costs three adds, two compares and
+//   a predicated load (about 8 instructions), no division; pairs go to shared as 32 bits.
+// - Loads are predicated, not branched: an element outside the image, past K, past C_out
+//   or past N is a load that does not happen and reads as 0, so a step's loads are all in
+//   flight at once and nothing waits for them before the mma.
 // - Rows of the shared tiles are padded by 16 bytes, so ldmatrix's 8 row addresses hit 8
 //   distinct bank groups; A fragments by ldmatrix, B fragments by ldmatrix.trans.
 // - Epilogue: acc + bias (f32) is rounded once to the output dtype into a shared tile
-//   (reusing the input buffers), then written to NCHW one C_out row of 128 pixels per
-//   pair of warps, coalesced along pixels.
+//   (reusing the input buffers), then written to NCHW with each warp storing 64
+//   consecutive pixels of one C_out row (coalesced).
 // All index math is 32-bit; the host entry declines shapes where that could overflow.
 #include <algorithm>
+#include <cstdint>
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/kernels_conv_igemm.cuh"
@@ -47,16 +50,15 @@ constexpr int kLdB = kBN + 8;
 constexpr int kLdO = kBN + 8;
 constexpr int kATile = kBM * kLdA;
 constexpr int kBTile = kBK * kLdB;
-constexpr int kARows = kIgThreads / kBK;  // weight rows a pass of the block loads (lane = k)
-constexpr int kBRows = kIgThreads / kBN;  // input rows a pass of the block gathers (thread = pixel)
-constexpr int kALoads = kBM / kARows;     // 8 weight elements per thread per step
-constexpr int kBLoads = kBK / kBRows;     // 16 input elements per thread per step
-constexpr int kInvalid = -(1 << 30);      // a row offset that puts any tap outside the image
+constexpr int kPairs = kBN / 2;              // a thread gathers (and stores) two adjacent pixels
+constexpr int kBRows = kIgThreads / kPairs;  // k rows one pass of the block gathers
+constexpr int kBLoads = kBK / kBRows;        // 8 rows x 2 pixels per thread per step
+constexpr int kARows = kIgThreads / kBK;     // weight rows one pass loads, scalar (lane = k)
+constexpr int kALoads = kBM / kARows;        // 8 scalar weight elements per thread per step
+constexpr int kInvalid = -(1 << 30);         // a row offset that puts any tap outside the image
 static_assert(kBM * kLdO <= 2 * kBTile, "the output tile reuses the two input buffers");
 static_assert(kBM == 2 * kWarpM && kBN == 4 * kWarpN && kIgThreads == 8 * 32, "warp layout");
-
-// Where masked-off loads read: a zero is a zero in f16 and bf16 alike.
-__device__ const uint16_t g_zero16 = 0;
+static_assert(kBM * kBK == kIgThreads * 8, "vector weight loads: one 16-byte piece per thread");
 
 struct IgemmGeom {
   int N, K, Cout;     // GEMM sizes: pixels (batch * Ho * Wo), C_in * kh * kw, output channels
@@ -85,8 +87,64 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
+// *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0. A
+// predicated load: no branch and no select after it, so a step's loads all stay in
+// flight together; p is not dereferenced (and may point anywhere) when the test fails.
+__device__ __forceinline__ uint16_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
+  uint16_t v;
+  asm("{\n"
+      "  .reg .pred q;\n"
+      "  setp.lt.u32 q, %2, %3;\n"
+      "  setp.lt.and.u32 q, %4, %5, q;\n"
+      "  mov.b16 %0, 0;\n"
+      "  @q ld.global.nc.b16 %0, [%1];\n"
+      "}\n"
+      : "=h"(v)
+      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
+  return v;
+}
+__device__ __forceinline__ uint4 load16_if(const void* p, int a, int a_end, int b, int b_end) {
+  uint4 v;
+  asm("{\n"
+      "  .reg .pred q;\n"
+      "  setp.lt.u32 q, %5, %6;\n"
+      "  setp.lt.and.u32 q, %7, %8, q;\n"
+      "  mov.b32 %0, 0;\n"
+      "  mov.b32 %1, 0;\n"
+      "  mov.b32 %2, 0;\n"
+      "  mov.b32 %3, 0;\n"
+      "  @q ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      "}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
+  return v;
+}
+
+// One output pixel as this thread sees it: where its taps start in x and its output goes.
+struct Pixel {
+  int pix;    // element offset of (b, 0, iy0, ix0) in x (+ a tap's offset = the tap's element)
+  int iy0;    // oh * sh - ph; kInvalid for a pixel past N, so every tap of it reads zero
+  int ix0;    // ow * sw - pw
+  int obase;  // element offset of (b, 0, oh, ow) in out
+};
+
+__device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
+  Pixel q{0, kInvalid, 0, 0};
+  if (n < g.N) {
+    const int b = n / g.P, p = n - b * g.P;
+    const int oh = p / g.Wo, ow = p - oh * g.Wo;
+    q.iy0 = oh * g.sh - g.ph;
+    q.ix0 = ow * g.sw - g.pw;
+    q.pix = b * g.CHW + q.iy0 * g.W + q.ix0;
+    q.obase = b * g.Cout * g.P + p;
+  }
+  return q;
+}
+
 // Operands and output move as raw 16-bit words; only the mma and the epilogue see S.
-template <class S>
+// VEC_W: K % 8 == 0 and w 16-byte aligned, so the weight tile loads as one 16-byte
+// piece per thread instead of 8 scalars.
+template <class S, bool VEC_W>
 __global__ void __launch_bounds__(kIgThreads, 2)
     conv2d_igemm_kernel(IgemmGeom g, const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
                         const S* __restrict__ bias, uint16_t* __restrict__ out) {
@@ -100,45 +158,49 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   const int m0 = int(blockIdx.x % unsigned(g.m_tiles)) * kBM;
   const int n0 = int(blockIdx.x / unsigned(g.m_tiles)) * kBN;
 
-  // This thread's pixel: column `col` of the input and output tiles, for the whole block.
-  // A pixel past N gets iy0 = kInvalid, so every tap of it reads the zero.
-  const int col = tid % kBN, brow = tid / kBN;
-  const int n = n0 + col;
-  int pix = 0, iy0 = kInvalid, ix0 = 0, obase = 0;
-  if (n < g.N) {
-    const int b = n / g.P, p = n - b * g.P;
-    const int oh = p / g.Wo, ow = p - oh * g.Wo;
-    iy0 = oh * g.sh - g.ph;
-    ix0 = ow * g.sw - g.pw;
-    pix = b * g.CHW + iy0 * g.W + ix0;  // + a tap's offset = the element (negative only in the padding)
-    obase = b * g.Cout * g.P + p;
-  }
+  // This thread's two pixels: columns col, col + 1 of the input and output tiles, for the
+  // whole block; it gathers (and writes) rows brow, brow + kBRows, ... of them.
+  const int col = 2 * (tid % kPairs), brow = tid / kPairs;
+  const Pixel px[2] = {make_pixel(g, n0 + col), make_pixel(g, n0 + col + 1)};
 
-  uint16_t ra[kALoads], rb[kBLoads];
-  // Global -> registers for K step s (tap table tb): issued together, used later.
+  // Global -> registers for K step s (tap table tb): issued together, used after the mma.
+  uint16_t ra[VEC_W ? 1 : kALoads];
+  uint4 ra4;
+  uint16_t rb[kBLoads][2];
   auto load = [&](int s, const Tap* tb) {
-    const int k = s * kBK + lane;
+    if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
+      const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
+      ra4 = load16_if(w + (m * g.K + k), k, g.K, m, g.Cout);
+    } else {
+      const int k = s * kBK + lane;
 #pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const int m = m0 + warp + kARows * i;
-      const bool ok = k < g.K && m < g.Cout;
-      ra[i] = *(ok ? w + (m * g.K + k) : &g_zero16);
+      for (int i = 0; i < kALoads; ++i) {
+        const int m = m0 + warp + kARows * i;
+        ra[i] = load_if(w + (m * g.K + k), k, g.K, m, g.Cout);
+      }
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i) {
       const Tap t = tb[brow + kBRows * i];
-      const bool ok = unsigned(iy0 + t.dy) < unsigned(g.H) && unsigned(ix0 + t.dx) < unsigned(g.W);
-      rb[i] = *(ok ? x + (pix + t.off) : &g_zero16);
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
     }
   };
   // Registers -> shared buffer `stage` (A: [m][k], B: [k][pixel]).
   auto store = [&](int stage) {
     uint16_t* a = sA + stage * kATile;
     uint16_t* b = sB + stage * kBTile;
+    if constexpr (VEC_W) {
+      *reinterpret_cast<uint4*>(a + (tid / 4) * kLdA + 8 * (tid % 4)) = ra4;
+    } else {
 #pragma unroll
-    for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = ra[i];
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = ra[i];
+    }
 #pragma unroll
-    for (int i = 0; i < kBLoads; ++i) b[(brow + kBRows * i) * kLdB + col] = rb[i];
+    for (int i = 0; i < kBLoads; ++i)
+      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = uint32_t(rb[i][0]) | uint32_t(rb[i][1])
+                                                                                                    << 16;
   };
 
   float acc[2][4][4];
@@ -212,11 +274,16 @@ __global__ void __launch_bounds__(kIgThreads, 2)
             pack2<S>(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
     }
   __syncthreads();
-  // ... then out[b, co, oh, ow] for this thread's pixel, rows brow, brow + 2, ...
-  if (n < g.N) {
-#pragma unroll 8
-    for (int r = brow; r < kBM; r += kBRows)
-      if (m0 + r < g.Cout) out[obase + (m0 + r) * g.P] = so[r * kLdO + col];
+  // ... then out[b, co, oh, ow] for this thread's two pixels (which may lie in two images),
+  // rows brow, brow + kBRows, ...: a warp writes 64 consecutive pixels of a row.
+  const bool ok0 = px[0].iy0 != kInvalid, ok1 = px[1].iy0 != kInvalid;
+#pragma unroll 4
+  for (int r = brow; r < kBM; r += kBRows) {
+    const int co = m0 + r;
+    if (co >= g.Cout) break;
+    const uint32_t v = *reinterpret_cast<const uint32_t*>(so + r * kLdO + col);
+    if (ok0) out[px[0].obase + co * g.P] = uint16_t(v);
+    if (ok1) out[px[1].obase + co * g.P] = uint16_t(v >> 16);
   }
 #endif
 }
@@ -227,7 +294,9 @@ bool fits_32bit(const ConvParams& p, const Tensor& x, const Tensor& weight, cons
   const int64_t hp = x.dim(2) + 2 * p.padding[0], wp = x.dim(3) + 2 * p.padding[1];
   // Taps in the padding form (then discard) offsets within the padded input.
   const int64_t padded = x.dim(0) * x.dim(1) * hp * wp;
-  return std::max({x.numel(), weight.numel(), out.numel(), padded}) < kMax && hp < -int64_t(kInvalid) &&
+  // Weight addresses of the tile overshoot past C_out and K (formed, never read).
+  const int64_t w_span = (out.dim(1) + kBM) * (x.dim(1) * weight.dim(2) * weight.dim(3) + kBK);
+  return std::max({x.numel(), weight.numel(), out.numel(), padded, w_span}) < kMax && hp < -int64_t(kInvalid) &&
          wp < -int64_t(kInvalid);
 }
 
@@ -259,7 +328,9 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   const uint16_t* wd = dptr<const uint16_t>(weight) + weight.offset();
   const S* bias = p.bias.defined() ? dptr<const S>(p.bias) + p.bias.offset() : nullptr;
   uint16_t* od = dptr<uint16_t>(out) + out.offset();
-  conv2d_igemm_kernel<S><<<unsigned(blocks), kIgThreads, 0, be.stream()>>>(g, xd, wd, bias, od);
+  const bool vec_w = g.K % 8 == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
+  auto kernel = vec_w ? conv2d_igemm_kernel<S, true> : conv2d_igemm_kernel<S, false>;
+  kernel<<<unsigned(blocks), kIgThreads, 0, be.stream()>>>(g, xd, wd, bias, od);
   check_launch("conv");
 }
 
