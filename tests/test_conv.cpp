@@ -120,6 +120,57 @@ TEST_P(Conv, StridedWeightAndBias) {
   EXPECT_CLOSE(run_conv(p, x, w, b).to(Device::cpu()), g.tensor("c2_groups2.y32"), 1e-5, 1e-5);
 }
 
+// f16/bf16 convs (on cuda: the implicit-GEMM kernel, kernels_conv_igemm.cu) against the
+// f32 conv of the same 16-bit values on the CPU (an independent im2col + GEMM). Both
+// accumulate in f32 and round once, so they agree to about one 16-bit rounding. The shapes
+// cover the kernel's tiles (64 channels x 128 pixels, K in steps of 32) and their tails:
+// C_in = 3 (K = 27), C_out 70 and 130 (2 and 3 channel tiles), pixel tiles spanning two
+// images, K = 180 (a partial last step), stride, dilation, asymmetric padding, 1x1, 1-D,
+// and an input at an odd element offset.
+TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    Conv2dOptions o;
+    bool bias;
+    int64_t narrow_from = 0;  // > 0: x is batch rows [1, 1 + x[0]) of a batch of narrow_from
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 17, 19}, {70, 3, 3, 3}, {.padding = {1, 1}}, true},
+      {{3, 20, 11, 13}, {16, 20, 3, 3}, {.stride = {2, 2}, .padding = {1, 2}}, true},
+      {{1, 8, 15, 15}, {5, 8, 3, 3}, {.padding = {2, 2}, .dilation = {2, 2}}, false},
+      {{2, 64, 9, 9}, {64, 64, 3, 3}, {.padding = {1, 1}}, true},
+      {{2, 40, 7, 7}, {130, 40, 1, 1}, {}, true},
+      {{1, 5, 9, 30}, {7, 5, 2, 5}, {.stride = {1, 3}, .padding = {0, 3}, .dilation = {2, 1}}, true},
+      {{2, 6, 1, 50}, {9, 6, 1, 5}, {.stride = {1, 2}, .padding = {0, 2}}, true},
+      {{2, 3, 17, 19}, {70, 3, 3, 3}, {.stride = {2, 1}, .padding = {1, 0}}, true, 3},
+  };
+  manual_seed(42);
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+      const Case& c = cases[ci];
+      SCOPED_TRACE("case " + std::to_string(ci) + " " + std::string(dtype_name(dtype)));
+      std::vector<int64_t> xs = c.x;
+      if (c.narrow_from) xs[0] = c.narrow_from;
+      // 16-bit values; the reference sees exactly the same values in f32.
+      const Tensor x_full = randn(Shape(xs)).to(dtype);
+      const Tensor w = (randn(Shape(c.w)) * 0.5).to(dtype);
+      const Tensor b = c.bias ? randn(Shape{c.w[0]}).to(dtype) : Tensor{};
+      Tensor x = x_full, xd = x_full.to(dev());
+      if (c.narrow_from) {  // narrowed on the device itself, so the kernel sees the offset
+        x = x.narrow(0, 1, c.x[0]);
+        xd = xd.narrow(0, 1, c.x[0]);
+        ASSERT_TRUE(xd.is_contiguous());
+        ASSERT_NE(xd.offset() % 2, 0);
+      }
+      const Tensor want = conv2d(x.to(DType::F32), w.to(DType::F32), c.bias ? b.to(DType::F32) : Tensor{}, c.o);
+      const Tensor y = conv2d(xd, w.to(dev()), c.bias ? b.to(dev()) : Tensor{}, c.o);
+      ASSERT_EQ(y.dtype(), dtype);
+      const double scale = test::max_abs(want);
+      EXPECT_CLOSE(y.to(Device::cpu()), want, dtype == DType::F16 ? 1e-3 : 8e-3, 1e-4 * scale);
+    }
+  }
+}
+
 // Hand-derived: a 1x1 input, 2x2 kernel of ones, stride 2 transposed: each input value
 // is spread over a 2x2 block.
 TEST_P(Conv, TransposeHandValues) {

@@ -11,12 +11,16 @@
 // gathers each output pixel's taps in a fixed order from the bias, rounding once: no
 // atomics, deterministic, and the same summation order as the CPU.
 //
+// f16/bf16 forward convs with groups == 1 take the implicit GEMM of kernels_conv_igemm.cu
+// instead (no column buffer), unless their sizes exceed its 32-bit index math.
+//
 // Batching: images go through in chunks whose column buffer stays under kColBudget; one
 // strided-batched GEMM covers either all images of a chunk (groups == 1) or all groups
 // of one image.
 #include <algorithm>
 
 #include "backend/cuda/device_types.cuh"
+#include "backend/cuda/kernels_conv_igemm.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/offset_calc.cuh"
 #include "wick/memory.h"
@@ -201,6 +205,11 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
   const D* wd = dptr<const D>(weight) + weight.offset();
   const D* bias = p.bias.defined() ? dptr<const D>(p.bias) + p.bias.offset() : nullptr;
   D* od = dptr<D>(out) + out.offset();
+
+  // f16/bf16 forward convs run as an implicit GEMM on tensor cores (bias included),
+  // without the column buffer; shapes it declines fall through to im2col + cuBLAS.
+  if constexpr (is_dev_half_v<D>)
+    if (!p.transposed && groups == 1 && conv2d_igemm(be, p, x, weight, out)) return;
 
   if (!p.transposed) {
     const int64_t P = out_plane, K = cig * taps;
