@@ -109,7 +109,7 @@ __device__ __forceinline__ void row_segment(const Op& op, const S* __restrict__ 
   if constexpr (!std::is_void_v<Packed>) {
     Packed f(op);
     fold_vectors(f, pv, nvec, tid, G);
-    f.finish(op, pv, vidx0, acc);
+    f.finish(op, vidx0, acc);
   } else {
     ElementFolder<Op, S, V, A> f{op, acc, vidx0};
     fold_vectors(f, pv, nvec, tid, G);

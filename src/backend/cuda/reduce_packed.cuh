@@ -9,14 +9,16 @@
 //    its two lanes into the f32 accumulator once per row segment.
 //  - argmin/argmax reduce the pair to the vector's extreme (one scalar op, one
 //    conversion) and fold that into one accumulator of the op's own type with
-//    op.combine, using the VECTOR index as the index. Folding a vector's first extreme element is exactly
-//    folding its elements one by one (same value, NaN wins, ties keep the earlier one),
-//    and the vector index orders like the element indices it stands for. Once per row
-//    segment the thread re-reads its winning vector (16 bytes, just read: L1/L2) and turns
-//    the vector index into the index of the first element equal to the extreme (or of
-//    the first NaN).
-// A folder is driven by the row kernel: fold(u, v, j) for the slots' vectors in increasing
-// j per slot, then finish(...) merges the slots into the kernel's accumulators.
+//    op.combine, using the VECTOR index as the index. Folding a vector's first extreme
+//    element is exactly folding its elements one by one (same value, NaN wins, ties keep
+//    the earlier one),
+//    and the vector index orders like the element indices it stands for. The winning
+//    vector stays in registers (four selects per vector: no dependent reload), and once
+//    per row segment its vector index becomes the index of its first element equal to
+//    the extreme (or of its first NaN).
+// A folder is driven by the row kernel: fold(u, v, j) for vector j into slot u (j
+// increasing per slot), then finish(op, vidx0, acc) merges what it holds into the
+// kernel's accumulators (vidx0: the reduction index of vector 0's first element).
 //
 // NaN and ties behave as in the element path: max/min return NaN (canonical) if any
 // element is NaN; argmax/argmin return the first NaN, else the first extreme (ties by ==,
@@ -76,7 +78,7 @@ struct PackedMinMaxFolder {
     best[u] = extreme2_nan<kMax>(best[u], vector_extreme2<kMax>(v));
   }
   template <class Op, class A>
-  __device__ __forceinline__ void finish(const Op& op, const Vec<S, 8>*, int64_t, A (&acc)[K]) const {
+  __device__ __forceinline__ void finish(const Op& op, int64_t, A (&acc)[K]) const {
 #pragma unroll
     for (int u = 0; u < K; ++u) {
       acc[u] = op.merge(acc[u], to_compute(best[u].x));
@@ -92,18 +94,21 @@ template <class Op, class S, bool kMax, int K>
 struct PackedArgFolder {
   using A = typename Op::acc_t;
   Op op;
-  A best;  // .i: index of the VECTOR holding the first extreme so far (-1: none yet)
+  A best;     // .i: index of the VECTOR holding the first extreme so far (-1: none yet)
+  uint4 won;  // that vector, kept so finish() needs no dependent reload
 
-  __device__ __forceinline__ explicit PackedArgFolder(const Op& o) : op(o), best(o.init()) {}
+  __device__ __forceinline__ explicit PackedArgFolder(const Op& o) : op(o), best(o.init()), won{} {}
   __device__ __forceinline__ void fold(int, const Vec<S, 8>& v, int64_t j) {
     const pair_t<S> m = vector_extreme2<kMax>(v);
     best = op.combine(best, extreme1_nan<kMax>(m.x, m.y), j);
+    const bool took = best.i == j;  // j grows with every call: equal only when just taken
+    const uint4 w = *reinterpret_cast<const uint4*>(&v);
+    won = uint4{took ? w.x : won.x, took ? w.y : won.y, took ? w.z : won.z, took ? w.w : won.w};
   }
-  // pv: the vectors fold() saw (j indexes them); vidx0: reduction index of pv's element 0.
-  __device__ __forceinline__ void finish(const Op&, const Vec<S, 8>* __restrict__ pv, int64_t vidx0,
-                                         A (&acc)[K]) const {
+  // vidx0: reduction index of the first element of vector 0.
+  __device__ __forceinline__ void finish(const Op&, int64_t vidx0, A (&acc)[K]) const {
     if (best.i < 0) return;
-    const Vec<S, 8> v = pv[best.i];
+    const Vec<S, 8> v = *reinterpret_cast<const Vec<S, 8>*>(&won);
     const bool nan = is_nan(best.v);
     int e = 7;  // the vector holds the extreme, so some element matches
 #pragma unroll
