@@ -61,7 +61,11 @@ constexpr int vec_width() {
 
 // Folds the 16-byte vectors pv[0, nvec) into folder f, the G threads of a group taking
 // every G-th vector from thread tid: kAcc independent loads in flight, all issued before
-// their first use; slot u sees its vectors in increasing index order.
+// their first use. The fold calls come in increasing vector index j, except that a
+// folder which may see a vector twice (Folder::kRepeatSafe: min/max and their arg forms,
+// where a repeat is never strictly better) also takes the last partial round as one
+// round of loads, those past the end re-reading the round's first vector, instead of
+// one dependent load at a time.
 template <class S, int V, class Folder>
 __device__ __forceinline__ void fold_vectors(Folder& f, const Vec<S, V>* __restrict__ pv, int64_t nvec, int tid,
                                              int G) {
@@ -73,7 +77,18 @@ __device__ __forceinline__ void fold_vectors(Folder& f, const Vec<S, V>* __restr
 #pragma unroll
     for (int u = 0; u < kAcc; ++u) f.fold(u, v[u], j + u * int64_t(G));
   }
-  for (; j < nvec; j += G) f.fold(0, pv[j], j);
+  if constexpr (requires { Folder::kRepeatSafe; }) {
+    if (j < nvec) {
+      const int n_in = int(std::min<int64_t>(kAcc, (nvec - 1 - j) / G + 1));  // vectors left: 1..kAcc-1
+      Vec<S, V> v[kAcc];
+#pragma unroll
+      for (int u = 0; u < kAcc; ++u) v[u] = pv[j + (u < n_in ? u : 0) * int64_t(G)];
+#pragma unroll
+      for (int u = 0; u < kAcc; ++u) f.fold(u, v[u], j + (u < n_in ? u : 0) * int64_t(G));
+    }
+  } else {
+    for (; j < nvec; j += G) f.fold(0, pv[j], j);
+  }
 }
 
 // The generic vector folder: every element through op.combine into accumulator slot u.

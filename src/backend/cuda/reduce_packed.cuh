@@ -11,14 +11,14 @@
 //    conversion) and fold that into one accumulator of the op's own type with
 //    op.combine, using the VECTOR index as the index. Folding a vector's first extreme
 //    element is exactly folding its elements one by one (same value, NaN wins, ties keep
-//    the earlier one),
-//    and the vector index orders like the element indices it stands for. The winning
-//    vector stays in registers (four selects per vector: no dependent reload), and once
-//    per row segment its vector index becomes the index of its first element equal to
-//    the extreme (or of its first NaN).
+//    the earlier one), and the vector index orders like the element indices it stands
+//    for. The winning vector stays in registers (four selects per vector: no dependent
+//    reload), and once per row segment its vector index becomes the index of its first
+//    element equal to the extreme (or of its first NaN).
 // A folder is driven by the row kernel: fold(u, v, j) for vector j into slot u (j
-// increasing per slot), then finish(op, vidx0, acc) merges what it holds into the
-// kernel's accumulators (vidx0: the reduction index of vector 0's first element).
+// increasing, apart from repeats of a vector already folded, which kRepeatSafe allows),
+// then finish(op, vidx0, acc) merges what it holds into the kernel's accumulators
+// (vidx0: the reduction index of vector 0's first element).
 //
 // NaN and ties behave as in the element path: max/min return NaN (canonical) if any
 // element is NaN; argmax/argmin return the first NaN, else the first extreme (ties by ==,
@@ -66,6 +66,7 @@ __device__ __forceinline__ pair_t<S> vector_extreme2(const Vec<S, 8>& v) {
 
 template <class S, bool kMax, int K>
 struct PackedMinMaxFolder {
+  static constexpr bool kRepeatSafe = true;  // max(a, a) = a
   pair_t<S> best[K];
 
   template <class Op>
@@ -88,11 +89,15 @@ struct PackedMinMaxFolder {
 };
 
 // One tracker for all slots: the kernel calls fold() in increasing j overall (slot by
-// slot within a round of loads, rounds in order), which op.combine needs, and a single
-// (value, index) keeps the kernel within its register budget.
+// slot within a round of loads, rounds in order; only repeats of a vector already folded
+// come out of order), which op.combine needs, and a single (value, index) keeps the
+// kernel within its register budget.
 template <class Op, class S, bool kMax, int K>
 struct PackedArgFolder {
   using A = typename Op::acc_t;
+  // A vector folded again (any index) is never strictly better than best, which already
+  // holds it: no change, and `won` is only ever rewritten with the same vector.
+  static constexpr bool kRepeatSafe = true;
   Op op;
   A best;     // .i: index of the VECTOR holding the first extreme so far (-1: none yet)
   uint4 won;  // that vector, kept so finish() needs no dependent reload
