@@ -9,7 +9,8 @@
 // per inner run. Two strategies:
 //  - row: inner is contiguous (stride 1) and long enough: a warp (short rows) or a block
 //    (long rows) per output, 16-byte loads of the aligned middle of each run, four
-//    independent accumulators per thread, then warp shuffles and shared memory;
+//    independent accumulators per thread, then warp shuffles and shared memory; the
+//    16-bit min/max/argmin/argmax fold those vectors as packed pairs (reduce_packed.cuh);
 //  - column: otherwise: one thread per output (adjacent outputs are adjacent in memory
 //    when the innermost kept dim is contiguous, so warps read coalesced), threadIdx.y
 //    splitting the reduction within the block.
@@ -17,6 +18,7 @@
 // blockIdx.y: each block writes a partial accumulator to a scratch buffer and a second
 // kernel merges them per output (deterministic, no atomics).
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cuda/device_types.cuh"
@@ -24,6 +26,7 @@
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/offset_calc.cuh"
 #include "backend/cuda/reduce.cuh"
+#include "backend/cuda/reduce_packed.cuh"
 
 namespace wick {
 
@@ -56,8 +59,54 @@ constexpr int vec_width() {
   return sizeof(S) >= 16 ? 1 : int(16 / sizeof(S));
 }
 
+// Folds the 16-byte vectors pv[0, nvec) into folder f, the G threads of a group taking
+// every G-th vector from thread tid: kAcc independent loads in flight, all issued before
+// their first use. The fold calls come in increasing vector index j, except that a
+// folder which may see a vector twice (Folder::kRepeatSafe: min/max and their arg forms,
+// where a repeat is never strictly better) also takes the last partial round as one
+// round of loads, those past the end re-reading the round's first vector, instead of
+// one dependent load at a time.
+template <class S, int V, class Folder>
+__device__ __forceinline__ void fold_vectors(Folder& f, const Vec<S, V>* __restrict__ pv, int64_t nvec, int tid,
+                                             int G) {
+  int64_t j = tid;
+  for (; j + (kAcc - 1) * int64_t(G) < nvec; j += kAcc * int64_t(G)) {
+    Vec<S, V> v[kAcc];
+#pragma unroll
+    for (int u = 0; u < kAcc; ++u) v[u] = pv[j + u * int64_t(G)];
+#pragma unroll
+    for (int u = 0; u < kAcc; ++u) f.fold(u, v[u], j + u * int64_t(G));
+  }
+  if constexpr (requires { Folder::kRepeatSafe; }) {
+    if (j < nvec) {
+      const int n_in = int(std::min<int64_t>(kAcc, (nvec - 1 - j) / G + 1));  // vectors left: 1..kAcc-1
+      Vec<S, V> v[kAcc];
+#pragma unroll
+      for (int u = 0; u < kAcc; ++u) v[u] = pv[j + (u < n_in ? u : 0) * int64_t(G)];
+#pragma unroll
+      for (int u = 0; u < kAcc; ++u) f.fold(u, v[u], j + (u < n_in ? u : 0) * int64_t(G));
+    }
+  } else {
+    for (; j < nvec; j += G) f.fold(0, pv[j], j);
+  }
+}
+
+// The generic vector folder: every element through op.combine into accumulator slot u.
+template <class Op, class S, int V, class A>
+struct ElementFolder {
+  const Op& op;
+  A (&acc)[kAcc];
+  int64_t vidx0;  // reduction index of vector 0's first element
+  __device__ __forceinline__ void fold(int u, const Vec<S, V>& v, int64_t j) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[u] = op.combine(acc[u], v.v[e], vidx0 + j * V + e);
+  }
+};
+
 // Folds p[lo, hi) (stride 1; element k has reduction index idx0 + k) into acc, the G
 // threads of a group taking every G-th element (or 16-byte vector) from thread tid.
+// The aligned middle goes through the op's packed folder where it has one (16-bit
+// min/max/argmin/argmax, reduce_packed.cuh), else element by element.
 template <class Op, class S, class A>
 __device__ __forceinline__ void row_segment(const Op& op, const S* __restrict__ p, int64_t lo, int64_t hi, int64_t idx0,
                                             int tid, int G, A (&acc)[kAcc]) {
@@ -71,21 +120,16 @@ __device__ __forceinline__ void row_segment(const Op& op, const S* __restrict__ 
   const int64_t nvec = (hi - a_lo) / V;
   const Vec<S, V>* pv = reinterpret_cast<const Vec<S, V>*>(p + a_lo);
   const int64_t vidx0 = idx0 + a_lo;
-  int64_t j = tid;
-  for (; j + (kAcc - 1) * int64_t(G) < nvec; j += kAcc * int64_t(G)) {
-    Vec<S, V> v[kAcc];
-#pragma unroll
-    for (int u = 0; u < kAcc; ++u) v[u] = pv[j + u * int64_t(G)];
-#pragma unroll
-    for (int u = 0; u < kAcc; ++u)
-#pragma unroll
-      for (int e = 0; e < V; ++e) acc[u] = op.combine(acc[u], v[u].v[e], vidx0 + (j + u * int64_t(G)) * V + e);
+  using Packed = typename red::PackedRowFolder<Op, kAcc>::type;
+  if constexpr (!std::is_void_v<Packed>) {
+    Packed f(op);
+    fold_vectors(f, pv, nvec, tid, G);
+    f.finish(op, vidx0, acc);
+  } else {
+    ElementFolder<Op, S, V, A> f{op, acc, vidx0};
+    fold_vectors(f, pv, nvec, tid, G);
   }
-  for (; j < nvec; j += G) {
-    const Vec<S, V> v = pv[j];
-#pragma unroll
-    for (int e = 0; e < V; ++e) acc[0] = op.combine(acc[0], v.v[e], vidx0 + j * V + e);
-  }
+  // Tail elements come after every vector, as op.combine requires.
   for (int64_t k = a_lo + nvec * V + tid; k < hi; k += G) acc[0] = op.combine(acc[0], p[k], idx0 + k);
 }
 
