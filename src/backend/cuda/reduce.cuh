@@ -105,11 +105,10 @@ struct ArgMinMax {
   }
   // The kernels fold elements into any one accumulator in increasing index order, so a
   // tie keeps the accumulator (the earlier index) and no index comparison is needed.
-  // Bitwise | and & (no short-circuit) keep it one predicate and selects, no branches.
   __device__ __forceinline__ acc_t combine(acc_t a, S x, int64_t i) const {
     const C v = to_compute(x);
-    const bool take = (a.i < 0) | (!is_nan(a.v) & (is_nan(v) | (kMax ? v > a.v : v < a.v)));
-    return take ? acc_t{v, i} : a;
+    if (a.i < 0 || (!is_nan(a.v) && (is_nan(v) || (kMax ? v > a.v : v < a.v)))) return acc_t{v, i};
+    return a;
   }
   __device__ __forceinline__ int64_t finalize(acc_t a, int64_t) const { return a.i; }
 };
