@@ -46,10 +46,11 @@
 namespace wick::cuda::qmv {
 
 constexpr int kWarp = 32;
-constexpr int kRows = 4;        // rows of W per warp
-constexpr int kBlockWarps = 8;  // warps per block
-constexpr int kTileVals = 256;  // 8 values per lane
-constexpr int kQ8Group = 32;    // values per q8_0 scale of x
+constexpr int kRows = 4;                // rows of W per warp
+constexpr int kBlockWarps = 8;          // warps per block
+constexpr int kTileVals = 256;          // 8 values per lane
+constexpr int kQ8Group = 32;            // values per q8_0 scale of x
+constexpr int kQ8WarpStep = 8 * kWarp;  // values a warp rounds to q8_0 per step
 
 struct ActF32;
 struct ActQ8;
@@ -141,48 +142,58 @@ __device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c) {
   return d;
 }
 
-// q8_0 rounding of 32 values held 4 per lane by 8 consecutive lanes (every lane of the
+// q8_0 rounding of 32 values held 8 per lane by 4 consecutive lanes (every lane of the
 // warp takes part in the shuffles): d = max|x| / 127, q = roundf(x / d) computed as
 // x * (1 / d), the scale stored as f16, exactly as the CPU quantizer (quantize.cpp) does.
-// Returns the 4 quants packed little-endian and the f16-rounded scale as f32.
-__device__ inline uint32_t quantize4_q8(float4 v, float& scale) {
-  float amax = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+// Returns the 8 quants packed little-endian and the f16-rounded scale as f32. (8 values
+// per lane: the per-group division and reciprocal are shared by twice as many values.)
+__device__ inline uint2 quantize8_q8(float4 a, float4 b, float& scale) {
+  float amax = fmaxf(fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(a.w))),
+                     fmaxf(fmaxf(fabsf(b.x), fabsf(b.y)), fmaxf(fabsf(b.z), fabsf(b.w))));
 #pragma unroll
-  for (int off = 1; off < kQ8Group / 4; off *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+  for (int off = 1; off < kQ8Group / 8; off *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   scale = __half2float(__float2half_rn(d));
   auto q = [&](float x) { return uint32_t(int(roundf(x * id))) & 0xFFu; };
-  return q(v.x) | (q(v.y) << 8) | (q(v.z) << 16) | (q(v.w) << 24);
+  return {q(a.x) | (q(a.y) << 8) | (q(a.z) << 16) | (q(a.w) << 24),
+          q(b.x) | (q(b.y) << 8) | (q(b.z) << 16) | (q(b.w) << 24)};
 }
 
 // Rounds total (a multiple of 32) values of x (16-byte aligned) to q8_0 into q and d (one
-// scale per 32 values), warp w of nwarps taking 128-value steps w, w + nwarps, ...,
-// kBatch loads in flight per lane. With kDequant the rounded values q * d go to xr instead.
+// scale per 32 values), warp w of nwarps taking 256-value steps w, w + nwarps, ...,
+// 2 steps (4 16-byte loads) in flight per lane. With kDequant the rounded values q * d go
+// to xr instead.
 template <bool kDequant = false>
 __device__ inline void quantize_q8_range(const float* __restrict__ x, int64_t total, int64_t w, int64_t nwarps,
                                          int lane, int8_t* q, float* d, float* xr = nullptr) {
-  constexpr int kBatch = 4;
-  const int64_t step = nwarps * 128;
-  for (int64_t base = w * 128; base < total; base += kBatch * step) {  // uniform over the warp
-    float4 v[kBatch];
+  constexpr int kBatch = 2;
+  const int64_t step = nwarps * kQ8WarpStep;
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  for (int64_t base = w * kQ8WarpStep; base < total; base += kBatch * step) {  // uniform over the warp
+    float4 v[kBatch][2];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const int64_t i = base + b * step + 4 * lane;
-      v[b] = reinterpret_cast<const float4*>(x)[(i < total ? i : 0) / 4];
+      const int64_t i = base + b * step + 8 * lane;
+      const int64_t j = (i < total ? i : 0) / 4;
+      v[b][0] = x4[j];
+      v[b][1] = x4[j + 1];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const int64_t i = base + b * step + 4 * lane;
+      const int64_t i = base + b * step + 8 * lane;  // a lane's 8 values are all in or all out
       float s;
-      const uint32_t packed = quantize4_q8(v[b], s);
+      const uint2 packed = quantize8_q8(v[b][0], v[b][1], s);
       if (i < total) {
         if constexpr (kDequant) {
-          const auto qv = [&](int k) { return float(int8_t(packed >> (8 * k))) * s; };
-          reinterpret_cast<float4*>(xr)[i / 4] = make_float4(qv(0), qv(1), qv(2), qv(3));
+          const auto qv = [&](uint32_t w, int k) { return float(int8_t(w >> (8 * k))) * s; };
+          reinterpret_cast<float4*>(xr)[i / 4] =
+              make_float4(qv(packed.x, 0), qv(packed.x, 1), qv(packed.x, 2), qv(packed.x, 3));
+          reinterpret_cast<float4*>(xr)[i / 4 + 1] =
+              make_float4(qv(packed.y, 0), qv(packed.y, 1), qv(packed.y, 2), qv(packed.y, 3));
         } else {
-          reinterpret_cast<uint32_t*>(q)[i / 4] = packed;
-          if (lane % 8 == 0) d[i / kQ8Group] = s;
+          reinterpret_cast<uint2*>(q)[i / 8] = packed;
+          if (lane % (kQ8Group / 8) == 0) d[i / kQ8Group] = s;
         }
       }
     }
@@ -481,9 +492,9 @@ inline size_t smem_per_sm(int device, bool reserved) {
   return size_t(v - 1);
 }
 
-// Blocks of quantize_q8_kernel for total values (128 per warp step, 4 steps in flight).
+// Blocks of quantize_q8_kernel for total values (2 warp steps in flight).
 inline unsigned quantize_q8_blocks(int64_t total) {
-  const int64_t warps = (total + 4 * 128 - 1) / (4 * 128);
+  const int64_t warps = (total + 2 * kQ8WarpStep - 1) / (2 * kQ8WarpStep);
   return unsigned(std::clamp<int64_t>((warps + kBlockWarps - 1) / kBlockWarps, 1, 132 * 16));
 }
 

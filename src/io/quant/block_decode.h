@@ -45,8 +45,9 @@ WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16
 // sum_k v_k x_k = a * sum_k u_k x_k + b * sum_k x_k. Every a * u[k] is exact in f32, so
 // fma(a, u[k], b) (a * u[k] without an offset) is bit-exact with decode8 (the host test
 // checks it). The packed bytes are read 8 at a time through bytes8_at, which on the device
-// loads the whole aligned 32-bit words around them: there row must point into shared
-// memory with at least 8 readable bytes past the end of the bytes it decodes.
+// loads the whole aligned 32-bit words around them from SHARED memory: there row must
+// point into shared memory with at least 8 readable bytes past the end of the bytes it
+// decodes.
 
 // f16 bits to f32 (exact either way): the hardware conversion on the device.
 // On the device p must be 2-byte aligned (f16 fields sit at even offsets of every block,
@@ -64,11 +65,16 @@ struct Bytes8 {
 };
 WICK_HD inline Bytes8 bytes8_at(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
-  // Three aligned word loads and two funnel shifts instead of eight byte loads.
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
-  const auto* w = reinterpret_cast<const uint32_t*>(addr & ~uintptr_t(3));
-  const unsigned shift = unsigned(addr & 3) * 8;
-  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  // Three aligned word loads and two funnel shifts instead of eight byte loads, as
+  // shared-memory loads on 32-bit addresses (p is in shared memory; a generic pointer
+  // turned into an integer would take generic loads and 64-bit address arithmetic).
+  // volatile: kept in order with the kernel's cp.async waits.
+  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  const unsigned w = addr & ~3u, shift = (addr & 3u) * 8;
+  uint32_t w0, w1, w2;
+  asm volatile("ld.shared.u32 %0, [%3];\n\tld.shared.u32 %1, [%3+4];\n\tld.shared.u32 %2, [%3+8];"
+               : "=r"(w0), "=r"(w1), "=r"(w2)
+               : "r"(w));
   return {__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift)};
 #else
   auto word = [](const uint8_t* q) {
