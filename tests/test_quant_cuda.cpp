@@ -115,6 +115,39 @@ TEST(QuantBlockDecode, AffineDecodeMatchesDecode8) {
   }
 }
 
+// The wide byte form (16 values per read, the q8 kernel of the 4-6 bit types) gives exactly
+// decode8_bytes(e0) and decode8_bytes(e0 + kWideStride).
+TEST(QuantBlockDecode, WideBytesMatchTwoDecode8Bytes) {
+  int checked = 0;
+  for (const std::string& name : fixture_names()) {
+    const QuantTensor& q = quants().tensor(name);
+    const int64_t rows = q.rows(), n = q.row_elems();
+    const size_t row_bytes = ggml_row_bytes(q.type, n);
+    const auto* src = static_cast<const uint8_t*>(q.bytes.data());
+    quant::dispatch_decoder(q.type, [&]<class D>() {
+      if constexpr (quant::kHasWideBytes<D>) {
+        SCOPED_TRACE(name);
+        ++checked;
+        for (int64_t r = 0; r < rows; ++r) {
+          const uint8_t* row = src + size_t(r) * row_bytes;
+          constexpr int S = D::kWideStride;
+          for (int64_t e0 = 0; e0 < n; e0 += 8) {
+            if (e0 % (2 * S) >= S) continue;  // a high half
+            quant::Bytes8 low{}, high{};
+            D::decode16_bytes(row, e0, low, high);
+            const quant::Bytes8 want_low = D::decode8_bytes(row, e0), want_high = D::decode8_bytes(row, e0 + S);
+            ASSERT_EQ(low.lo, want_low.lo) << "row " << r << " value " << e0;
+            ASSERT_EQ(low.hi, want_low.hi) << "row " << r << " value " << e0;
+            ASSERT_EQ(high.lo, want_high.lo) << "row " << r << " value " << e0 + S;
+            ASSERT_EQ(high.hi, want_high.hi) << "row " << r << " value " << e0 + S;
+          }
+        }
+      }
+    });
+  }
+  EXPECT_EQ(checked, 14);  // w.* and t3d.* of q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K
+}
+
 // ---- device cases -------------------------------------------------------------------------
 
 class QuantDevice : public test::DeviceTest {};

@@ -48,7 +48,6 @@ namespace wick::cuda::qmv {
 constexpr int kWarp = 32;
 constexpr int kRows = 4;                // rows of W per warp
 constexpr int kBlockWarps = 8;          // warps per block
-constexpr int kTileVals = 256;          // 8 values per lane
 constexpr int kQ8Group = 32;            // values per q8_0 scale of x
 constexpr int kQ8WarpStep = 8 * kWarp;  // values a warp rounds to q8_0 per step
 
@@ -66,8 +65,32 @@ struct Budget {
   static constexpr size_t kXSmemMax = MB == 1 ? 16 * 1024 : 32 * 1024;
 };
 
+// Values a lane decodes per row and tile: 16 for the q8 form of decoders with the wide
+// byte form (both nibbles of every byte it reads), else 8. A tile is 32 lanes' worth.
+template <class D, class Act>
+inline constexpr int kLaneVals = std::is_same_v<Act, ActQ8>&& quant::kHasWideBytes<D> ? 16 : 8;
+
+// Whether a lane's two wide halves need two scales (the K-quants: two sub-blocks).
+template <class D>
+constexpr bool wide_two_scales() {
+  if constexpr (quant::kHasWideBytes<D>) {
+    return D::kWideStride >= D::kScaleVals;
+  } else {
+    return false;
+  }
+}
+
+// Blocks per SM of a kernel (its __launch_bounds__): the Budget's, but fewer for the
+// two-scale wide kernels, which spill at 64 registers: q4_K fits 80 (3 blocks), q5_K and
+// q6_K (more bits to merge, up to 4 scale entries per lane) need 128 (2 blocks).
+template <class D, class Act, int MB>
+inline constexpr int kBlocksPerSm = MB == 1 && kLaneVals<D, Act> == 16 && wide_two_scales<D>()
+                                        ? (std::is_same_v<D, quant::DecodeQ4_K> ? 3 : 2)
+                                        : Budget<Act, MB>::kBlocksPerSm;
+
 template <class D, class Act, int MB>
 struct Tiling {
+  static constexpr int kTileVals = kWarp * kLaneVals<D, Act>;
   static constexpr int kTileBytes = kTileVals / D::kElems * D::kBytes;  // kElems is 1, 32 or 256
   // About 512 bytes of each row per chunk.
   static constexpr int kTiles = kTileBytes >= 512 ? 1 : (512 + kTileBytes - 1) / kTileBytes;
@@ -218,38 +241,100 @@ __device__ inline void stage_f32(const float* __restrict__ x, int64_t total, flo
   }
 }
 
-// The (a, b) of row r's scale group holding this lane's 8 values, for every row of a
-// tile: decoded once per group (one or two per lane) and passed around by shuffles (a
-// q4_K sub-block scale takes some 20 instructions; decoding it 8 / kScaleVals times over
-// would cost more than the values).
-template <class D, int kRowBuffer>
-__device__ __forceinline__ void tile_scales(const uint8_t* tile, int lane, float (&a)[kRows], float (&b)[kRows]) {
-  constexpr int G = kTileVals / D::kScaleVals;  // scale groups per row of a tile
+// The (a, b) of every scale group of a tile's rows (a tile is LV values per lane),
+// decoded once per group, one or more per lane (a q4_K sub-block scale takes some 20
+// instructions; decoding it once per value octet would cost more than the values); pick()
+// hands a lane the (a, b) of one group of each row by shuffles.
+template <class D, int kRowBuffer, int LV>
+struct TileScales {
+  static constexpr int G = kWarp * LV / D::kScaleVals;  // scale groups per row of a tile
   static_assert(kWarp % G == 0 && (G * kRows) % kWarp == 0);
-  constexpr int kPer = G * kRows / kWarp;
+  static constexpr int kPer = G * kRows / kWarp;
   float ta[kPer], tb[kPer];
-#pragma unroll
-  for (int p = 0; p < kPer; ++p) {
-    const int j = lane + kWarp * p;  // entry j: group j % G of row j / G
-    D::scale_affine(tile + (j / G) * kRowBuffer, int64_t(j % G) * D::kScaleVals, ta[p], tb[p]);
-  }
-  const int group = 8 * lane / D::kScaleVals;
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const int src = (r * G + group) % kWarp;  // in ta[r * G / kWarp] of that lane
-    a[r] = __shfl_sync(0xffffffffu, ta[r * G / kWarp], src);
-    b[r] = quant::kAffineOffsetOf<D> ? __shfl_sync(0xffffffffu, tb[r * G / kWarp], src) : 0.0f;
-  }
-}
 
-// One tile's contribution: this lane's 8 values (e .. e + 7) of the kRows rows at `tile`.
+  __device__ __forceinline__ TileScales(const uint8_t* tile, int lane) {
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int j = lane + kWarp * p;  // entry j: group j % G of row j / G
+      D::scale_affine(tile + (j / G) * kRowBuffer, int64_t(j % G) * D::kScaleVals, ta[p], tb[p]);
+    }
+  }
+  // Group `group` (the same for every lane, or not) of every row.
+  __device__ __forceinline__ void pick(int group, float (&a)[kRows], float (&b)[kRows]) const {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int src = (r * G + group) % kWarp;  // in ta[r * G / kWarp] of that lane
+      a[r] = __shfl_sync(0xffffffffu, ta[r * G / kWarp], src);
+      b[r] = quant::kAffineOffsetOf<D> ? __shfl_sync(0xffffffffu, tb[r * G / kWarp], src) : 0.0f;
+    }
+  }
+};
+
+// One tile's contribution: this lane's values of the kRows rows at `tile` (the tile's first
+// value is e_tile): e .. e + 7 with e = e_tile + 8 * lane, or in the wide form 16 values of
+// one block, e .. e + 7 and e + 16 .. e + 23 with e = e_tile + 32 * (lane / 2) + 8 * (lane % 2).
 template <class D, class Act, int MB, int kRowBuffer>
-__device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t e, int64_t K, int M, const float* xs,
-                                         const int8_t* xq, const float* xd, bool x_in_smem, float (&acc)[kRows][MB]) {
+__device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t e_tile, int64_t K, int M,
+                                         const float* xs, const int8_t* xq, const float* xd, bool x_in_smem,
+                                         float (&acc)[kRows][MB]) {
   float a[kRows], b[kRows];
-  if constexpr (std::is_same_v<Act, ActQ8>) {
+  if constexpr (std::is_same_v<Act, ActQ8> && kLaneVals<D, Act> == 16) {
+    // The wide form: lanes in groups of S / 8 cover 2S values, lane j of a group the 8 at
+    // 8j and the 8 at 8j + S (S = kWideStride); the two halves share a scale group when
+    // S < kScaleVals (the legacy 32-value blocks) and an x scale when S < 32.
+    constexpr int S = D::kWideStride;
+    constexpr bool kTwoScales = S >= D::kScaleVals, kTwoX = S >= kQ8Group;
+    const int e_in = 2 * S * (lane / (S / 8)) + 8 * (lane % (S / 8));
+    const TileScales<D, kRowBuffer, 16> scales(tile, lane);
+    float a2[kRows], b2[kRows];
+    scales.pick(e_in / D::kScaleVals, a, b);
+    if constexpr (kTwoScales) scales.pick((e_in + S) / D::kScaleVals, a2, b2);
+    quant::Bytes8 lo[kRows], hi[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) D::decode16_bytes(tile + r * kRowBuffer, e_in, lo[r], hi[r]);
+    const int64_t e = e_tile + e_in;
+    if (e >= K) return;  // K % 32 == 0 (K % 256 == 0 for the K-quants): all in or all out
+    constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
+    constexpr int k1 = 0x01010101;
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      if (m < M) {
+        const int64_t i = int64_t(m) * K + e;
+        const int2 xl = *reinterpret_cast<const int2*>(xq + i), xh = *reinterpret_cast<const int2*>(xq + i + S);
+        const float dl = xd[i / kQ8Group], dh = kTwoX ? xd[(i + S) / kQ8Group] : dl;
+        int sl = 0, sh = 0;
+        if constexpr (kNeedSum) {
+          sl = __dp4a(xl.x, k1, __dp4a(xl.y, k1, 0));
+          sh = __dp4a(xh.x, k1, __dp4a(xh.y, k1, 0));
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float v = acc[r][m];
+          if constexpr (kTwoScales) {
+            int dot_l = dp4a_us(lo[r].lo, xl.x, dp4a_us(lo[r].hi, xl.y, 0));
+            int dot_h = dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, 0));
+            if constexpr (D::kByteOffset != 0) dot_l -= D::kByteOffset * sl, dot_h -= D::kByteOffset * sh;
+            v = fmaf(a[r] * dl, float(dot_l), v);
+            v = fmaf(a2[r] * dh, float(dot_h), v);
+            if constexpr (quant::kAffineOffsetOf<D>) {
+              v = fmaf(b[r] * dl, float(sl), v);
+              v = fmaf(b2[r] * dh, float(sh), v);
+            }
+          } else {  // one block: one scale, one x scale
+            int dot =
+                dp4a_us(lo[r].lo, xl.x, dp4a_us(lo[r].hi, xl.y, dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, 0))));
+            if constexpr (D::kByteOffset != 0) dot -= D::kByteOffset * (sl + sh);
+            v = fmaf(a[r] * dl, float(dot), v);
+            if constexpr (quant::kAffineOffsetOf<D>) v = fmaf(b[r] * dl, float(sl + sh), v);
+          }
+          acc[r][m] = v;
+        }
+      }
+    }
+  } else if constexpr (std::is_same_v<Act, ActQ8>) {
     static_assert(quant::kHasAffine<D>, "q8 activations need a decoder with decode8_bytes");
-    tile_scales<D, kRowBuffer>(tile, lane, a, b);
+    const int64_t e = e_tile + 8 * lane;
+    TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
     quant::Bytes8 q[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) q[r] = D::decode8_bytes(tile + r * kRowBuffer, 8 * lane);
@@ -274,9 +359,10 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
       }
     }
   } else {
+    const int64_t e = e_tile + 8 * lane;
     float u[kRows][8];
     if constexpr (quant::kHasAffine<D>) {
-      tile_scales<D, kRowBuffer>(tile, lane, a, b);
+      TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) quant::decode8_u<D>(tile + r * kRowBuffer, 8 * lane, u[r]);
     } else {
@@ -322,7 +408,7 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
 }
 
 template <class D, class Act, int MB, bool kAligned>
-__global__ void __launch_bounds__(kBlockWarps* kWarp, Budget<Act, MB>::kBlocksPerSm) matvec_kernel(MatvecArgs p) {
+__global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) matvec_kernel(MatvecArgs p) {
   using T = Tiling<D, Act, MB>;
   constexpr int S = T::kStages;
   constexpr bool kQ8 = std::is_same_v<Act, ActQ8>;
@@ -416,10 +502,10 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, Budget<Act, MB>::kBlocksPe
         const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
 #pragma unroll 1
         for (int t = 0; t < T::kTiles; ++t) {
-          const int64_t e_tile = int64_t(c) * T::kChunkVals + t * kTileVals;
+          const int64_t e_tile = int64_t(c) * T::kChunkVals + t * T::kTileVals;
           if (e_tile >= K) break;
-          tile_dot<D, Act, MB, T::kRowBuffer>(chunk + t * T::kTileBytes, lane, e_tile + 8 * lane, K, M, xs, xq, xd,
-                                              p.stage_x, acc);
+          tile_dot<D, Act, MB, T::kRowBuffer>(chunk + t * T::kTileBytes, lane, e_tile, K, M, xs, xq, xd, p.stage_x,
+                                              acc);
         }
       }
       __syncwarp();
@@ -533,7 +619,7 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   }
   const int64_t sms = be.sm_count();
   const size_t sm_bytes = smem_per_sm(be.ordinal(), false), reserved = smem_per_sm(be.ordinal(), true);
-  const int64_t per_sm = std::clamp<int64_t>(int64_t(sm_bytes / (smem + reserved)), 1, Budget<Act, MB>::kBlocksPerSm);
+  const int64_t per_sm = std::clamp<int64_t>(int64_t(sm_bytes / (smem + reserved)), 1, kBlocksPerSm<D, Act, MB>);
   const int64_t resident = sms * per_sm;
   const int64_t groups = (p.N + kRows - 1) / kRows;
   const int64_t chunks = (p.K + T::kChunkVals - 1) / T::kChunkVals;

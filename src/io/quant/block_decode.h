@@ -198,6 +198,24 @@ struct DecodeQ4Q5 {
     b = 0.0f;
     if constexpr (kHasMin) b = f16_fast(blk + offsetof(Block, m));
   }
+  // The wide form: decode8_bytes(e0 + kWideStride) from the same bytes (for e0 % 32 of 0
+  // or 8): the high nibbles, fifth bits from qh byte 2 + i0 / 8. Both halves share the
+  // block's scale.
+  static constexpr int kWideStride = 16;
+  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + i0);
+    low = {q.lo & 0x0F0F0F0Fu, q.hi & 0x0F0F0F0Fu};
+    high = {(q.lo >> 4) & 0x0F0F0F0Fu, (q.hi >> 4) & 0x0F0F0F0Fu};
+    if constexpr (kHasQh) {
+      const uint32_t hl = blk[offsetof(Block, qh) + i0 / 8], hh = blk[offsetof(Block, qh) + 2 + i0 / 8];
+      low.lo |= spread_bit4(hl & 0xFu);
+      low.hi |= spread_bit4(hl >> 4);
+      high.lo |= spread_bit4(hh & 0xFu);
+      high.hi |= spread_bit4(hh >> 4);
+    }
+  }
 };
 using DecodeQ4_0 = DecodeQ4Q5<BlockQ4_0, false, false>;
 using DecodeQ4_1 = DecodeQ4Q5<BlockQ4_1, true, false>;
@@ -320,6 +338,25 @@ struct DecodeK4Like {
     }
     return {lo, hi};
   }
+  // The wide form: sub-blocks 2p and 2p + 1 take the low and high nibbles of the same
+  // bytes, so decode8_bytes(e0 + 32) comes from the read of decode8_bytes(e0) (e0 in an
+  // even sub-block); q5_K's fifth bits are bits sub and sub + 1 of the same qh bytes.
+  static constexpr int kWideStride = 32;
+  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int sub = i0 / 32, l0 = i0 % 32;
+    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
+    low = {q.lo & 0x0F0F0F0Fu, q.hi & 0x0F0F0F0Fu};
+    high = {(q.lo >> 4) & 0x0F0F0F0Fu, (q.hi >> 4) & 0x0F0F0F0Fu};
+    if constexpr (kHasQh) {
+      const Bytes8 h = bytes8_at(blk + offsetof(Block, qh) + l0);
+      low.lo |= ((h.lo >> sub) & 0x01010101u) << 4;
+      low.hi |= ((h.hi >> sub) & 0x01010101u) << 4;
+      high.lo |= ((h.lo >> (sub + 1)) & 0x01010101u) << 4;
+      high.hi |= ((h.hi >> (sub + 1)) & 0x01010101u) << 4;
+    }
+  }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     int sc, m;
@@ -369,6 +406,21 @@ struct DecodeQ6_K {
     const uint32_t hi = ((ql.hi >> shift) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4);
     return {lo, hi};
   }
+  // The wide form: quarters t and t + 2 (t < 2) take the low and high nibbles of the same
+  // ql bytes and bits 2t, 2t + 4 of the same qh bytes: decode8_bytes(e0 + 64) comes from
+  // the reads of decode8_bytes(e0).
+  static constexpr int kWideStride = 64;
+  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
+    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
+    const Bytes8 ql = bytes8_at(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * t);
+    const Bytes8 qh = bytes8_at(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
+    low = {(ql.lo & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4),
+           (ql.hi & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4)};
+    high = {((ql.lo >> 4) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t + 4)) & 0x03030303u) << 4),
+            ((ql.hi >> 4) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t + 4)) & 0x03030303u) << 4)};
+  }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
     const uint8_t* blk = row + (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
@@ -408,6 +460,14 @@ inline constexpr bool kAffineOffsetOf = [] {
 template <class D>
 inline constexpr bool kHasAffine = requires {
   D::kScaleVals;
+};
+
+// Whether D has the wide form: decode16_bytes(row, e0, low, high) gives
+// decode8_bytes(e0) and decode8_bytes(e0 + D::kWideStride) from one set of reads (both
+// nibbles of every byte read), for e0 with (e0 % (2 * kWideStride)) < kWideStride.
+template <class D>
+inline constexpr bool kHasWideBytes = requires {
+  D::kWideStride;
 };
 
 // The 8 values' u = byte - D::kByteOffset, as exact floats.
