@@ -32,6 +32,7 @@
 // All index math is 32-bit; the host entry declines shapes where that could overflow.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/kernels_conv_igemm.cuh"
@@ -64,28 +65,46 @@ struct IgemmGeom {
   int N, K, Cout;     // GEMM sizes: pixels (batch * Ho * Wo), C_in * kh * kw, output channels
   int P, Wo;          // output plane Ho * Wo and width
   int H, W, HW, CHW;  // input height, width, plane, image
-  int kw, taps;       // kernel width, kh * kw
+  int kh, kw, taps;   // kernel height, width, kh * kw
   int sh, sw, ph, pw, dh, dw;
   int m_tiles;  // output-channel tiles; block b is tile (b % m_tiles, b / m_tiles)
 };
 
-// Column row k's gather: element offset of (ci, i*dh, j*dw) in an image, and (dy, dx).
-// Rows past K have dy = kInvalid (never inside the image) and offset 0.
+// Column row k's gather, general path: element offset of (ci, i*dh, j*dw) in an image,
+// and (dy, dx) to test the tap against the image. Rows past K have dy = kInvalid (never
+// inside the image) and offset 0.
 struct __align__(16) Tap {
   int off, dy, dx, pad;
 };
+// Mask path (kh * kw <= 32): the offset and bit 1 << (i * kw + j) of the tap, which a
+// pixel's tap mask has set when that tap lies inside the image; rows past K have bit 0.
+struct __align__(8) MaskTap {
+  int off;
+  uint32_t bit;
+};
 
-__device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
-  Tap t{0, kInvalid, 0, 0};
+template <class T>
+__device__ __forceinline__ T make_tap(const IgemmGeom& g, int k) {
+  int off = 0, dy = kInvalid, dx = 0;
+  uint32_t bit = 0;
   if (k < g.K) {
     const int ci = k / g.taps, tp = k - ci * g.taps;
     const int i = tp / g.kw, j = tp - i * g.kw;
-    t.dy = i * g.dh;
-    t.dx = j * g.dw;
-    t.off = ci * g.HW + t.dy * g.W + t.dx;
+    dy = i * g.dh;
+    dx = j * g.dw;
+    off = ci * g.HW + dy * g.W + dx;
+    bit = 1u << tp;
   }
-  return t;
+  if constexpr (std::is_same_v<T, MaskTap>) {
+    return MaskTap{off, bit};
+  } else {
+    return Tap{off, dy, dx, 0};
+  }
 }
+
+// Slot of row k in a step's tap table: a thread's rows brow, brow + kBRows, ... sit next
+// to each other, so it reads them with a few wide shared loads.
+__device__ __forceinline__ int tap_slot(int k) { return (k % kBRows) * kBLoads + k / kBRows; }
 
 // *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0. A
 // predicated load: no branch and no select after it, so a step's loads all stay in
@@ -120,16 +139,35 @@ __device__ __forceinline__ uint4 load16_if(const void* p, int a, int a_end, int 
   return v;
 }
 
+// (*addr if mask & bit, else 0): the mask path's gather. One LOP3 into a predicate and
+// one predicated load, branch-free like load_if.
+__device__ __forceinline__ uint16_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
+  uint16_t v;
+  asm("{\n"
+      "  .reg .pred q;\n"
+      "  .reg .b32 t;\n"
+      "  and.b32 t, %2, %3;\n"
+      "  setp.ne.u32 q, t, 0;\n"
+      "  mov.b16 %0, 0;\n"
+      "  @q ld.global.nc.b16 %0, [%1];\n"
+      "}\n"
+      : "=h"(v)
+      : "l"(addr), "r"(mask), "r"(bit));
+  return v;
+}
+
 // One output pixel as this thread sees it: where its taps start in x and its output goes.
 struct Pixel {
-  int pix;    // element offset of (b, 0, iy0, ix0) in x (+ a tap's offset = the tap's element)
-  int iy0;    // oh * sh - ph; kInvalid for a pixel past N, so every tap of it reads zero
-  int ix0;    // ow * sw - pw
-  int obase;  // element offset of (b, 0, oh, ow) in out
+  int pix;        // element offset of (b, 0, iy0, ix0) in x (+ a tap's offset = the tap's element)
+  int iy0;        // oh * sh - ph; kInvalid for a pixel past N, so every tap of it reads zero
+  int ix0;        // ow * sw - pw
+  int obase;      // element offset of (b, 0, oh, ow) in out; -1 for a pixel past N
+  uint32_t taps;  // mask path: bit i * kw + j set when tap (i, j) lies inside the image
 };
 
+template <bool MASK>
 __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
-  Pixel q{0, kInvalid, 0, 0};
+  Pixel q{0, kInvalid, 0, -1, 0};
   if (n < g.N) {
     const int b = n / g.P, p = n - b * g.P;
     const int oh = p / g.Wo, ow = p - oh * g.Wo;
@@ -137,21 +175,32 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
     q.ix0 = ow * g.sw - g.pw;
     q.pix = b * g.CHW + q.iy0 * g.W + q.ix0;
     q.obase = b * g.Cout * g.P + p;
+    if constexpr (MASK) {  // once per block: kernel rows and columns inside, then their product
+      uint32_t rows = 0, cols = 0;
+      for (int i = 0; i < g.kh; ++i) rows |= uint32_t(unsigned(q.iy0 + i * g.dh) < unsigned(g.H)) << i;
+      for (int j = 0; j < g.kw; ++j) cols |= uint32_t(unsigned(q.ix0 + j * g.dw) < unsigned(g.W)) << j;
+      for (int i = 0; i < g.kh; ++i)  // i * kw <= kh * kw - kw < 32: the shift stays in range
+        if ((rows >> i) & 1) q.taps |= cols << (i * g.kw);
+    }
   }
   return q;
 }
 
 // Operands and output move as raw 16-bit words; only the mma and the epilogue see S.
 // VEC_W: K % 8 == 0 and w 16-byte aligned, so the weight tile loads as one 16-byte
-// piece per thread instead of 8 scalars.
-template <class S, bool VEC_W>
+// piece per thread instead of 8 scalars. MASK: kh * kw <= 32, so each pixel's
+// in-image taps fit one 32-bit mask and a gathered element is an address (one IMAD.WIDE
+// off the pixel's 64-bit base), a LOP3 into a predicate and the load; else the general
+// per-element bounds test.
+template <class S, bool VEC_W, bool MASK>
 __global__ void __launch_bounds__(kIgThreads, 2)
     conv2d_igemm_kernel(IgemmGeom g, const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
                         const S* __restrict__ bias, uint16_t* __restrict__ out) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   __shared__ __align__(128) uint16_t sA[2 * kATile];
   __shared__ __align__(128) uint16_t sB[2 * kBTile];  // later the output tile (kBM rows of kLdO)
-  __shared__ Tap tab[2][kBK];
+  using TapT = std::conditional_t<MASK, MaskTap, Tap>;
+  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot(k % kBK)
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp >> 2, wn = warp & 3;  // this warp's 32 x 32 outputs: rows wm * 32, columns wn * 32
@@ -161,13 +210,17 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   // This thread's two pixels: columns col, col + 1 of the input and output tiles, for the
   // whole block; it gathers (and writes) rows brow, brow + kBRows, ... of them.
   const int col = 2 * (tid % kPairs), brow = tid / kPairs;
-  const Pixel px[2] = {make_pixel(g, n0 + col), make_pixel(g, n0 + col + 1)};
+  const Pixel px[2] = {make_pixel<MASK>(g, n0 + col), make_pixel<MASK>(g, n0 + col + 1)};
+  // Mask path: the pixels' 64-bit base addresses (never dereferenced themselves; a tap
+  // whose bit is set lands inside x).
+  const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[0].pix)),
+                             reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[1].pix))};
 
   // Global -> registers for K step s (tap table tb): issued together, used after the mma.
   uint16_t ra[VEC_W ? 1 : kALoads];
   uint4 ra4;
   uint16_t rb[kBLoads][2];
-  auto load = [&](int s, const Tap* tb) {
+  auto load = [&](int s, const TapT* tb) {
     if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
       const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
       ra4 = load16_if(w + (m * g.K + k), k, g.K, m, g.Cout);
@@ -181,10 +234,14 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i) {
-      const Tap t = tb[brow + kBRows * i];
+      const TapT t = tb[brow * kBLoads + i];  // row brow + kBRows * i
 #pragma unroll
-      for (int e = 0; e < 2; ++e)
-        rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
+      for (int e = 0; e < 2; ++e) {
+        if constexpr (MASK)
+          rb[i][e] = load_bit(xbase[e] + 2 * uint64_t(int64_t(t.off)), px[e].taps, t.bit);
+        else
+          rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
+      }
     }
   };
   // Registers -> shared buffer `stage` (A: [m][k], B: [k][pixel]).
@@ -242,8 +299,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   // the slot step s used (read before the previous barrier).
   const int steps = (g.K + kBK - 1) / kBK;
   if (warp == 0) {
-    tab[0][lane] = make_tap(g, lane);
-    tab[1][lane] = make_tap(g, kBK + lane);
+    tab[0][tap_slot(lane)] = make_tap<TapT>(g, lane);
+    tab[1][tap_slot(lane)] = make_tap<TapT>(g, kBK + lane);
   }
   __syncthreads();
   load(0, tab[0]);
@@ -255,7 +312,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     if (next) load(s + 1, tab[cur ^ 1]);
     compute(cur);
     if (next) store(cur ^ 1);
-    if (warp == 0 && s + 2 < steps) tab[cur][lane] = make_tap(g, (s + 2) * kBK + lane);
+    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = make_tap<TapT>(g, (s + 2) * kBK + lane);
     __syncthreads();
   }
 
@@ -276,7 +333,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   __syncthreads();
   // ... then out[b, co, oh, ow] for this thread's two pixels (which may lie in two images),
   // rows brow, brow + kBRows, ...: a warp writes 64 consecutive pixels of a row.
-  const bool ok0 = px[0].iy0 != kInvalid, ok1 = px[1].iy0 != kInvalid;
+  const bool ok0 = px[0].obase >= 0, ok1 = px[1].obase >= 0;
 #pragma unroll 4
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
@@ -314,6 +371,7 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   g.W = int(w);
   g.HW = int(h * w);
   g.CHW = int(c_in * h * w);
+  g.kh = int(kh);
   g.kw = int(kw);
   g.taps = int(kh * kw);
   g.sh = int(p.stride[0]);
@@ -329,7 +387,9 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   const S* bias = p.bias.defined() ? dptr<const S>(p.bias) + p.bias.offset() : nullptr;
   uint16_t* od = dptr<uint16_t>(out) + out.offset();
   const bool vec_w = g.K % 8 == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
-  auto kernel = vec_w ? conv2d_igemm_kernel<S, true> : conv2d_igemm_kernel<S, false>;
+  const bool mask = kh * kw <= 32;
+  auto kernel = vec_w ? (mask ? conv2d_igemm_kernel<S, true, true> : conv2d_igemm_kernel<S, true, false>)
+                      : (mask ? conv2d_igemm_kernel<S, false, true> : conv2d_igemm_kernel<S, false, false>);
   kernel<<<unsigned(blocks), kIgThreads, 0, be.stream()>>>(g, xd, wd, bias, od);
   check_launch("conv");
 }
