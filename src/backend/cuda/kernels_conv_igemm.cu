@@ -66,6 +66,8 @@ struct IgemmGeom {
   int P, Wo;          // output plane Ho * Wo and width
   int H, W, HW, CHW;  // input height, width, plane, image
   int kh, kw, taps;   // kernel height, width, kh * kw
+  int cin;            // input channels (K / taps)
+  int tap_q, tap_r;   // kBK = tap_q * taps + tap_r: how a row index advances per K step
   int sh, sw, ph, pw, dh, dw;
   int m_tiles;  // output-channel tiles; block b is tile (b % m_tiles, b / m_tiles)
 };
@@ -83,23 +85,16 @@ struct __align__(8) MaskTap {
   uint32_t bit;
 };
 
-template <class T>
-__device__ __forceinline__ T make_tap(const IgemmGeom& g, int k) {
-  int off = 0, dy = kInvalid, dx = 0;
-  uint32_t bit = 0;
+__device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
+  Tap t{0, kInvalid, 0, 0};
   if (k < g.K) {
     const int ci = k / g.taps, tp = k - ci * g.taps;
     const int i = tp / g.kw, j = tp - i * g.kw;
-    dy = i * g.dh;
-    dx = j * g.dw;
-    off = ci * g.HW + dy * g.W + dx;
-    bit = 1u << tp;
+    t.dy = i * g.dh;
+    t.dx = j * g.dw;
+    t.off = ci * g.HW + t.dy * g.W + t.dx;
   }
-  if constexpr (std::is_same_v<T, MaskTap>) {
-    return MaskTap{off, bit};
-  } else {
-    return Tap{off, dy, dx, 0};
-  }
+  return t;
 }
 
 // Slot of row k in a step's tap table: a thread's rows brow, brow + kBRows, ... sit next
@@ -109,49 +104,40 @@ __device__ __forceinline__ int tap_slot(int k) { return (k % kBRows) * kBLoads +
 // *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0. A
 // predicated load: no branch and no select after it, so a step's loads all stay in
 // flight together; p is not dereferenced (and may point anywhere) when the test fails.
-__device__ __forceinline__ uint16_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
-  uint16_t v;
+__device__ __forceinline__ uint32_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
+  uint32_t v;
   asm("{\n"
       "  .reg .pred q;\n"
       "  setp.lt.u32 q, %2, %3;\n"
       "  setp.lt.and.u32 q, %4, %5, q;\n"
-      "  mov.b16 %0, 0;\n"
-      "  @q ld.global.nc.b16 %0, [%1];\n"
-      "}\n"
-      : "=h"(v)
-      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
-  return v;
-}
-__device__ __forceinline__ uint4 load16_if(const void* p, int a, int a_end, int b, int b_end) {
-  uint4 v;
-  asm("{\n"
-      "  .reg .pred q;\n"
-      "  setp.lt.u32 q, %5, %6;\n"
-      "  setp.lt.and.u32 q, %7, %8, q;\n"
       "  mov.b32 %0, 0;\n"
-      "  mov.b32 %1, 0;\n"
-      "  mov.b32 %2, 0;\n"
-      "  mov.b32 %3, 0;\n"
-      "  @q ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      "  @q ld.global.nc.u16 %0, [%1];\n"
       "}\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "=r"(v)
       : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
   return v;
 }
+// Shared 16 bytes at dst = global src, asynchronously (cp.async, through L2 only), or
+// zeros when !in (src-size 0: nothing is read, src is then only a valid placeholder).
+// Complete after cp_async_wait_all.
+__device__ __forceinline__ void cp_async16_zfill(uint32_t dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // (*addr if mask & bit, else 0): the mask path's gather. One LOP3 into a predicate and
 // one predicated load, branch-free like load_if.
-__device__ __forceinline__ uint16_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
-  uint16_t v;
+__device__ __forceinline__ uint32_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
+  uint32_t v;
   asm("{\n"
       "  .reg .pred q;\n"
       "  .reg .b32 t;\n"
       "  and.b32 t, %2, %3;\n"
       "  setp.ne.u32 q, t, 0;\n"
-      "  mov.b16 %0, 0;\n"
-      "  @q ld.global.nc.b16 %0, [%1];\n"
+      "  mov.b32 %0, 0;\n"
+      "  @q ld.global.nc.u16 %0, [%1];\n"
       "}\n"
-      : "=h"(v)
+      : "=r"(v)
       : "l"(addr), "r"(mask), "r"(bit));
   return v;
 }
@@ -188,7 +174,8 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
 
 // Operands and output move as raw 16-bit words; only the mma and the epilogue see S.
 // VEC_W: K % 8 == 0 and w 16-byte aligned, so the weight tile loads as one 16-byte
-// piece per thread instead of 8 scalars. MASK: kh * kw <= 32, so each pixel's
+// piece per thread, copied by cp.async straight into shared memory (no registers, no
+// zeroing, no shared store), instead of 8 scalars. MASK: kh * kw <= 32, so each pixel's
 // in-image taps fit one 32-bit mask and a gathered element is an address (one IMAD.WIDE
 // off the pixel's 64-bit base), a LOP3 into a predicate and the load; else the general
 // per-element bounds test.
@@ -201,6 +188,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   __shared__ __align__(128) uint16_t sB[2 * kBTile];  // later the output tile (kBM rows of kLdO)
   using TapT = std::conditional_t<MASK, MaskTap, Tap>;
   __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot(k % kBK)
+  __shared__ int toff[kBK];                   // mask path: offset of tap tp = (i, j) in an image
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp >> 2, wn = warp & 3;  // this warp's 32 x 32 outputs: rows wm * 32, columns wn * 32
@@ -217,13 +205,14 @@ __global__ void __launch_bounds__(kIgThreads, 2)
                              reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[1].pix))};
 
   // Global -> registers for K step s (tap table tb): issued together, used after the mma.
-  uint16_t ra[VEC_W ? 1 : kALoads];
-  uint4 ra4;
-  uint16_t rb[kBLoads][2];
-  auto load = [&](int s, const TapT* tb) {
+  uint32_t ra[VEC_W ? 1 : kALoads];  // zero-extended 16-bit words
+  uint32_t rb[kBLoads][2];           // zero-extended 16-bit words
+  auto load = [&](int s, const TapT* tb, int stage) {
     if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
       const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
-      ra4 = load16_if(w + (m * g.K + k), k, g.K, m, g.Cout);
+      const bool in = k < g.K && m < g.Cout;
+      cp_async16_zfill(smem_addr(sA + stage * kATile + (tid / 4) * kLdA + 8 * (tid % 4)),
+                       w + uint32_t(in ? m * g.K + k : 0), in);
     } else {
       const int k = s * kBK + lane;
 #pragma unroll
@@ -246,18 +235,17 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   };
   // Registers -> shared buffer `stage` (A: [m][k], B: [k][pixel]).
   auto store = [&](int stage) {
-    uint16_t* a = sA + stage * kATile;
+    [[maybe_unused]] uint16_t* a = sA + stage * kATile;
     uint16_t* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
-      *reinterpret_cast<uint4*>(a + (tid / 4) * kLdA + 8 * (tid % 4)) = ra4;
+      cp_async_wait_all();  // this thread's piece of A is in; the barrier after store publishes it
     } else {
 #pragma unroll
       for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = ra[i];
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i)
-      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = uint32_t(rb[i][0]) | uint32_t(rb[i][1])
-                                                                                                    << 16;
+      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = __byte_perm(rb[i][0], rb[i][1], 0x5410);
   };
 
   float acc[2][4][4];
@@ -298,21 +286,49 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   // s + 1 (table s + 1), computes step s, stores step s + 1, and builds table s + 2 into
   // the slot step s used (read before the previous barrier).
   const int steps = (g.K + kBK - 1) / kBK;
+  // Warp 0 builds the tables. Mask path: lane walks rows k = lane, lane + kBK, ... as
+  // (channel wci, tap wtp), advanced per step without a division (make_tap's four
+  // divisions, on warp 0 alone, would delay every step's barrier).
+  int wci = 0, wtp = 0;
+  auto next_tap = [&](int k) -> TapT {
+    if constexpr (MASK) {
+      const int ci = wci, tp = wtp;
+      wci += g.tap_q;
+      wtp += g.tap_r;
+      if (wtp >= g.taps) {
+        wtp -= g.taps;
+        ++wci;
+      }
+      const bool in = ci < g.cin;  // k < K
+      return MaskTap{in ? ci * g.HW + toff[tp] : 0, in ? 1u << tp : 0u};
+    } else {
+      return make_tap(g, k);
+    }
+  };
   if (warp == 0) {
-    tab[0][tap_slot(lane)] = make_tap<TapT>(g, lane);
-    tab[1][tap_slot(lane)] = make_tap<TapT>(g, kBK + lane);
+    if constexpr (MASK) {
+      if (lane < g.taps) {
+        const int i = lane / g.kw, j = lane - i * g.kw;
+        toff[lane] = i * g.dh * g.W + j * g.dw;
+      }
+      __syncwarp();
+      wci = lane / g.taps;
+      wtp = lane - wci * g.taps;
+    }
+    tab[0][tap_slot(lane)] = next_tap(lane);
+    tab[1][tap_slot(lane)] = next_tap(kBK + lane);
   }
   __syncthreads();
-  load(0, tab[0]);
+  load(0, tab[0], 0);
   store(0);
   __syncthreads();
   for (int s = 0; s < steps; ++s) {
     const int cur = s & 1;
     const bool next = s + 1 < steps;
-    if (next) load(s + 1, tab[cur ^ 1]);
+    if (next) load(s + 1, tab[cur ^ 1], cur ^ 1);
     compute(cur);
     if (next) store(cur ^ 1);
-    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = make_tap<TapT>(g, (s + 2) * kBK + lane);
+    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = next_tap((s + 2) * kBK + lane);
     __syncthreads();
   }
 
@@ -374,6 +390,9 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   g.kh = int(kh);
   g.kw = int(kw);
   g.taps = int(kh * kw);
+  g.cin = int(c_in);
+  g.tap_q = kBK / g.taps;
+  g.tap_r = kBK % g.taps;
   g.sh = int(p.stride[0]);
   g.sw = int(p.stride[1]);
   g.ph = int(p.padding[0]);
