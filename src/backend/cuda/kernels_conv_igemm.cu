@@ -10,17 +10,27 @@
 // Block: 256 threads (8 warps as 2 x 4), a 64 (C_out) x 128 (pixels) output tile, K in
 // steps of 32; each warp owns 32 x 32 outputs as 2 x 4 m16n8 f32 accumulators.
 // - Both operand tiles are double-buffered in shared memory with one barrier per K step:
-//   the global loads of step s + 1 go to registers before the mma of step s and land in
-//   the other buffer after it, so their latency hides behind the tensor-core work.
-// - Weight tile: W is [C_out, K] row-major; one 16-byte load per thread when K % 8 == 0
-//   (and W is aligned), else a warp reads 32 consecutive k of a row, 8 rows per thread.
+//   the global loads of step s + 1 are issued before the mma of step s and land in the
+//   other buffer after it, so their latency hides behind the tensor-core work.
+// - Weight tile: W is [C_out, K] row-major; one 16-byte cp.async (zero-filled past C_out
+//   and K) per thread when K % 8 == 0 (and W is aligned), else a warp reads 32
+//   consecutive k of a row into registers, 8 rows per thread.
 // - Input tile: each thread owns TWO adjacent pixels (columns) of the tile for the whole
 //   block, so their (b, oh, ow) decomposition happens once; a warp's lanes own 64
 //   consecutive pixels, which are contiguous in x along ow for stride 1 (coalesced). Its
-//   8 rows per step read k's decomposition (offset in the image, dy, dx) from a per-step
-//   tap table in shared memory (32 entries, built by warp 0 a step ahead; broadcast
-//   reads, one per pixel pair), so a gathered element costs three adds, two compares and
-//   a predicated load (about 8 instructions), no division; pairs go to shared as 32 bits.
+//   8 rows per step read k's gather from a per-step tap table in shared memory (32
+//   entries, built by warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast
+//   16-byte reads). Pairs go to shared as 32 bits (one PRMT of two zero-extended words).
+//   * Mask path (kh * kw <= 32, every common kernel): per pixel, once per block, a 64-bit
+//     base address of (b, 0, oh*sh - ph, ow*sw - pw) and a 32-bit mask with bit i*kw + j
+//     set when tap (i, j) lies inside the image; a table entry is (offset of (ci, i*dh,
+//     j*dw) in an image, 1 << (i*kw + j), or 0 past K). A gathered element is then one
+//     IMAD.WIDE (base + 2 * offset), one LOP3 into a predicate (mask & bit) and the
+//     predicated load: about 5 instructions with the zeroing, pairing and shared store,
+//     against about 9.5 for the general path. Warp 0 walks its rows as (channel, tap)
+//     and advances them by kBK per step without a division.
+//   * General path (more taps): table entries (offset, dy, dx); an element costs three
+//     adds, two compares and the predicated load.
 // - Loads are predicated, not branched: an element outside the image, past K, past C_out
 //   or past N is a load that does not happen and reads as 0, so a step's loads are all in
 //   flight at once and nothing waits for them before the mma.
@@ -255,23 +265,24 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
 
   // acc += the shared buffer `stage`: two k16 slices, each 2 A and 2 B ldmatrix x4 and 8 mma.
+  // This lane's ldmatrix row addresses in buffer 0, formed once (not per step).
+  // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
+  // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
+  // fragments of two n8 tiles.
+  const uint32_t a_lane = smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA + (lane >> 4) * 8);
+  const uint32_t b_lane =
+      smem_addr(sB) + 2 * (((lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN + (lane >> 4) * 8);
   auto compute = [&](int stage) {
-    const uint32_t a_base = smem_addr(sA + stage * kATile);
-    const uint32_t b_base = smem_addr(sB + stage * kBTile);
+    const uint32_t a_base = a_lane + stage * (2 * kATile);
+    const uint32_t b_base = b_lane + stage * (2 * kBTile);
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
-      // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
       uint32_t af[2][4];
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
-        ldsm_x4(af[mt], a_base + 2 * ((wm * kWarpM + mt * 16 + (lane & 15)) * kLdA + kk * 16 + (lane >> 4) * 8));
-      // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
-      // fragments of two n8 tiles.
+      for (int mt = 0; mt < 2; ++mt) ldsm_x4(af[mt], a_base + 2 * (mt * 16 * kLdA + kk * 16));
       uint32_t bf[2][4];
 #pragma unroll
-      for (int np = 0; np < 2; ++np)
-        ldsm_x4_trans(bf[np], b_base + 2 * ((kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN +
-                                            np * 16 + (lane >> 4) * 8));
+      for (int np = 0; np < 2; ++np) ldsm_x4_trans(bf[np], b_base + 2 * (kk * 16 * kLdB + np * 16));
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
