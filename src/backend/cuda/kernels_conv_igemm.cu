@@ -131,7 +131,7 @@ __device__ __forceinline__ uint32_t load_if(const uint16_t* p, int a, int a_end,
 // zeros when !in (src-size 0: nothing is read, src is then only a valid placeholder).
 // Complete after cp_async_wait_all.
 __device__ __forceinline__ void cp_async16_zfill(uint32_t dst, const void* src, bool in) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0) : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
       cp_async_wait_all();  // this thread's piece of A is in; the barrier after store publishes it
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = ra[i];
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = uint16_t(ra[i]);
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i)
