@@ -126,7 +126,10 @@ TEST_P(Conv, StridedWeightAndBias) {
 // cover the kernel's tiles (64 channels x 128 pixels, K in steps of 32) and their tails:
 // C_in = 3 (K = 27), C_out 70 and 130 (2 and 3 channel tiles), pixel tiles spanning two
 // images, K = 180 (a partial last step), stride, dilation, asymmetric padding, 1x1, 1-D,
-// and an input at an odd element offset.
+// and an input at an odd element offset. Kernels of up to 32 taps take the per-pixel tap
+// mask path (5x5 over several K steps whose rows wrap mid-kernel, exactly 32 taps = mask
+// bit 31, padding wider than the kernel so whole output rows and columns see no input,
+// an image smaller than the kernel); 7x7 and 3x11 (49 and 33 taps) take the general path.
 TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
   struct Case {
     std::vector<int64_t> x, w;
@@ -143,6 +146,12 @@ TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
       {{1, 5, 9, 30}, {7, 5, 2, 5}, {.stride = {1, 3}, .padding = {0, 3}, .dilation = {2, 1}}, true},
       {{2, 6, 1, 50}, {9, 6, 1, 5}, {.stride = {1, 2}, .padding = {0, 2}}, true},
       {{2, 3, 17, 19}, {70, 3, 3, 3}, {.stride = {2, 1}, .padding = {1, 0}}, true, 3},
+      {{2, 6, 12, 13}, {20, 6, 5, 5}, {.padding = {2, 2}}, true},
+      {{2, 3, 9, 20}, {10, 3, 4, 8}, {.padding = {1, 3}}, true},
+      {{2, 4, 5, 6}, {9, 4, 3, 3}, {.padding = {4, 5}}, true},
+      {{1, 5, 2, 3}, {6, 5, 5, 5}, {.padding = {2, 2}}, false},
+      {{1, 3, 23, 21}, {24, 3, 7, 7}, {.stride = {2, 2}, .padding = {3, 3}}, true},
+      {{1, 2, 6, 40}, {5, 2, 3, 11}, {.padding = {1, 5}, .dilation = {2, 1}}, true},
   };
   manual_seed(42);
   for (DType dtype : {DType::F16, DType::BF16}) {

@@ -10,17 +10,27 @@
 // Block: 256 threads (8 warps as 2 x 4), a 64 (C_out) x 128 (pixels) output tile, K in
 // steps of 32; each warp owns 32 x 32 outputs as 2 x 4 m16n8 f32 accumulators.
 // - Both operand tiles are double-buffered in shared memory with one barrier per K step:
-//   the global loads of step s + 1 go to registers before the mma of step s and land in
-//   the other buffer after it, so their latency hides behind the tensor-core work.
-// - Weight tile: W is [C_out, K] row-major; one 16-byte load per thread when K % 8 == 0
-//   (and W is aligned), else a warp reads 32 consecutive k of a row, 8 rows per thread.
+//   the global loads of step s + 1 are issued before the mma of step s and land in the
+//   other buffer after it, so their latency hides behind the tensor-core work.
+// - Weight tile: W is [C_out, K] row-major; one 16-byte cp.async (zero-filled past C_out
+//   and K) per thread when K % 8 == 0 (and W is aligned), else a warp reads 32
+//   consecutive k of a row into registers, 8 rows per thread.
 // - Input tile: each thread owns TWO adjacent pixels (columns) of the tile for the whole
 //   block, so their (b, oh, ow) decomposition happens once; a warp's lanes own 64
 //   consecutive pixels, which are contiguous in x along ow for stride 1 (coalesced). Its
-//   8 rows per step read k's decomposition (offset in the image, dy, dx) from a per-step
-//   tap table in shared memory (32 entries, built by warp 0 a step ahead; broadcast
-//   reads, one per pixel pair), so a gathered element costs three adds, two compares and
-//   a predicated load (about 8 instructions), no division; pairs go to shared as 32 bits.
+//   8 rows per step read k's gather from a per-step tap table in shared memory (32
+//   entries, built by warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast
+//   16-byte reads). Pairs go to shared as 32 bits (one PRMT of two zero-extended words).
+//   * Mask path (kh * kw <= 32, every common kernel): per pixel, once per block, a 64-bit
+//     base address of (b, 0, oh*sh - ph, ow*sw - pw) and a 32-bit mask with bit i*kw + j
+//     set when tap (i, j) lies inside the image; a table entry is (offset of (ci, i*dh,
+//     j*dw) in an image, 1 << (i*kw + j), or 0 past K). A gathered element is then one
+//     IMAD.WIDE (base + 2 * offset), one LOP3 into a predicate (mask & bit) and the
+//     predicated load: about 5 instructions with the zeroing, pairing and shared store,
+//     against about 9.5 for the general path. Warp 0 walks its rows as (channel, tap)
+//     and advances them by kBK per step without a division.
+//   * General path (more taps): table entries (offset, dy, dx); an element costs three
+//     adds, two compares and the predicated load.
 // - Loads are predicated, not branched: an element outside the image, past K, past C_out
 //   or past N is a load that does not happen and reads as 0, so a step's loads are all in
 //   flight at once and nothing waits for them before the mma.
@@ -32,6 +42,7 @@
 // All index math is 32-bit; the host entry declines shapes where that could overflow.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/kernels_conv_igemm.cuh"
@@ -64,15 +75,24 @@ struct IgemmGeom {
   int N, K, Cout;     // GEMM sizes: pixels (batch * Ho * Wo), C_in * kh * kw, output channels
   int P, Wo;          // output plane Ho * Wo and width
   int H, W, HW, CHW;  // input height, width, plane, image
-  int kw, taps;       // kernel width, kh * kw
+  int kh, kw, taps;   // kernel height, width, kh * kw
+  int cin;            // input channels (K / taps)
+  int tap_q, tap_r;   // kBK = tap_q * taps + tap_r: how a row index advances per K step
   int sh, sw, ph, pw, dh, dw;
   int m_tiles;  // output-channel tiles; block b is tile (b % m_tiles, b / m_tiles)
 };
 
-// Column row k's gather: element offset of (ci, i*dh, j*dw) in an image, and (dy, dx).
-// Rows past K have dy = kInvalid (never inside the image) and offset 0.
+// Column row k's gather, general path: element offset of (ci, i*dh, j*dw) in an image,
+// and (dy, dx) to test the tap against the image. Rows past K have dy = kInvalid (never
+// inside the image) and offset 0.
 struct __align__(16) Tap {
   int off, dy, dx, pad;
+};
+// Mask path (kh * kw <= 32): the offset and bit 1 << (i * kw + j) of the tap, which a
+// pixel's tap mask has set when that tap lies inside the image; rows past K have bit 0.
+struct __align__(8) MaskTap {
+  int off;
+  uint32_t bit;
 };
 
 __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
@@ -87,49 +107,63 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
+// Slot of row k in a step's tap table: a thread's rows brow, brow + kBRows, ... sit next
+// to each other, so it reads them with a few wide shared loads.
+__device__ __forceinline__ int tap_slot(int k) { return (k % kBRows) * kBLoads + k / kBRows; }
+
 // *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0. A
 // predicated load: no branch and no select after it, so a step's loads all stay in
 // flight together; p is not dereferenced (and may point anywhere) when the test fails.
-__device__ __forceinline__ uint16_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
-  uint16_t v;
+__device__ __forceinline__ uint32_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
+  uint32_t v;
   asm("{\n"
       "  .reg .pred q;\n"
       "  setp.lt.u32 q, %2, %3;\n"
       "  setp.lt.and.u32 q, %4, %5, q;\n"
-      "  mov.b16 %0, 0;\n"
-      "  @q ld.global.nc.b16 %0, [%1];\n"
+      "  mov.b32 %0, 0;\n"
+      "  @q ld.global.nc.u16 %0, [%1];\n"
       "}\n"
-      : "=h"(v)
+      : "=r"(v)
       : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
   return v;
 }
-__device__ __forceinline__ uint4 load16_if(const void* p, int a, int a_end, int b, int b_end) {
-  uint4 v;
+// Shared 16 bytes at dst = global src, asynchronously (cp.async, through L2 only), or
+// zeros when !in (src-size 0: nothing is read, src is then only a valid placeholder).
+// Complete after cp_async_wait_all.
+__device__ __forceinline__ void cp_async16_zfill(uint32_t dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// (*addr if mask & bit, else 0): the mask path's gather. One LOP3 into a predicate and
+// one predicated load, branch-free like load_if.
+__device__ __forceinline__ uint32_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
+  uint32_t v;
   asm("{\n"
       "  .reg .pred q;\n"
-      "  setp.lt.u32 q, %5, %6;\n"
-      "  setp.lt.and.u32 q, %7, %8, q;\n"
+      "  .reg .b32 t;\n"
+      "  and.b32 t, %2, %3;\n"
+      "  setp.ne.u32 q, t, 0;\n"
       "  mov.b32 %0, 0;\n"
-      "  mov.b32 %1, 0;\n"
-      "  mov.b32 %2, 0;\n"
-      "  mov.b32 %3, 0;\n"
-      "  @q ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      "  @q ld.global.nc.u16 %0, [%1];\n"
       "}\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
+      : "=r"(v)
+      : "l"(addr), "r"(mask), "r"(bit));
   return v;
 }
 
 // One output pixel as this thread sees it: where its taps start in x and its output goes.
 struct Pixel {
-  int pix;    // element offset of (b, 0, iy0, ix0) in x (+ a tap's offset = the tap's element)
-  int iy0;    // oh * sh - ph; kInvalid for a pixel past N, so every tap of it reads zero
-  int ix0;    // ow * sw - pw
-  int obase;  // element offset of (b, 0, oh, ow) in out
+  int pix;        // element offset of (b, 0, iy0, ix0) in x (+ a tap's offset = the tap's element)
+  int iy0;        // oh * sh - ph; kInvalid for a pixel past N, so every tap of it reads zero
+  int ix0;        // ow * sw - pw
+  int obase;      // element offset of (b, 0, oh, ow) in out; -1 for a pixel past N
+  uint32_t taps;  // mask path: bit i * kw + j set when tap (i, j) lies inside the image
 };
 
+template <bool MASK>
 __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
-  Pixel q{0, kInvalid, 0, 0};
+  Pixel q{0, kInvalid, 0, -1, 0};
   if (n < g.N) {
     const int b = n / g.P, p = n - b * g.P;
     const int oh = p / g.Wo, ow = p - oh * g.Wo;
@@ -137,21 +171,34 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
     q.ix0 = ow * g.sw - g.pw;
     q.pix = b * g.CHW + q.iy0 * g.W + q.ix0;
     q.obase = b * g.Cout * g.P + p;
+    if constexpr (MASK) {  // once per block: kernel rows and columns inside, then their product
+      uint32_t rows = 0, cols = 0;
+      for (int i = 0; i < g.kh; ++i) rows |= uint32_t(unsigned(q.iy0 + i * g.dh) < unsigned(g.H)) << i;
+      for (int j = 0; j < g.kw; ++j) cols |= uint32_t(unsigned(q.ix0 + j * g.dw) < unsigned(g.W)) << j;
+      for (int i = 0; i < g.kh; ++i)  // i * kw <= kh * kw - kw < 32: the shift stays in range
+        if ((rows >> i) & 1) q.taps |= cols << (i * g.kw);
+    }
   }
   return q;
 }
 
 // Operands and output move as raw 16-bit words; only the mma and the epilogue see S.
 // VEC_W: K % 8 == 0 and w 16-byte aligned, so the weight tile loads as one 16-byte
-// piece per thread instead of 8 scalars.
-template <class S, bool VEC_W>
+// piece per thread, copied by cp.async straight into shared memory (no registers, no
+// zeroing, no shared store), instead of 8 scalars. MASK: kh * kw <= 32, so each pixel's
+// in-image taps fit one 32-bit mask and a gathered element is an address (one IMAD.WIDE
+// off the pixel's 64-bit base), a LOP3 into a predicate and the load; else the general
+// per-element bounds test.
+template <class S, bool VEC_W, bool MASK>
 __global__ void __launch_bounds__(kIgThreads, 2)
     conv2d_igemm_kernel(IgemmGeom g, const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
                         const S* __restrict__ bias, uint16_t* __restrict__ out) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   __shared__ __align__(128) uint16_t sA[2 * kATile];
   __shared__ __align__(128) uint16_t sB[2 * kBTile];  // later the output tile (kBM rows of kLdO)
-  __shared__ Tap tab[2][kBK];
+  using TapT = std::conditional_t<MASK, MaskTap, Tap>;
+  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot(k % kBK)
+  __shared__ int toff[kBK];                   // mask path: offset of tap tp = (i, j) in an image
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp >> 2, wn = warp & 3;  // this warp's 32 x 32 outputs: rows wm * 32, columns wn * 32
@@ -161,16 +208,21 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   // This thread's two pixels: columns col, col + 1 of the input and output tiles, for the
   // whole block; it gathers (and writes) rows brow, brow + kBRows, ... of them.
   const int col = 2 * (tid % kPairs), brow = tid / kPairs;
-  const Pixel px[2] = {make_pixel(g, n0 + col), make_pixel(g, n0 + col + 1)};
+  const Pixel px[2] = {make_pixel<MASK>(g, n0 + col), make_pixel<MASK>(g, n0 + col + 1)};
+  // Mask path: the pixels' 64-bit base addresses (never dereferenced themselves; a tap
+  // whose bit is set lands inside x).
+  const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[0].pix)),
+                             reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[1].pix))};
 
   // Global -> registers for K step s (tap table tb): issued together, used after the mma.
-  uint16_t ra[VEC_W ? 1 : kALoads];
-  uint4 ra4;
-  uint16_t rb[kBLoads][2];
-  auto load = [&](int s, const Tap* tb) {
+  uint32_t ra[VEC_W ? 1 : kALoads];  // zero-extended 16-bit words
+  uint32_t rb[kBLoads][2];           // zero-extended 16-bit words
+  auto load = [&](int s, const TapT* tb, int stage) {
     if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
       const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
-      ra4 = load16_if(w + (m * g.K + k), k, g.K, m, g.Cout);
+      const bool in = k < g.K && m < g.Cout;
+      cp_async16_zfill(smem_addr(sA + stage * kATile + (tid / 4) * kLdA + 8 * (tid % 4)),
+                       w + uint32_t(in ? m * g.K + k : 0), in);
     } else {
       const int k = s * kBK + lane;
 #pragma unroll
@@ -181,26 +233,29 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i) {
-      const Tap t = tb[brow + kBRows * i];
+      const TapT t = tb[brow * kBLoads + i];  // row brow + kBRows * i
 #pragma unroll
-      for (int e = 0; e < 2; ++e)
-        rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
+      for (int e = 0; e < 2; ++e) {
+        if constexpr (MASK)
+          rb[i][e] = load_bit(xbase[e] + 2 * uint64_t(int64_t(t.off)), px[e].taps, t.bit);
+        else
+          rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
+      }
     }
   };
   // Registers -> shared buffer `stage` (A: [m][k], B: [k][pixel]).
   auto store = [&](int stage) {
-    uint16_t* a = sA + stage * kATile;
+    [[maybe_unused]] uint16_t* a = sA + stage * kATile;
     uint16_t* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
-      *reinterpret_cast<uint4*>(a + (tid / 4) * kLdA + 8 * (tid % 4)) = ra4;
+      cp_async_wait_all();  // this thread's piece of A is in; the barrier after store publishes it
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = ra[i];
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = uint16_t(ra[i]);
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i)
-      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = uint32_t(rb[i][0]) | uint32_t(rb[i][1])
-                                                                                                    << 16;
+      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = __byte_perm(rb[i][0], rb[i][1], 0x5410);
   };
 
   float acc[2][4][4];
@@ -210,23 +265,24 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
 
   // acc += the shared buffer `stage`: two k16 slices, each 2 A and 2 B ldmatrix x4 and 8 mma.
+  // This lane's ldmatrix row addresses in buffer 0, formed once (not per step).
+  // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
+  // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
+  // fragments of two n8 tiles.
+  const uint32_t a_lane = smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA + (lane >> 4) * 8);
+  const uint32_t b_lane =
+      smem_addr(sB) + 2 * (((lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN + (lane >> 4) * 8);
   auto compute = [&](int stage) {
-    const uint32_t a_base = smem_addr(sA + stage * kATile);
-    const uint32_t b_base = smem_addr(sB + stage * kBTile);
+    const uint32_t a_base = a_lane + stage * (2 * kATile);
+    const uint32_t b_base = b_lane + stage * (2 * kBTile);
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
-      // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
       uint32_t af[2][4];
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
-        ldsm_x4(af[mt], a_base + 2 * ((wm * kWarpM + mt * 16 + (lane & 15)) * kLdA + kk * 16 + (lane >> 4) * 8));
-      // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
-      // fragments of two n8 tiles.
+      for (int mt = 0; mt < 2; ++mt) ldsm_x4(af[mt], a_base + 2 * (mt * 16 * kLdA + kk * 16));
       uint32_t bf[2][4];
 #pragma unroll
-      for (int np = 0; np < 2; ++np)
-        ldsm_x4_trans(bf[np], b_base + 2 * ((kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN +
-                                            np * 16 + (lane >> 4) * 8));
+      for (int np = 0; np < 2; ++np) ldsm_x4_trans(bf[np], b_base + 2 * (kk * 16 * kLdB + np * 16));
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -241,21 +297,49 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   // s + 1 (table s + 1), computes step s, stores step s + 1, and builds table s + 2 into
   // the slot step s used (read before the previous barrier).
   const int steps = (g.K + kBK - 1) / kBK;
+  // Warp 0 builds the tables. Mask path: lane walks rows k = lane, lane + kBK, ... as
+  // (channel wci, tap wtp), advanced per step without a division (make_tap's four
+  // divisions, on warp 0 alone, would delay every step's barrier).
+  int wci = 0, wtp = 0;
+  auto next_tap = [&](int k) -> TapT {
+    if constexpr (MASK) {
+      const int ci = wci, tp = wtp;
+      wci += g.tap_q;
+      wtp += g.tap_r;
+      if (wtp >= g.taps) {
+        wtp -= g.taps;
+        ++wci;
+      }
+      const bool in = ci < g.cin;  // k < K
+      return MaskTap{in ? ci * g.HW + toff[tp] : 0, in ? 1u << tp : 0u};
+    } else {
+      return make_tap(g, k);
+    }
+  };
   if (warp == 0) {
-    tab[0][lane] = make_tap(g, lane);
-    tab[1][lane] = make_tap(g, kBK + lane);
+    if constexpr (MASK) {
+      if (lane < g.taps) {
+        const int i = lane / g.kw, j = lane - i * g.kw;
+        toff[lane] = i * g.dh * g.W + j * g.dw;
+      }
+      __syncwarp();
+      wci = lane / g.taps;
+      wtp = lane - wci * g.taps;
+    }
+    tab[0][tap_slot(lane)] = next_tap(lane);
+    tab[1][tap_slot(lane)] = next_tap(kBK + lane);
   }
   __syncthreads();
-  load(0, tab[0]);
+  load(0, tab[0], 0);
   store(0);
   __syncthreads();
   for (int s = 0; s < steps; ++s) {
     const int cur = s & 1;
     const bool next = s + 1 < steps;
-    if (next) load(s + 1, tab[cur ^ 1]);
+    if (next) load(s + 1, tab[cur ^ 1], cur ^ 1);
     compute(cur);
     if (next) store(cur ^ 1);
-    if (warp == 0 && s + 2 < steps) tab[cur][lane] = make_tap(g, (s + 2) * kBK + lane);
+    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = next_tap((s + 2) * kBK + lane);
     __syncthreads();
   }
 
@@ -276,7 +360,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   __syncthreads();
   // ... then out[b, co, oh, ow] for this thread's two pixels (which may lie in two images),
   // rows brow, brow + kBRows, ...: a warp writes 64 consecutive pixels of a row.
-  const bool ok0 = px[0].iy0 != kInvalid, ok1 = px[1].iy0 != kInvalid;
+  const bool ok0 = px[0].obase >= 0, ok1 = px[1].obase >= 0;
 #pragma unroll 4
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
@@ -314,8 +398,12 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   g.W = int(w);
   g.HW = int(h * w);
   g.CHW = int(c_in * h * w);
+  g.kh = int(kh);
   g.kw = int(kw);
   g.taps = int(kh * kw);
+  g.cin = int(c_in);
+  g.tap_q = kBK / g.taps;
+  g.tap_r = kBK % g.taps;
   g.sh = int(p.stride[0]);
   g.sw = int(p.stride[1]);
   g.ph = int(p.padding[0]);
@@ -329,7 +417,9 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   const S* bias = p.bias.defined() ? dptr<const S>(p.bias) + p.bias.offset() : nullptr;
   uint16_t* od = dptr<uint16_t>(out) + out.offset();
   const bool vec_w = g.K % 8 == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
-  auto kernel = vec_w ? conv2d_igemm_kernel<S, true> : conv2d_igemm_kernel<S, false>;
+  const bool mask = kh * kw <= 32;
+  auto kernel = vec_w ? (mask ? conv2d_igemm_kernel<S, true, true> : conv2d_igemm_kernel<S, true, false>)
+                      : (mask ? conv2d_igemm_kernel<S, false, true> : conv2d_igemm_kernel<S, false, false>);
   kernel<<<unsigned(blocks), kIgThreads, 0, be.stream()>>>(g, xd, wd, bias, od);
   check_launch("conv");
 }
