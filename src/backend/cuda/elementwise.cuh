@@ -502,7 +502,9 @@ void launch_elementwise_impl(const char* op, cudaStream_t stream, const F& f, co
                         : W > 1 && bo[Ks + 1].D % W == 0 ? 2
                                                          : 0),
          ...);
-        ew_bcast_kernel<I, W><<<std::min(grid_for(g.numel, W * 4), max_blocks), kThreads, 0, stream>>>(
+        // One vector per thread, blocks in array order (as the contiguous kernel; capped so
+        // grid x block stays far inside 32-bit index math, loops take the rest).
+        ew_bcast_kernel<I, W><<<std::min(grid_for(g.numel, W), 1u << 22), kThreads, 0, stream>>>(
             I(g.numel), bi, f, o + g.base[0], (dptr<const In>(*ins[Ks]) + ins[Ks]->offset())...);
       };
       if (g.fits_32bit)
