@@ -40,28 +40,21 @@ namespace wick::cuda::red {
 template <class S>
 using pair_t = std::conditional_t<std::is_same_v<S, __half>, __half2, __nv_bfloat162>;
 
-// Lane-wise extreme; a NaN in either input gives the canonical NaN.
-template <bool kMax, class P>
-__device__ __forceinline__ P extreme2_nan(P a, P b) {
-  if constexpr (kMax)
-    return __hmax2_nan(a, b);
+// The extreme of two 16-bit values or (lane-wise) two packed pairs; a NaN in either input
+// gives the canonical NaN.
+template <bool kMax, class T>
+__device__ __forceinline__ T extreme_nan(T a, T b) {
+  if constexpr (std::is_same_v<T, __half2> || std::is_same_v<T, __nv_bfloat162>)
+    return kMax ? __hmax2_nan(a, b) : __hmin2_nan(a, b);
   else
-    return __hmin2_nan(a, b);
-}
-
-template <bool kMax, class S>
-__device__ __forceinline__ S extreme1_nan(S a, S b) {
-  if constexpr (kMax)
-    return __hmax_nan(a, b);
-  else
-    return __hmin_nan(a, b);
+    return kMax ? __hmax_nan(a, b) : __hmin_nan(a, b);
 }
 
 // The extreme pair of a 16-byte vector: lane 0 over its even elements, lane 1 the odd.
 template <bool kMax, class S>
 __device__ __forceinline__ pair_t<S> vector_extreme2(const Vec<S, 8>& v) {
   const pair_t<S>* w = reinterpret_cast<const pair_t<S>*>(v.v);  // Vec is 16-byte aligned
-  return extreme2_nan<kMax>(extreme2_nan<kMax>(w[0], w[1]), extreme2_nan<kMax>(w[2], w[3]));
+  return extreme_nan<kMax>(extreme_nan<kMax>(w[0], w[1]), extreme_nan<kMax>(w[2], w[3]));
 }
 
 template <class S, bool kMax, int K>
@@ -76,7 +69,7 @@ struct PackedMinMaxFolder {
     for (int u = 0; u < K; ++u) best[u] = pair_t<S>(id, id);
   }
   __device__ __forceinline__ void fold(int u, const Vec<S, 8>& v, int64_t) {
-    best[u] = extreme2_nan<kMax>(best[u], vector_extreme2<kMax>(v));
+    best[u] = extreme_nan<kMax>(best[u], vector_extreme2<kMax>(v));
   }
   template <class Op, class A>
   __device__ __forceinline__ void finish(const Op& op, int64_t, A (&acc)[K]) const {
@@ -105,7 +98,7 @@ struct PackedArgFolder {
   __device__ __forceinline__ explicit PackedArgFolder(const Op& o) : op(o), best(o.init()), won{} {}
   __device__ __forceinline__ void fold(int, const Vec<S, 8>& v, int64_t j) {
     const pair_t<S> m = vector_extreme2<kMax>(v);
-    best = op.combine(best, extreme1_nan<kMax>(m.x, m.y), j);
+    best = op.combine(best, extreme_nan<kMax>(m.x, m.y), j);
     const bool took = best.i == j;  // j grows with every call: equal only when just taken
     const uint4 w = *reinterpret_cast<const uint4*>(&v);
     won = uint4{took ? w.x : won.x, took ? w.y : won.y, took ? w.z : won.z, took ? w.w : won.w};
