@@ -7,8 +7,9 @@
 //
 // Work split:
 //  - a warp owns kRows consecutive rows of W (a row group) and walks them together in
-//    chunks of whole 256-value tiles (about 512 bytes of each row); a warp step decodes 8
-//    values per lane of each of the kRows rows, so every x value serves kRows rows;
+//    chunks of whole tiles (about 512 bytes of each row); a warp step decodes 8 values per
+//    lane (256-value tiles), or 16 in the wide form (512-value tiles), of each of the kRows
+//    rows, so every x value serves kRows rows;
 //  - when there are fewer row groups than resident warps (a 4096-row W has 1024 groups;
 //    an H200 holds 4224 warps of this kernel), ks warps of a block share a group, each
 //    taking a contiguous slice of its chunks, and add their sums through shared memory at
@@ -28,7 +29,9 @@
 //    quantize uses: int8 q and an f16 scale dx), staged in shared memory by the block or
 //    by a pre-pass; the packed weight bytes go straight into dp4a: per lane and row,
 //    dot = dp4a(bytes, q) - kByteOffset * sum q, exact in int32, then
-//    acc += a dx dot + b dx sum q. About 4x fewer instructions per value than ActF32.
+//    acc += a dx dot + b dx sum q. The 4-6 bit types take the wide form (decode16_bytes):
+//    both nibbles of every byte read, 16 values per lane from one 8-byte read, with two
+//    scales per lane where the halves fall in different sub-blocks (the K-quants).
 // The (a, b) of every scale group of a tile's rows are decoded once each (one or two per
 // lane) and handed to the lanes that use them by shuffles.
 #pragma once
@@ -271,8 +274,8 @@ struct TileScales {
 };
 
 // One tile's contribution: this lane's values of the kRows rows at `tile` (the tile's first
-// value is e_tile): e .. e + 7 with e = e_tile + 8 * lane, or in the wide form 16 values of
-// one block, e .. e + 7 and e + 16 .. e + 23 with e = e_tile + 32 * (lane / 2) + 8 * (lane % 2).
+// value is e_tile): e .. e + 7 with e = e_tile + 8 * lane, or in the wide form e .. e + 7
+// and e + S .. e + S + 7 (S = D::kWideStride) with e as computed in the wide branch.
 template <class D, class Act, int MB, int kRowBuffer>
 __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t e_tile, int64_t K, int M,
                                          const float* xs, const int8_t* xq, const float* xd, bool x_in_smem,
