@@ -48,13 +48,6 @@ struct MmaLayout {
   static constexpr int v_tile(int stage) { return 3 + stage; }
 };
 
-// 16 bytes global -> shared; src_bytes 0 writes zeros (src must still be a valid address).
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
 __device__ __forceinline__ float ex2(float x) {  // 2^x; ex2(-inf) = 0
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -135,7 +128,7 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
   };
   if (k_begin < k_stop) load_kv(0, k_begin);
   cp_async_commit();
-  cp_async_wait_all();
+  cp_async_wait<0>();
   __syncthreads();
 
   uint32_t qf[KD][4];  // A fragments of the warp's 16 rows: rows lane % 16, columns + 8 for lanes >= 16
@@ -150,8 +143,8 @@ __global__ void __launch_bounds__(kMmaThreads, D == 64 ? 3 : 2)
 
   int stage = 0;
   for (int k0 = k_begin; k0 < k_stop; k0 += kBK, stage ^= 1) {
-    cp_async_wait_all();  // this tile has landed (issued one iteration ago)
-    __syncthreads();      // ... for every thread, and every warp is done with the other stage
+    cp_async_wait<0>();  // this tile has landed (issued one iteration ago)
+    __syncthreads();     // ... for every thread, and every warp is done with the other stage
     if (k0 + kBK < k_stop) load_kv(stage ^ 1, k0 + kBK);
     cp_async_commit();
     if (k0 >= warp_end) continue;  // no row of this warp sees these keys (warp-uniform)

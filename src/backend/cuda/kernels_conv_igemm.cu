@@ -127,14 +127,6 @@ __device__ __forceinline__ uint32_t load_if(const uint16_t* p, int a, int a_end,
       : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
   return v;
 }
-// Shared 16 bytes at dst = global src, asynchronously (cp.async, through L2 only), or
-// zeros when !in (src-size 0: nothing is read, src is then only a valid placeholder).
-// Complete after cp_async_wait_all.
-__device__ __forceinline__ void cp_async16_zfill(uint32_t dst, const void* src, bool in) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
 // (*addr if mask & bit, else 0): the mask path's gather. One LOP3 into a predicate and
 // one predicated load, branch-free like load_if.
 __device__ __forceinline__ uint32_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
@@ -221,8 +213,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
       const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
       const bool in = k < g.K && m < g.Cout;
-      cp_async16_zfill(smem_addr(sA + stage * kATile + (tid / 4) * kLdA + 8 * (tid % 4)),
-                       w + uint32_t(in ? m * g.K + k : 0), in);
+      cp_async16(smem_addr(sA + stage * kATile + (tid / 4) * kLdA + 8 * (tid % 4)), w + uint32_t(in ? m * g.K + k : 0),
+                 in ? 16 : 0);
     } else {
       const int k = s * kBK + lane;
 #pragma unroll

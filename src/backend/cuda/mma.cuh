@@ -1,18 +1,16 @@
 // Thin wrappers over the sm_80+ tensor-core instructions shared by the mma.sync kernels
-// (kernels_attention_mma.cu, kernels_conv_igemm.cu): shared-memory addresses, ldmatrix
-// fragment loads, the m16n8k16 f16/bf16 mma with f32 accumulation, and f32 -> 16-bit pairs.
+// (kernels_attention_mma.cu, kernels_conv_igemm.cu): ldmatrix fragment loads (on the
+// shared addresses of async_copy.cuh's smem_addr), the m16n8k16 f16/bf16 mma with f32 accumulation, and f32 -> 16-bit
+// pairs.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/async_copy.cuh"
 #include "backend/cuda/device_types.cuh"
 
 namespace wick::cuda {
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
