@@ -2,7 +2,9 @@
 """Quantized matrix-vector rows on the GPU: `wick bench --device cuda --filter qmatvec`
 (quant_matmul with one activation row; GB/s = packed weight bytes / time) against the
 device-to-device copy bandwidth and PyTorch bf16 `x @ W.T` for the same (N, K), timed by
-CUDA events (warm-up, median of >= 20 runs). Runs in well under 2 minutes.
+CUDA events (warm-up, median of >= 20 runs). Runs in well under 2 minutes. Rows ending in
+_graph replay the products from a CUDA graph on both sides (the device time of products
+back to back, without the host cost of issuing each one).
 
     python3 bench/quant_h200.py build/tools/wick/wick [--device cuda:0] [--out FILE] [--quick]
 
@@ -24,8 +26,9 @@ from compare_cuda import ceilings, event_median  # noqa: E402
 COLD_BYTES = 200e6
 
 
-def torch_bf16_matvec(torch, n, k, quick):
-    """Seconds per bf16 x @ W.T, each product on a different copy of W (L2-cold)."""
+def torch_bf16_matvec(torch, n, k, quick, graph=False):
+    """Seconds per bf16 x @ W.T, each product on a different copy of W (L2-cold); with
+    graph, the products recorded once into a CUDA graph and replayed (as wick's _graph rows)."""
     x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16)
     copies = max(1, math.ceil(COLD_BYTES / (n * k * 2)))
     ws = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
@@ -34,7 +37,18 @@ def torch_bf16_matvec(torch, n, k, quick):
         for w in ws:
             x @ w.T
 
-    t = event_median(torch, products, quick) / copies
+    run = products
+    if graph:
+        side = torch.cuda.Stream()  # warm-up on a side stream, as torch.cuda.graph asks
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            products()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            products()
+        run = g.replay
+    t = event_median(torch, run, quick) / copies
     del ws
     torch.cuda.empty_cache()
     return t
@@ -61,9 +75,10 @@ def main():
     ]
     for r in rows:
         n, k = r["args"]["n"], r["args"]["k"]
-        if (n, k) not in torch_times:
-            torch_times[(n, k)] = torch_bf16_matvec(torch, n, k, args.quick)
-        t = torch_times[(n, k)]
+        graph = r["op"].endswith("_graph")
+        if (n, k, graph) not in torch_times:
+            torch_times[(n, k, graph)] = torch_bf16_matvec(torch, n, k, args.quick, graph)
+        t = torch_times[(n, k, graph)]
         gbps = r["bytes"] / r["seconds"] / 1e9
         lines.append(
             f"| {r['op']}_{r['shape']} | {bc.fmt_time(r['seconds'])} | {gbps:.0f} | {100 * gbps / copy_gbps:.0f}% "

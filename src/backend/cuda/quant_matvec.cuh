@@ -15,7 +15,10 @@
 //    taking a contiguous slice of its chunks, and add their sums through shared memory at
 //    the end; without the split most of the GPU would idle on a small W;
 //  - blocks are persistent: `rounds` rounds of row groups each, the same for every warp
-//    of a block (so the split's block barriers line up).
+//    of a block (so the split's block barriers line up); a round's groups are dealt
+//    block-minor, so a partly filled round leaves a few warps idle in every block rather
+//    than whole SMs idle (448 full blocks of 528 slots put 4 blocks on some SMs and 3 on
+//    others: the 4-block SMs set the time of an issue-bound kernel).
 // Memory: the packed bytes of a chunk (for the kRows rows) are copied into a per-warp
 // shared buffer by 16-byte cp.async copies, kStages chunks deep, the pipeline running on
 // across rounds: the next chunks stay in flight while one is decoded. Rows whose packed
@@ -42,6 +45,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "backend/cuda/async_copy.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/quant_cuda.h"
 #include "io/quant/block_decode.h"
@@ -129,6 +133,13 @@ struct MatvecArgs {
   float* y;
 };
 
+// Shared memory x takes at the start of a block's (16-byte aligned) buffer; the kernel
+// and its launcher must agree on it.
+template <class Act>
+__host__ __device__ inline size_t staged_x_bytes(const MatvecArgs& p) {
+  return p.stage_x ? (Act::smem_bytes(int64_t(p.M) * p.K) + 15) / 16 * 16 : 0;
+}
+
 struct ActF32 {
   __host__ __device__ static size_t smem_bytes(int64_t mk) { return size_t(mk) * sizeof(float); }
 };
@@ -138,28 +149,6 @@ struct ActQ8 {
     return (size_t(mk) + 15) / 16 * 16 + size_t(mk / kQ8Group) * sizeof(float);
   }
 };
-
-__device__ inline void cp_async16(void* smem, const void* gmem, int src_bytes) {
-#if __CUDA_ARCH__ >= 800
-  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
-#else
-  uint4 v = make_uint4(0, 0, 0, 0);
-  if (src_bytes) v = *static_cast<const uint4*>(gmem);
-  *static_cast<uint4*>(smem) = v;
-#endif
-}
-__device__ inline void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int kPending>
-__device__ inline void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
 
 // sum_i a.byte[i] * b.byte[i] + c, a's bytes unsigned, b's signed.
 __device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c) {
@@ -277,9 +266,8 @@ struct TileScales {
 // value is e_tile): e .. e + 7 with e = e_tile + 8 * lane, or in the wide form e .. e + 7
 // and e + S .. e + S + 7 (S = D::kWideStride) with e as computed in the wide branch.
 template <class D, class Act, int MB, int kRowBuffer>
-__device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t e_tile, int64_t K, int M,
-                                         const float* xs, const int8_t* xq, const float* xd, bool x_in_smem,
-                                         float (&acc)[kRows][MB]) {
+__device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_tile, int K, int M, const float* xs,
+                                         const int8_t* xq, const float* xd, bool x_in_smem, float (&acc)[kRows][MB]) {
   float a[kRows], b[kRows];
   if constexpr (std::is_same_v<Act, ActQ8> && kLaneVals<D, Act> == 16) {
     // The wide form: lanes in groups of S / 8 cover 2S values, lane j of a group the 8 at
@@ -295,14 +283,14 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
     quant::Bytes8 lo[kRows], hi[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) D::decode16_bytes(tile + r * kRowBuffer, e_in, lo[r], hi[r]);
-    const int64_t e = e_tile + e_in;
+    const int e = e_tile + e_in;
     if (e >= K) return;  // K % 32 == 0 (K % 256 == 0 for the K-quants): all in or all out
     constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
     constexpr int k1 = 0x01010101;
 #pragma unroll
     for (int m = 0; m < MB; ++m) {
-      if (m < M) {
-        const int64_t i = int64_t(m) * K + e;
+      if (MB == 1 || m < M) {                    // MB == 1: M is 1
+        const uint32_t i = uint32_t(m * K + e);  // M * K < 2^31 (launcher); unsigned: / 32 is a shift
         const int2 xl = *reinterpret_cast<const int2*>(xq + i), xh = *reinterpret_cast<const int2*>(xq + i + S);
         const float dl = xd[i / kQ8Group], dh = kTwoX ? xd[(i + S) / kQ8Group] : dl;
         int sl = 0, sh = 0;
@@ -336,7 +324,7 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
     }
   } else if constexpr (std::is_same_v<Act, ActQ8>) {
     static_assert(quant::kHasAffine<D>, "q8 activations need a decoder with decode8_bytes");
-    const int64_t e = e_tile + 8 * lane;
+    const int e = e_tile + 8 * lane;
     TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
     quant::Bytes8 q[kRows];
 #pragma unroll
@@ -345,8 +333,8 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
     constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
 #pragma unroll
     for (int m = 0; m < MB; ++m) {
-      if (m < M) {
-        const int64_t i = int64_t(m) * K + e;
+      if (MB == 1 || m < M) {  // MB == 1: M is 1
+        const uint32_t i = uint32_t(m * K + e);
         const int2 xv = *reinterpret_cast<const int2*>(xq + i);
         const float dx = xd[i / kQ8Group];
         int xsum = 0;
@@ -362,7 +350,7 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
       }
     }
   } else {
-    const int64_t e = e_tile + 8 * lane;
+    const int e = e_tile + 8 * lane;
     float u[kRows][8];
     if constexpr (quant::kHasAffine<D>) {
       TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
@@ -377,8 +365,8 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int64_t 
     if (e >= K) return;
 #pragma unroll
     for (int m = 0; m < MB; ++m) {
-      if (m < M) {
-        const float* xm = xs + int64_t(m) * K + e;
+      if (MB == 1 || m < M) {  // MB == 1: M is 1
+        const float* xm = xs + uint32_t(m * K + e);
         float xv[8];
         if (x_in_smem) {
           const float4 x0 = reinterpret_cast<const float4*>(xm)[0], x1 = reinterpret_cast<const float4*>(xm)[1];
@@ -416,10 +404,11 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
   constexpr int S = T::kStages;
   constexpr bool kQ8 = std::is_same_v<Act, ActQ8>;
   extern __shared__ __align__(16) uint8_t smem[];
-  const int64_t N = p.N, K = p.K;
+  const int64_t N = p.N;
+  const int K = int(p.K);  // < 2^31 (launcher)
   const int M = p.M;
-  const size_t x_bytes = p.stage_x ? (Act::smem_bytes(int64_t(M) * K) + 15) / 16 * 16 : 0;
-  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  const size_t x_bytes = staged_x_bytes<Act>(p);
+  const int lane = int(threadIdx.x % kWarp), warp = int(threadIdx.x / kWarp);
   float* partials = reinterpret_cast<float*>(smem + x_bytes);
   uint8_t* buffers = smem + x_bytes + kPartialBytes<MB> + size_t(warp) * T::kWarpSmem;
   // 32-bit counts (the launcher checks that they fit): fewer registers.
@@ -430,7 +419,10 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
   const int per_slice = (chunks + ks - 1) / ks;
   const int c_begin = std::min(chunks, slice * per_slice), c_end = std::min(chunks, c_begin + per_slice);
   const int items = (c_end - c_begin) * p.rounds;  // (round, chunk) pairs of this warp
-  auto group_of = [&](int round) { return (int(blockIdx.x) + round * int(gridDim.x)) * gpb + local; };
+  // Group slots are dealt block-minor (slot i of every block, then slot i + 1), so when the
+  // groups do not fill the last slots, the idle warps are spread over all blocks (and SMs)
+  // instead of leaving whole blocks to the last SMs.
+  auto group_of = [&](int round) { return (round * gpb + local) * int(gridDim.x) + int(blockIdx.x); };
 
   // Items are walked by cursors (no division per item): item it is chunk c of round
   // `round`, in buffer it % S.
@@ -442,6 +434,13 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
     q.stage = q.stage + 1 == S ? 0 : q.stage + 1;
     if (++q.c == c_end) q.c = c_begin, ++q.round;
   };
+  // A lane's share of a chunk's copy: kWarp / kRows lanes per row, each taking every
+  // (kWarp / kRows)-th 16-byte piece of the row's window, from lane_first on; lane_src is
+  // the byte offset of its first piece from the group's first row (kRows * row_bytes <
+  // 2^31: launcher).
+  constexpr int kLanesPerRow = kWarp / kRows, kStride = 16 * kLanesPerRow;
+  const int lane_row = lane / kLanesPerRow, lane_first = 16 * (lane % kLanesPerRow);
+  const uint32_t lane_src = uint32_t(lane_row) * uint32_t(p.row_bytes) + uint32_t(lane_first);
   // Starts the copy of the next item into its buffer (commits an empty group past the
   // end or for a group past N, so the wait below always counts the same number of groups).
   Cursor next{0, c_begin, 0, 0};
@@ -451,19 +450,28 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
       const size_t start = size_t(next.c) * T::kChunkBytes;
       const size_t end = std::min(start + size_t(T::kChunkBytes), p.row_bytes);
       uint8_t* dst = buffers + size_t(next.stage) * kRows * T::kRowBuffer;
+      const uint8_t* rows = p.w + size_t(g) * kRows * p.row_bytes;
+      const int rows_in = int(std::min<int64_t>(kRows, N - int64_t(g) * kRows));  // the last group may be short
+      if constexpr (kAligned) {
+        // Pieces past the window (the row's end) and of rows past N are zero-filled from a
+        // valid placeholder address (the group's first row).
+        constexpr int kSlots = (T::kPieces + kLanesPerRow - 1) / kLanesPerRow;
+        const size_t g0 = start & ~size_t(15);
+        const int window = int(((end + 15) & ~size_t(15)) - g0);  // <= kPieces * 16; end <= row_bytes
+        const uint8_t* base = rows + g0;                          // the group's first row: also the placeholder
+        const bool row_ok = lane_row < rows_in;
+        uint8_t* d = dst + lane_row * T::kRowBuffer + lane_first;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r, dst += T::kRowBuffer) {
-        const uint8_t* src = p.w + size_t(std::min(int64_t(g) * kRows + r, N - 1)) * p.row_bytes;
-        if constexpr (kAligned) {
-          const size_t g0 = start & ~size_t(15), g1 = (end + 15) & ~size_t(15);  // g1 <= row_bytes
-#pragma unroll
-          for (int p0 = 0; p0 < T::kPieces; p0 += kWarp) {
-            const int piece = p0 + lane;
-            const size_t off = g0 + size_t(16) * piece;
-            const bool ok = piece < T::kPieces && off < g1;
-            if (piece < T::kPieces) cp_async16(dst + 16 * piece, src + (ok ? off : 0), ok ? 16 : 0);
+        for (int j = 0; j < kSlots; ++j) {
+          const int off = lane_first + kStride * j;
+          if (j < kSlots - 1 || off < T::kPieces * 16) {  // inside the row's buffer
+            const bool ok = row_ok && off < window;
+            cp_async16(d + kStride * j, base + (ok ? lane_src + kStride * j : 0u), ok ? 16 : 0);
           }
-        } else {
+        }
+      } else {
+        for (int r = 0; r < kRows; ++r, dst += T::kRowBuffer) {
+          const uint8_t* src = rows + size_t(std::min(r, rows_in - 1)) * p.row_bytes;
           for (size_t i = start + lane; i < end; i += kWarp) dst[i - start] = src[i];
         }
       }
@@ -505,7 +513,7 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
         const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
 #pragma unroll 1
         for (int t = 0; t < T::kTiles; ++t) {
-          const int64_t e_tile = int64_t(c) * T::kChunkVals + t * T::kTileVals;
+          const int e_tile = c * T::kChunkVals + t * T::kTileVals;  // < K + kChunkVals < 2^31 (launcher)
           if (e_tile >= K) break;
           tile_dot<D, Act, MB, T::kRowBuffer>(chunk + t * T::kTileBytes, lane, e_tile, K, M, xs, xq, xd, p.stage_x,
                                               acc);
@@ -592,6 +600,12 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   using T = Tiling<D, Act, MB>;
   auto* kernel = matvec_kernel<D, Act, MB, kAligned>;
   const int64_t mk = int64_t(p.M) * p.K;
+  const int64_t groups = (p.N + kRows - 1) / kRows;
+  const int64_t chunks = (p.K + T::kChunkVals - 1) / T::kChunkVals;
+  WICK_CHECK(groups * chunks < (int64_t(1) << 31) && mk + T::kChunkVals < (int64_t(1) << 31) &&
+                 p.row_bytes * kRows < (size_t(1) << 31),
+             Unsupported, "quant_matmul: x of ", p.M, " x ", p.K, " and W of ", p.N, " x ", p.K,
+             " are past the matrix-vector kernel's 32-bit counts and indices");
   // x in shared memory when it fits; else the kernel reads it from global memory (for
   // the q8 form after a pre-pass has rounded it there).
   p.stage_x = Act::smem_bytes(mk) <= Budget<Act, MB>::kXSmemMax;
@@ -608,8 +622,7 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
       check_launch("quant_matmul");
     }
   }
-  const size_t x_bytes = p.stage_x ? (Act::smem_bytes(int64_t(p.M) * p.K) + 15) / 16 * 16 : 0;
-  const size_t smem = x_bytes + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
+  const size_t smem = staged_x_bytes<Act>(p) + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
   // Above the default 48 KB of dynamic shared memory: opt in to the most this kernel can
   // ask for, once per device (the attribute is per device).
   static std::atomic<uint64_t> opted_in{0};
@@ -624,16 +637,14 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   const size_t sm_bytes = smem_per_sm(be.ordinal(), false), reserved = smem_per_sm(be.ordinal(), true);
   const int64_t per_sm = std::clamp<int64_t>(int64_t(sm_bytes / (smem + reserved)), 1, kBlocksPerSm<D, Act, MB>);
   const int64_t resident = sms * per_sm;
-  const int64_t groups = (p.N + kRows - 1) / kRows;
-  const int64_t chunks = (p.K + T::kChunkVals - 1) / T::kChunkVals;
   // Split a row group over more warps while the groups alone leave the GPU half empty.
-  WICK_CHECK(groups * chunks < (int64_t(1) << 31), Unsupported, "quant_matmul: W of ", p.N, " x ", p.K,
-             " has too many 256-value tiles for the matrix-vector kernel's 32-bit counts");
   int ks = 1;
   while (ks < kBlockWarps && groups * ks * 2 <= resident * kBlockWarps && ks * 2 <= chunks) ks *= 2;
   p.ks = ks;
   const int64_t gpb = kBlockWarps / ks;
-  const int64_t blocks = std::min((groups + gpb - 1) / gpb, resident);
+  // Every resident slot (a short last round of slots is spread over all blocks), but no
+  // block without a group.
+  const int64_t blocks = std::min(groups, resident);
   p.rounds = int((groups + blocks * gpb - 1) / (blocks * gpb));
   kernel<<<unsigned(blocks), kBlockWarps * kWarp, smem, be.stream()>>>(p);
   check_launch("quant_matmul");
