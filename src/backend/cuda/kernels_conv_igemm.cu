@@ -88,7 +88,7 @@ constexpr int kLdA = kBK + kVec<S>;
 constexpr int kLdB = kBN + 8;
 constexpr int kLdO = kBN + 8;
 template <class S>
-constexpr int kATile = kBM* kLdA<S>;
+constexpr int kATile = (kBM * kLdA<S>);
 constexpr int kBTile = kBK * kLdB;
 // Both double-buffered tiles, dynamic shared memory: 27 KB for 16-bit, 52 KB for f32 (above
 // the 48 KB default, so the launcher opts in); two blocks fit an SM either way.
@@ -96,13 +96,13 @@ constexpr size_t kDefaultSmem = size_t(48) << 10;  // dynamic shared memory with
 template <class S>
 constexpr size_t kSmemBytes = size_t(2 * (kATile<S> + kBTile)) * sizeof(S);
 template <class S>
-constexpr int kAPieces = kBM* kBK / kVec<S> / kIgThreads;  // 16-byte weight pieces per thread per step
-constexpr int kPairs = kBN / 2;                            // a thread gathers (and stores) two adjacent pixels
-constexpr int kBRows = kIgThreads / kPairs;                // k rows one pass of the block gathers
-constexpr int kBLoads = kBK / kBRows;                      // 8 rows x 2 pixels per thread per step
-constexpr int kARows = kIgThreads / kBK;                   // weight rows one pass loads, scalar (lane = k)
-constexpr int kALoads = kBM / kARows;                      // 8 scalar weight elements per thread per step
-constexpr int kInvalid = -(1 << 30);                       // a row offset that puts any tap outside the image
+constexpr int kAPieces = (kBM * kBK) / (kVec<S> * kIgThreads);  // 16-byte weight pieces per thread per step
+constexpr int kPairs = kBN / 2;                                 // a thread gathers (and stores) two adjacent pixels
+constexpr int kBRows = kIgThreads / kPairs;                     // k rows one pass of the block gathers
+constexpr int kBLoads = kBK / kBRows;                           // 8 rows x 2 pixels per thread per step
+constexpr int kARows = kIgThreads / kBK;                        // weight rows one pass loads, scalar (lane = k)
+constexpr int kALoads = kBM / kARows;                           // 8 scalar weight elements per thread per step
+constexpr int kInvalid = -(1 << 30);                            // a row offset that puts any tap outside the image
 static_assert(kBM * kLdO <= 2 * kBTile, "the output tile reuses the two input buffers");
 static_assert(kBM == 2 * kWarpM && kBN == 4 * kWarpN && kIgThreads == 8 * 32, "warp layout");
 static_assert(kAPieces<__half> == 1 && kAPieces<float> == 2, "vector weight loads: whole pieces per thread");
