@@ -43,9 +43,12 @@
 //   flight at once and nothing waits for them before the mma.
 // - Fragments. 16-bit: A by ldmatrix, B by ldmatrix.trans, rows padded by 16 bytes so
 //   ldmatrix's 8 row addresses hit 8 distinct bank groups. TF32 (ldmatrix is b16 only):
-//   plain 32-bit LDS, A rows padded by 4 words (pitch 36: lane (g, t) hits bank 4g + t)
-//   and B rows by 8 (pitch 136: bank 8t + g), so each LDS is conflict-free; the weights
-//   are rounded to TF32 as fragments (cp.async gives no register stage to do it in).
+//   plain LDS. The B rows hold a step's k in the order b_row gives, chosen so that a
+//   lane's A values of two k8 slices are one 16-byte LDS per row (A rows padded by 4
+//   words: pitch 36) and its B values 32-bit LDS (B rows padded by 8 words: pitch 136),
+//   all conflict-free. Every TF32 operand is rounded (cvt.rna) once on its way to shared
+//   memory: gathered inputs and scalar weights from registers, cp.async weight pieces in
+//   place by the thread that copied them, so fragments need no conversion.
 // - Why kBK = 32 f32 values (128 bytes of a weight row) rather than 16: the same row and
 //   tap-table structure as 16-bit (32 table entries, lane = k), half the barriers and
 //   twice the loads in flight per step of kBK = 16; the price is 52 KB of shared memory
@@ -117,18 +120,28 @@ template <class S>
 struct IgElem {
   using Word = uint16_t;
   using Pair = uint32_t;  // lower column in the low half
+  __device__ static Word operand(uint32_t v) { return uint16_t(v); }
+  __device__ static void round_piece(Word*) {}
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
   __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
   __device__ static Word first(Pair p) { return uint16_t(p); }
   __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
 };
-// f32 on TF32 tensor cores: gathered inputs are rounded to TF32 once, on their way to
-// shared memory (each is read by the mma of 2 warps; the weights, which cp.async copies
-// without registers, are rounded as fragments); outputs are the f32 sums.
+// f32 on TF32 tensor cores: every operand is rounded to TF32 once, on its way to shared
+// memory (each is read by 2 or 4 warps' fragments): gathered inputs and scalar weights
+// from registers; weight pieces that cp.async copied straight to shared memory are
+// rounded in place by the thread that copied them, after its wait and before the barrier
+// that publishes them (2 x (16-byte LDS, 4 cvt, 16-byte STS) per thread and step, against
+// 32 cvt per thread as fragments). Outputs are the f32 sums.
 template <>
 struct IgElem<float> {
   using Word = uint32_t;
   using Pair = uint2;
+  __device__ static Word operand(uint32_t v) { return to_tf32(v); }
+  __device__ static void round_piece(Word* p) {
+    const uint4 q = *reinterpret_cast<const uint4*>(p);
+    *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
+  }
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {to_tf32(lo), to_tf32(hi)}; }
   __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
   __device__ static Word first(Pair p) { return p.x; }
@@ -173,9 +186,26 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
-// Slot of row k in a step's tap table: a thread's rows brow, brow + kBRows, ... sit next
+// The B tile row that holds column row k of a step (k < kBK). 16-bit: row k. TF32: row
+// 8 kk + 4 e + t holds k = 8 t + 2 kk + e, so that k8 slice kk of the mma pairs its k
+// indices t and t + 4 with k = 8 t + 2 kk and 8 t + 2 kk + 1: a lane's A values of all
+// four slices (k 8t .. 8t + 7 of rows g and g + 8) are then contiguous in the A row (two
+// 16-byte LDS per row instead of eight 4-byte ones), while its B values stay at rows
+// 8 kk + t and 8 kk + 4 + t, column g: conflict-free.
+template <class S>
+__device__ __forceinline__ int b_row(int k) {
+  if constexpr (sizeof(S) == 2)
+    return k;
+  else
+    return ((k >> 1) & 3) * 8 + (k & 1) * 4 + (k >> 3);
+}
+// Slot of row k in a step's tap table: a thread's B rows brow, brow + kBRows, ... sit next
 // to each other, so it reads them with a few wide shared loads.
-__device__ __forceinline__ int tap_slot(int k) { return (k % kBRows) * kBLoads + k / kBRows; }
+template <class S>
+__device__ __forceinline__ int tap_slot(int k) {
+  const int r = b_row<S>(k);
+  return (r % kBRows) * kBLoads + r / kBRows;
+}
 
 // *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0, zero-
 // extended. A predicated load: no branch and no select after it, so a step's loads all
@@ -297,42 +327,53 @@ struct WarpMma {
     }
   }
 };
-// TF32: four k8 slices, each 8 + 8 conflict-free 32-bit LDS (ldmatrix is b16 only) and 8
-// m16n8k8 mma. With g = lane / 4, t = lane % 4 the lane reads A (row g (+8), k t (+4)),
-// the weights rounded here, and B (k t (+4), pixel g), already TF32.
+// TF32: four k8 slices of 8 m16n8k8 mma (ldmatrix is b16 only, so plain LDS; operands
+// are TF32 already). With g = lane / 4, t = lane % 4 and B rows ordered by b_row, slice kk
+// pairs k indices t, t + 4 with k = 8 t + 2 kk, 8 t + 2 kk + 1: the lane's A values of two
+// slices are one 16-byte LDS per row (rows g and g + 8; bank 4g + 8t + 0..3 in a quarter
+// warp: conflict-free with the 36-word pitch), its B values 32-bit LDS of rows 8 kk + t
+// and 8 kk + 4 + t, column g (bank 8t + g with the 136-word pitch).
 template <>
 struct WarpMma<float> {
   const uint32_t* a_lane;
   const uint32_t* b_lane;
   __device__ WarpMma(const uint32_t* sA, const uint32_t* sB, int wm, int wn, int lane)
-      : a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + (lane & 3)),
+      : a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
         b_lane(sB + (lane & 3) * kLdB + wn * kWarpN + (lane >> 2)) {}
   __device__ void run(float (&acc)[2][4][4], int stage) const {
     constexpr int lda = kLdA<float>;
     const uint32_t* a = a_lane + stage * kATile<float>;
     const uint32_t* b = b_lane + stage * kBTile;
 #pragma unroll
-    for (int kk = 0; kk < kBK / 8; ++kk) {
-      uint32_t af[2][4];
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt) {
-        const uint32_t* p = a + mt * 16 * lda + kk * 8;
-        af[mt][0] = to_tf32(p[0]);
-        af[mt][1] = to_tf32(p[8 * lda]);
-        af[mt][2] = to_tf32(p[4]);
-        af[mt][3] = to_tf32(p[8 * lda + 4]);
-      }
-      uint32_t bf[4][2];
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        const uint32_t* q = b + kk * 8 * kLdB + nt * 8;
-        bf[nt][0] = q[0];
-        bf[nt][1] = q[4 * kLdB];
-      }
+    for (int kh = 0; kh < 2; ++kh) {  // slices 2 kh and 2 kh + 1
+      uint4 ar[2][2];                 // [mt][row g, g + 8]: k 8t + 4kh .. + 3
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) mma1688_tf32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+        for (int h = 0; h < 2; ++h) ar[mt][h] = *reinterpret_cast<const uint4*>(a + (mt * 16 + 8 * h) * lda + 4 * kh);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int kk = 2 * kh + j;
+        uint32_t af[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          af[mt][0] = j == 0 ? ar[mt][0].x : ar[mt][0].z;  // (g, k 8t + 2kk)
+          af[mt][1] = j == 0 ? ar[mt][1].x : ar[mt][1].z;  // (g + 8, 8t + 2kk)
+          af[mt][2] = j == 0 ? ar[mt][0].y : ar[mt][0].w;  // (g, 8t + 2kk + 1)
+          af[mt][3] = j == 0 ? ar[mt][1].y : ar[mt][1].w;  // (g + 8, 8t + 2kk + 1)
+        }
+        uint32_t bf[4][2];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const uint32_t* q = b + kk * 8 * kLdB + nt * 8;
+          bf[nt][0] = q[0];         // row 8kk + t: k 8t + 2kk
+          bf[nt][1] = q[4 * kLdB];  // row 8kk + 4 + t: k 8t + 2kk + 1
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) mma1688_tf32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+      }
     }
   }
 };
@@ -357,7 +398,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   Word* const sA = reinterpret_cast<Word*>(ig_smem);         // 2 x kATile: [m][k]
   Word* const sB = sA + 2 * kATile<S>;                       // 2 x kBTile: [k][pixel]; later the output tile
   using TapT = std::conditional_t<MASK, MaskTap, Tap>;
-  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot(k % kBK)
+  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot<S>(k % kBK)
   __shared__ int toff[kBK];                   // mask path: offset of tap tp = (i, j) in an image
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -374,6 +415,9 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + sizeof(Word) * uint64_t(int64_t(px[0].pix)),
                              reinterpret_cast<uint64_t>(x) + sizeof(Word) * uint64_t(int64_t(px[1].pix))};
 
+  // This thread's 16-byte weight pieces (VEC_W): row and first k in the A tile.
+  auto a_piece_row = [&](int i) { return (tid + kIgThreads * i) / (kBK / kVec<S>); };
+  auto a_piece_k = [&](int i) { return kVec<S> * ((tid + kIgThreads * i) % (kBK / kVec<S>)); };
   // Global -> registers for K step s (tap table tb): issued together, used after the mma.
   uint32_t ra[VEC_W ? 1 : kALoads];  // zero-extended words
   uint32_t rb[kBLoads][2];           // zero-extended words
@@ -381,8 +425,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     if constexpr (VEC_W) {  // pieces of kVec k (K % kVec == 0: all in or all out)
 #pragma unroll
       for (int i = 0; i < kAPieces<S>; ++i) {
-        const int piece = tid + kIgThreads * i;
-        const int r = piece / (kBK / kVec<S>), kq = piece % (kBK / kVec<S>)*kVec<S>;
+        const int r = a_piece_row(i), kq = a_piece_k(i);
         const int m = m0 + r, k = s * kBK + kq;
         const bool in = k < g.K && m < g.Cout;
         cp_async16_zfill(smem_addr(sA + stage * kATile<S> + r * kLdA<S> + kq), w + uint32_t(in ? m * g.K + k : 0), in);
@@ -413,9 +456,11 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     Word* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
       cp_async_wait_all();  // this thread's pieces of A are in; the barrier after store publishes them
+#pragma unroll
+      for (int i = 0; i < kAPieces<S>; ++i) E::round_piece(a + a_piece_row(i) * kLdA<S> + a_piece_k(i));
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = Word(ra[i]);
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = E::operand(ra[i]);
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i)
@@ -462,8 +507,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
       wci = lane / g.taps;
       wtp = lane - wci * g.taps;
     }
-    tab[0][tap_slot(lane)] = next_tap(lane);
-    tab[1][tap_slot(lane)] = next_tap(kBK + lane);
+    tab[0][tap_slot<S>(lane)] = next_tap(lane);
+    tab[1][tap_slot<S>(lane)] = next_tap(kBK + lane);
   }
   __syncthreads();
   load(0, tab[0], 0);
@@ -475,7 +520,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     if (next) load(s + 1, tab[cur ^ 1], cur ^ 1);
     mma.run(acc, cur);
     if (next) store(cur ^ 1);
-    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = next_tap((s + 2) * kBK + lane);
+    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot<S>(lane)] = next_tap((s + 2) * kBK + lane);
     __syncthreads();
   }
 
