@@ -53,7 +53,7 @@
 //   tap-table structure as 16-bit (32 table entries, lane = k), half the barriers and
 //   twice the loads in flight per step of kBK = 16; the price is 52 KB of shared memory
 //   (A 2 x 64 x 36 x 4 B = 18 KB, B 2 x 32 x 136 x 4 B = 34 KB), above the 48 KB default
-//   (the launcher opts in), still 2 blocks per SM (about 105 KB of the H200's 228 KB) as
+//   (the launcher opts in), still 2 blocks per SM (about 108 KB of the H200's 228 KB) as
 //   the 128-register bound of __launch_bounds__(256, 2) allows. 16-bit tiles take 27 KB.
 // - Epilogue: acc + bias (f32) is rounded once to the output dtype into a shared tile
 //   (reusing the input buffers: 64 x 136 words fits the two B buffers exactly), then
@@ -379,7 +379,7 @@ struct WarpMma<float> {
 };
 
 // S: __half, __nv_bfloat16, or float (TF32). Operands and output move as raw words
-// (word_t<S>); only the mma and the epilogue see S.
+// (word_t<S>); only the operand rounding (IgElem), the mma and the epilogue see S.
 // VEC_W: K % kVec<S> == 0 and w 16-byte aligned, so the weight tile loads as 16-byte
 // pieces (one per thread for 16-bit, two for f32), copied by cp.async straight into
 // shared memory (no registers, no zeroing, no shared store), instead of 8 scalars. MASK:
