@@ -1,11 +1,14 @@
 // conv1d/conv2d/conv_transpose1d/conv_transpose2d against PyTorch goldens
-// (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, and the
-// argument errors.
+// (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, f32 in TF32
+// under allow_tf32(), and the argument errors.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "support/conv_goldens.h"
 #include "support/devices.h"
 #include "support/golden.h"
+#include "wick/memory.h"
 #include "wick/wick.h"
 
 namespace wick {
@@ -177,6 +180,163 @@ TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
       const double scale = test::max_abs(want);
       EXPECT_CLOSE(y.to(Device::cpu()), want, dtype == DType::F16 ? 1e-3 : 8e-3, 1e-4 * scale);
     }
+  }
+}
+
+// Turns wick::allow_tf32 on or off for a scope and restores the previous setting on exit,
+// also when an assertion fails (ASSERT_* returns early) or a conv throws.
+class Tf32Scope {
+ public:
+  explicit Tf32Scope(bool allow) : previous_(allow_tf32()) { set_allow_tf32(allow); }
+  ~Tf32Scope() { set_allow_tf32(previous_); }
+  Tf32Scope(const Tf32Scope&) = delete;
+  Tf32Scope& operator=(const Tf32Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// f32 convs under allow_tf32() (on cuda: the implicit-GEMM kernel in TF32) against the
+// exact f32 conv of the same values on the CPU. Bound: TF32 keeps 10 mantissa bits and
+// rounds to nearest, so each operand carries a relative error of at most u = 2^-11,
+// uniform-ish, and a product x*w one of std <= sqrt(2/3) u |x w|. Summed over K
+// independent terms (the f32 accumulation adds ~K 2^-24, negligible) the error has std
+// sigma <= sqrt(2K/3) u rms(x) rms(w); with x ~ N(0, 1), w ~ N(0, 0.25) that is
+// sqrt(2K/3) 2^-11 / 2. The test allows 8 sigma (a numpy simulation of this rounding over
+// 1.6e5 outputs at K = 27..576 peaked at 4.4 sigma), about 3e-3 of the typical output at
+// K = 576: a wrong tap, row or tile would be off by O(1). The same cases with
+// allow_tf32() off must match within the exact-f32 tolerance of GoldensF32.
+// The geometries cover the kernel's paths and tails as in HalfPrecisionAgainstF32Cpu,
+// at f32's sizes: K % 4 == 0 (16-byte cp.async weight pieces, two per thread) or not
+// (scalar weights: C_in = 3, K = 27; 5x5 over 6 channels, K = 150), a weight at an odd
+// element offset (K % 4 == 0 but misaligned: scalar weights), C_out 10, 24 and 130, pixel
+// counts that are not multiples of 128, stride, dilation, 1x1, 5x5, 7x7 (49 taps: the
+// general path), K = 576 (18 steps), bias or not, an input at an odd offset and a
+// channels-last (non-contiguous) input, which the front end makes contiguous.
+// (On the CPU, where allow_tf32() changes nothing, both comparisons are with itself.)
+TEST_P(Conv, F32Tf32AgainstF32Cpu) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    Conv2dOptions o;
+    bool bias;
+    int64_t narrow_from = 0;     // > 0: x is batch rows [1, 1 + x[0]) of a batch of narrow_from
+    bool channels_last = false;  // x as a permuted (non-contiguous) view
+    bool w_offset = false;       // w at element offset 1 of its buffer
+  };
+  const std::vector<Case> cases = {
+      {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, true},
+      {{3, 20, 11, 13}, {16, 20, 3, 3}, {.stride = {2, 2}, .padding = {1, 2}}, true},
+      {{1, 8, 15, 15}, {5, 8, 3, 3}, {.padding = {2, 2}, .dilation = {2, 2}}, false},
+      {{2, 40, 7, 7}, {130, 40, 1, 1}, {}, true},
+      {{2, 3, 17, 19}, {10, 3, 3, 3}, {.padding = {1, 1}}, true},
+      {{2, 6, 12, 13}, {20, 6, 5, 5}, {.padding = {2, 2}}, true},
+      {{1, 3, 23, 21}, {24, 3, 7, 7}, {.stride = {2, 2}, .padding = {3, 3}}, true},
+      {{2, 8, 10, 11}, {12, 8, 7, 7}, {.padding = {3, 3}}, false},
+      {{2, 64, 9, 9}, {64, 64, 3, 3}, {.padding = {1, 1}}, true},
+      {{1, 5, 9, 30}, {7, 5, 2, 5}, {.stride = {1, 3}, .padding = {0, 3}, .dilation = {2, 1}}, true},
+      {{2, 3, 17, 19}, {70, 3, 3, 3}, {.stride = {2, 1}, .padding = {1, 0}}, true, 3},
+      {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, false, 0, true},
+      {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, true, 0, false, true},
+  };
+  manual_seed(7);
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    std::vector<int64_t> xs = c.x;
+    if (c.narrow_from) xs[0] = c.narrow_from;
+    const Tensor x_full = randn(Shape(xs));
+    const Tensor w = randn(Shape(c.w)) * 0.5;
+    const Tensor b = c.bias ? randn(Shape{c.w[0]}) : Tensor{};
+    Tensor x = x_full, xd = x_full.to(dev());
+    if (c.narrow_from) {  // narrowed on the device itself, so the kernel sees the offset
+      x = x.narrow(0, 1, c.x[0]);
+      xd = xd.narrow(0, 1, c.x[0]);
+      ASSERT_TRUE(xd.is_contiguous());
+      ASSERT_NE(xd.offset() % 2, 0);
+    }
+    if (c.channels_last) {
+      xd = channels_last_view(xd);
+      ASSERT_FALSE(xd.is_contiguous());
+    }
+    Tensor wd = w.to(dev());
+    if (c.w_offset) {
+      wd = zeros(Shape{w.numel() + 1}, DType::F32, dev()).narrow(0, 1, w.numel()).reshape(w.shape());
+      wd.copy_(w.to(dev()));
+      ASSERT_EQ(wd.offset(), 1);
+    }
+    const Tensor bd = c.bias ? b.to(dev()) : Tensor{};
+    const Tensor want = conv2d(x, w, b, c.o);
+    const double scale = test::max_abs(want);
+    const double K = double(c.w[1] * c.w[2] * c.w[3]);
+    const double sigma = std::sqrt(2.0 * K / 3.0) * std::ldexp(1.0, -11) * 0.5;
+    {
+      const Tf32Scope tf32(true);
+      const Tensor y = conv2d(xd, wd, bd, c.o);
+      ASSERT_EQ(y.dtype(), DType::F32);
+      EXPECT_CLOSE(y.to(Device::cpu()), want, 1e-5, 8 * sigma);
+    }
+    {
+      const Tf32Scope exact(false);
+      EXPECT_CLOSE(conv2d(xd, wd, bd, c.o).to(Device::cpu()), want, 1e-5, 1e-6 * scale);
+    }
+  }
+}
+
+// Hand-derived values that tell TF32 (rounded to nearest) from exact f32 and from TF32
+// by truncation. v = 1 + 3 * 2^-12 lies between the TF32 neighbours 1 and 1 + 2^-10
+// (spacing 2^-10) and nearer the upper one, so TF32 rounds it to 1 + 2^-10 (truncation
+// would give 1). A conv without padding whose every input (or weight) is v and the other
+// operand 1 sums K equal products: exactly K (1 + 2^-10) in TF32, K (1 + 3 * 2^-12) in
+// f32; every partial sum is a multiple of 2^-12 below 256, exact in f32 whatever the
+// summation order. Covers the gathered inputs and the weights (cp.async pieces when
+// K % 4 == 0, scalars otherwise) and the mask (K = 144, 27) and general (K = 98) paths,
+// with K >= 64 in most. With allow_tf32 off the result is the exact one: the TF32 kernel
+// ran exactly when it was allowed.
+// The CPU ignores allow_tf32(): exact either way.
+TEST_P(Conv, F32Tf32RoundsOperandsToNearest) {
+  const double v = 1.0 + 3.0 * std::ldexp(1.0, -12);
+  struct Case {
+    std::vector<int64_t> x, w;
+  };
+  for (const Case& c :
+       {Case{{2, 16, 6, 7}, {8, 16, 3, 3}}, Case{{1, 3, 5, 9}, {10, 3, 3, 3}}, Case{{2, 2, 9, 8}, {5, 2, 7, 7}}}) {
+    const int64_t K = c.w[1] * c.w[2] * c.w[3];
+    for (bool v_in_x : {true, false}) {
+      SCOPED_TRACE("K " + std::to_string(K) + (v_in_x ? " v in x" : " v in w"));
+      const Tensor x = full(Shape(c.x), v_in_x ? v : 1.0, DType::F32, dev());
+      const Tensor w = full(Shape(c.w), v_in_x ? 1.0 : v, DType::F32, dev());
+      const Tensor b = full(Shape{c.w[0]}, 0.5, DType::F32, dev());
+      for (bool allow : {true, false}) {
+        const Tf32Scope scope(allow);
+        const Tensor y = conv2d(x, w, b).to(Device::cpu());
+        const bool tf32 = allow && dev().is_cuda();
+        const double want = 0.5 + double(K) * (tf32 ? 1.0 + std::ldexp(1.0, -10) : v);
+        const std::vector<float> got = y.to_vector<float>();
+        EXPECT_TRUE(test::bits_equal(got, std::vector<float>(got.size(), float(want)))) << "allow_tf32 " << allow;
+      }
+    }
+  }
+}
+
+// allow_tf32() concerns f32 only: f16/bf16 convs give bit-identical results either way.
+TEST_P(Conv, Tf32LeavesHalfPrecisionAlone) {
+  manual_seed(11);
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const Tensor x = randn(Shape{2, 16, 12, 13}).to(dtype).to(dev());
+    const Tensor w = (randn(Shape{24, 16, 3, 3}) * 0.5).to(dtype).to(dev());
+    const Tensor b = randn(Shape{24}).to(dtype).to(dev());
+    const Conv2dOptions o{.padding = {1, 1}};
+    Tensor off, on;
+    {
+      const Tf32Scope scope(false);
+      off = conv2d(x, w, b, o).to(DType::F32).to(Device::cpu());
+    }
+    {
+      const Tf32Scope scope(true);
+      on = conv2d(x, w, b, o).to(DType::F32).to(Device::cpu());
+    }
+    EXPECT_TRUE(test::bits_equal(on.to_vector<float>(), off.to_vector<float>()));
   }
 }
 

@@ -36,8 +36,8 @@ void set_memory_limit(Device device, size_t bytes);
 // Chooses the allocator for later allocations on device (existing blocks stay valid).
 void set_allocator(Device device, AllocatorKind kind);
 
-// Lets f32 matmuls on CUDA use TF32 tensor cores (faster, ~1e-3 relative error).
-// Off by default: f32 matmuls are exact f32.
+// Lets f32 matmuls and convolutions on CUDA use TF32 tensor cores (faster, ~1e-3 relative
+// error). Off by default: f32 matmuls and convolutions are exact f32.
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 

@@ -1,4 +1,7 @@
-// Implicit-GEMM conv2d forward for f16/bf16 on raw mma.sync m16n8k16 tensor cores.
+// Implicit-GEMM conv2d forward on raw mma.sync tensor cores: f16/bf16 on m16n8k16, and
+// f32 on m16n8k8 in TF32 when wick::allow_tf32() is on (operands rounded to nearest to
+// TF32 with cvt.rna, as cuDNN and cuBLAS do; f32 accumulation, bias and output). With
+// allow_tf32() off f32 is declined, so f32 convs stay exact by default.
 //
 // The conv is the GEMM out (M = C_out, N = pixels) = W (M x K) * cols (K x N) with
 // K = C_in * kh * kw and N = batch * Ho * Wo, where column row k = (ci, i, j) of pixel
@@ -8,24 +11,28 @@
 // input is read (mostly from L1/L2) and never written back.
 //
 // Block: 256 threads (8 warps as 2 x 4), a 64 (C_out) x 128 (pixels) output tile, K in
-// steps of 32; each warp owns 32 x 32 outputs as 2 x 4 m16n8 f32 accumulators.
+// steps of 32 elements; each warp owns 32 x 32 outputs as 2 x 4 m16n8 f32 accumulators.
+// One kernel template serves every dtype: operands move as raw words (16 or 32 bits) and
+// only the fragment loads + mma (WarpMma) and the pair packing (IgElem) depend on S.
 // - Both operand tiles are double-buffered in shared memory with one barrier per K step:
 //   the global loads of step s + 1 are issued before the mma of step s and land in the
 //   other buffer after it, so their latency hides behind the tensor-core work.
-// - Weight tile: W is [C_out, K] row-major; one 16-byte cp.async (zero-filled past C_out
-//   and K) per thread when K % 8 == 0 (and W is aligned), else a warp reads 32
-//   consecutive k of a row into registers, 8 rows per thread.
+// - Weight tile: W is [C_out, K] row-major; 16-byte cp.async pieces (8 16-bit or 4 f32
+//   values; zero-filled past C_out and K; one piece per thread for 16-bit, two for f32)
+//   when K is a multiple of a piece (and W is aligned), else a warp reads 32 consecutive
+//   k of a row into registers, 8 rows per thread.
 // - Input tile: each thread owns TWO adjacent pixels (columns) of the tile for the whole
 //   block, so their (b, oh, ow) decomposition happens once; a warp's lanes own 64
 //   consecutive pixels, which are contiguous in x along ow for stride 1 (coalesced). Its
 //   8 rows per step read k's gather from a per-step tap table in shared memory (32
 //   entries, built by warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast
-//   16-byte reads). Pairs go to shared as 32 bits (one PRMT of two zero-extended words).
+//   16-byte reads). Pairs go to shared as one store (16-bit: 32 bits from one PRMT of two
+//   zero-extended words; f32: 64 bits, each value rounded to TF32 on the way).
 //   * Mask path (kh * kw <= 32, every common kernel): per pixel, once per block, a 64-bit
 //     base address of (b, 0, oh*sh - ph, ow*sw - pw) and a 32-bit mask with bit i*kw + j
 //     set when tap (i, j) lies inside the image; a table entry is (offset of (ci, i*dh,
 //     j*dw) in an image, 1 << (i*kw + j), or 0 past K). A gathered element is then one
-//     IMAD.WIDE (base + 2 * offset), one LOP3 into a predicate (mask & bit) and the
+//     IMAD.WIDE (base + size * offset), one LOP3 into a predicate (mask & bit) and the
 //     predicated load: about 5 instructions with the zeroing, pairing and shared store,
 //     against about 9.5 for the general path. Warp 0 walks its rows as (channel, tap)
 //     and advances them by kBK per step without a division.
@@ -34,42 +41,114 @@
 // - Loads are predicated, not branched: an element outside the image, past K, past C_out
 //   or past N is a load that does not happen and reads as 0, so a step's loads are all in
 //   flight at once and nothing waits for them before the mma.
-// - Rows of the shared tiles are padded by 16 bytes, so ldmatrix's 8 row addresses hit 8
-//   distinct bank groups; A fragments by ldmatrix, B fragments by ldmatrix.trans.
+// - Fragments. 16-bit: A by ldmatrix, B by ldmatrix.trans, rows padded by 16 bytes so
+//   ldmatrix's 8 row addresses hit 8 distinct bank groups. TF32 (ldmatrix is b16 only):
+//   plain LDS. The B rows hold a step's k in the order b_row gives, chosen so that a
+//   lane's A values of two k8 slices are one 16-byte LDS per row (A rows padded by 4
+//   words: pitch 36) and its B values 32-bit LDS (B rows padded by 8 words: pitch 136),
+//   all conflict-free. Every TF32 operand is rounded (cvt.rna) once on its way to shared
+//   memory: gathered inputs and scalar weights from registers, cp.async weight pieces in
+//   place by the thread that copied them, so fragments need no conversion.
+// - Why kBK = 32 f32 values (128 bytes of a weight row) rather than 16: the same row and
+//   tap-table structure as 16-bit (32 table entries, lane = k), half the barriers and
+//   twice the loads in flight per step of kBK = 16; the price is 52 KB of shared memory
+//   (A 2 x 64 x 36 x 4 B = 18 KB, B 2 x 32 x 136 x 4 B = 34 KB), above the 48 KB default
+//   (the launcher opts in), still 2 blocks per SM (about 108 KB of the H200's 228 KB) as
+//   the 128-register bound of __launch_bounds__(256, 2) allows. 16-bit tiles take 27 KB.
 // - Epilogue: acc + bias (f32) is rounded once to the output dtype into a shared tile
-//   (reusing the input buffers), then written to NCHW with each warp storing 64
-//   consecutive pixels of one C_out row (coalesced).
+//   (reusing the input buffers: 64 x 136 words fits the two B buffers exactly), then
+//   written to NCHW with each warp storing 64 consecutive pixels of one C_out row
+//   (coalesced).
 // All index math is 32-bit; the host entry declines shapes where that could overflow.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/kernels_conv_igemm.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/mma.cuh"
+#include "wick/memory.h"
 
 namespace wick::cuda {
 
 namespace {
 
-constexpr int kBM = 64, kBN = 128, kBK = 32;  // output channels x pixels x reduction per step
+constexpr int kBM = 64, kBN = 128, kBK = 32;  // output channels x pixels x reduction (elements) per step
 constexpr int kIgThreads = 256;               // 8 warps: 2 along C_out x 4 along pixels
 constexpr int kWarpM = 32, kWarpN = 32;
-constexpr int kLdA = kBK + 8;  // row pitches in elements: +16 bytes against ldmatrix bank conflicts
+// Row pitches in elements. A ([m][k]) rows are padded by 16 bytes: ldmatrix's 8 row
+// addresses (16-bit) hit 8 distinct bank groups, and the TF32 A fragment's LDS (rows g,
+// columns t: bank 4g + t with a pitch of 36 words) hit 32 distinct banks. B ([k][pixel])
+// and output rows are padded by 8 elements: 16 bytes for ldmatrix.trans; 8 words for the
+// TF32 B fragment (k rows t, columns g: bank 8t + g) and the f32 output pairs.
+template <class S>
+constexpr int kVec = 16 / int(sizeof(S));  // elements per 16-byte cp.async
+template <class S>
+constexpr int kLdA = kBK + kVec<S>;
 constexpr int kLdB = kBN + 8;
 constexpr int kLdO = kBN + 8;
-constexpr int kATile = kBM * kLdA;
+template <class S>
+constexpr int kATile = (kBM * kLdA<S>);
 constexpr int kBTile = kBK * kLdB;
-constexpr int kPairs = kBN / 2;              // a thread gathers (and stores) two adjacent pixels
-constexpr int kBRows = kIgThreads / kPairs;  // k rows one pass of the block gathers
-constexpr int kBLoads = kBK / kBRows;        // 8 rows x 2 pixels per thread per step
-constexpr int kARows = kIgThreads / kBK;     // weight rows one pass loads, scalar (lane = k)
-constexpr int kALoads = kBM / kARows;        // 8 scalar weight elements per thread per step
-constexpr int kInvalid = -(1 << 30);         // a row offset that puts any tap outside the image
+// Both double-buffered tiles, dynamic shared memory: 27 KB for 16-bit, 52 KB for f32 (above
+// the 48 KB default, so the launcher opts in); two blocks fit an SM either way.
+constexpr size_t kDefaultSmem = size_t(48) << 10;  // dynamic shared memory without the opt-in
+template <class S>
+constexpr size_t kSmemBytes = size_t(2 * (kATile<S> + kBTile)) * sizeof(S);
+template <class S>
+constexpr int kAPieces = (kBM * kBK) / (kVec<S> * kIgThreads);  // 16-byte weight pieces per thread per step
+constexpr int kPairs = kBN / 2;                                 // a thread gathers (and stores) two adjacent pixels
+constexpr int kBRows = kIgThreads / kPairs;                     // k rows one pass of the block gathers
+constexpr int kBLoads = kBK / kBRows;                           // 8 rows x 2 pixels per thread per step
+constexpr int kARows = kIgThreads / kBK;                        // weight rows one pass loads, scalar (lane = k)
+constexpr int kALoads = kBM / kARows;                           // 8 scalar weight elements per thread per step
+constexpr int kInvalid = -(1 << 30);                            // a row offset that puts any tap outside the image
 static_assert(kBM * kLdO <= 2 * kBTile, "the output tile reuses the two input buffers");
 static_assert(kBM == 2 * kWarpM && kBN == 4 * kWarpN && kIgThreads == 8 * 32, "warp layout");
-static_assert(kBM * kBK == kIgThreads * 8, "vector weight loads: one 16-byte piece per thread");
+static_assert(kAPieces<__half> == 1 && kAPieces<float> == 2, "vector weight loads: whole pieces per thread");
+static_assert(kSmemBytes<float> % 16 == 0 && (2 * kATile<float> * sizeof(float)) % 128 == 0 &&
+                  (2 * kATile<__half> * sizeof(__half)) % 128 == 0,
+              "B buffers start 128-byte aligned");
+
+// How an element type moves: operands and outputs as raw words (only the mma and the
+// epilogue see S), a thread's two adjacent pixels as one Pair in shared memory.
+// 16-bit floats: the two words packed into 32 bits by one PRMT, fed to the mma unchanged.
+template <class S>
+struct IgElem {
+  using Word = uint16_t;
+  using Pair = uint32_t;  // lower column in the low half
+  __device__ static Word operand(uint32_t v) { return uint16_t(v); }
+  __device__ static void round_piece(Word*) {}
+  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
+  __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
+  __device__ static Word first(Pair p) { return uint16_t(p); }
+  __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
+};
+// f32 on TF32 tensor cores: every operand is rounded to TF32 once, on its way to shared
+// memory (each is read by 2 or 4 warps' fragments): gathered inputs and scalar weights
+// from registers; weight pieces that cp.async copied straight to shared memory are
+// rounded in place by the thread that copied them, after its wait and before the barrier
+// that publishes them (2 x (16-byte LDS, 4 cvt, 16-byte STS) per thread and step, against
+// 32 cvt per thread as fragments). Outputs are the f32 sums.
+template <>
+struct IgElem<float> {
+  using Word = uint32_t;
+  using Pair = uint2;
+  __device__ static Word operand(uint32_t v) { return to_tf32(v); }
+  __device__ static void round_piece(Word* p) {
+    const uint4 q = *reinterpret_cast<const uint4*>(p);
+    *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
+  }
+  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {to_tf32(lo), to_tf32(hi)}; }
+  __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
+  __device__ static Word first(Pair p) { return p.x; }
+  __device__ static Word second(Pair p) { return p.y; }
+};
+template <class S>
+using word_t = typename IgElem<S>::Word;
 
 struct IgemmGeom {
   int N, K, Cout;     // GEMM sizes: pixels (batch * Ho * Wo), C_in * kh * kw, output channels
@@ -107,42 +186,75 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
-// Slot of row k in a step's tap table: a thread's rows brow, brow + kBRows, ... sit next
+// The B tile row that holds column row k of a step (k < kBK). 16-bit: row k. TF32: row
+// 8 kk + 4 e + t holds k = 8 t + 2 kk + e, so that k8 slice kk of the mma pairs its k
+// indices t and t + 4 with k = 8 t + 2 kk and 8 t + 2 kk + 1: a lane's A values of all
+// four slices (k 8t .. 8t + 7 of rows g and g + 8) are then contiguous in the A row (two
+// 16-byte LDS per row instead of eight 4-byte ones), while its B values stay at rows
+// 8 kk + t and 8 kk + 4 + t, column g: conflict-free.
+template <class S>
+__device__ __forceinline__ int b_row(int k) {
+  if constexpr (sizeof(S) == 2)
+    return k;
+  else
+    return ((k >> 1) & 3) * 8 + (k & 1) * 4 + (k >> 3);
+}
+// Slot of row k in a step's tap table: a thread's B rows brow, brow + kBRows, ... sit next
 // to each other, so it reads them with a few wide shared loads.
-__device__ __forceinline__ int tap_slot(int k) { return (k % kBRows) * kBLoads + k / kBRows; }
+template <class S>
+__device__ __forceinline__ int tap_slot(int k) {
+  const int r = b_row<S>(k);
+  return (r % kBRows) * kBLoads + r / kBRows;
+}
 
-// *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0. A
-// predicated load: no branch and no select after it, so a step's loads all stay in
-// flight together; p is not dereferenced (and may point anywhere) when the test fails.
-__device__ __forceinline__ uint32_t load_if(const uint16_t* p, int a, int a_end, int b, int b_end) {
+// *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0, zero-
+// extended. A predicated load: no branch and no select after it, so a step's loads all
+// stay in flight together; p is not dereferenced (and may point anywhere) when the test fails.
+#define WICK_IG_LOAD_IF(TYPE)             \
+  asm("{\n"                               \
+      "  .reg .pred q;\n"                 \
+      "  setp.lt.u32 q, %2, %3;\n"        \
+      "  setp.lt.and.u32 q, %4, %5, q;\n" \
+      "  mov.b32 %0, 0;\n"                \
+      "  @q ld.global.nc." TYPE           \
+      " %0, [%1];\n"                      \
+      "}\n"                               \
+      : "=r"(v)                           \
+      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end))
+template <class Word>
+__device__ __forceinline__ uint32_t load_if(const Word* p, int a, int a_end, int b, int b_end) {
   uint32_t v;
-  asm("{\n"
-      "  .reg .pred q;\n"
-      "  setp.lt.u32 q, %2, %3;\n"
-      "  setp.lt.and.u32 q, %4, %5, q;\n"
-      "  mov.b32 %0, 0;\n"
-      "  @q ld.global.nc.u16 %0, [%1];\n"
-      "}\n"
-      : "=r"(v)
-      : "l"(p), "r"(a), "r"(a_end), "r"(b), "r"(b_end));
+  if constexpr (sizeof(Word) == 2)
+    WICK_IG_LOAD_IF("u16");
+  else
+    WICK_IG_LOAD_IF("u32");
   return v;
 }
-// (*addr if mask & bit, else 0): the mask path's gather. One LOP3 into a predicate and
-// one predicated load, branch-free like load_if.
+#undef WICK_IG_LOAD_IF
+// (*addr if mask & bit, else 0; a Word): the mask path's gather. One LOP3 into a
+// predicate and one predicated load, branch-free like load_if.
+#define WICK_IG_LOAD_BIT(TYPE)   \
+  asm("{\n"                      \
+      "  .reg .pred q;\n"        \
+      "  .reg .b32 t;\n"         \
+      "  and.b32 t, %2, %3;\n"   \
+      "  setp.ne.u32 q, t, 0;\n" \
+      "  mov.b32 %0, 0;\n"       \
+      "  @q ld.global.nc." TYPE  \
+      " %0, [%1];\n"             \
+      "}\n"                      \
+      : "=r"(v)                  \
+      : "l"(addr), "r"(mask), "r"(bit))
+template <class Word>
 __device__ __forceinline__ uint32_t load_bit(uint64_t addr, uint32_t mask, uint32_t bit) {
   uint32_t v;
-  asm("{\n"
-      "  .reg .pred q;\n"
-      "  .reg .b32 t;\n"
-      "  and.b32 t, %2, %3;\n"
-      "  setp.ne.u32 q, t, 0;\n"
-      "  mov.b32 %0, 0;\n"
-      "  @q ld.global.nc.u16 %0, [%1];\n"
-      "}\n"
-      : "=r"(v)
-      : "l"(addr), "r"(mask), "r"(bit));
+  if constexpr (sizeof(Word) == 2)
+    WICK_IG_LOAD_BIT("u16");
+  else
+    WICK_IG_LOAD_BIT("u32");
   return v;
 }
+#undef WICK_IG_LOAD_BIT
 
 // One output pixel as this thread sees it: where its taps start in x and its output goes.
 struct Pixel {
@@ -174,22 +286,111 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
   return q;
 }
 
-// Operands and output move as raw 16-bit words; only the mma and the epilogue see S.
-// VEC_W: K % 8 == 0 and w 16-byte aligned, so the weight tile loads as one 16-byte
-// piece per thread, copied by cp.async straight into shared memory (no registers, no
-// zeroing, no shared store), instead of 8 scalars. MASK: kh * kw <= 32, so each pixel's
-// in-image taps fit one 32-bit mask and a gathered element is an address (one IMAD.WIDE
-// off the pixel's 64-bit base), a LOP3 into a predicate and the load; else the general
-// per-element bounds test.
+// A warp's share of a K step: acc (its 32 x 32 outputs as 2 x 4 m16n8 tiles) += the
+// shared buffer `stage`. The lane's fragment addresses in buffer 0 are formed once.
+// 16-bit: two k16 slices, each 2 A and 2 B ldmatrix x4 and 8 m16n8k16 mma.
+// A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
+// B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
+// fragments of two n8 tiles.
+template <class S>
+struct WarpMma {
+  uint32_t a_lane, b_lane;  // shared-memory byte addresses
+  __device__ WarpMma(const uint16_t* sA, const uint16_t* sB, int wm, int wn, int lane)
+      : a_lane(smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA<S> + (lane >> 4) * 8)),
+        b_lane(smem_addr(sB) + 2 * (((lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN + (lane >> 4) * 8)) {}
+  __device__ void run(float (&acc)[2][4][4], int stage) const {
+    const uint32_t a_base = a_lane + stage * (2 * kATile<S>);
+    const uint32_t b_base = b_lane + stage * (2 * kBTile);
+#pragma unroll
+    for (int kk = 0; kk < kBK / 16; ++kk) {
+      uint32_t af[2][4];
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) ldsm_x4(af[mt], a_base + 2 * (mt * 16 * kLdA<S> + kk * 16));
+      uint32_t bf[2][4];
+#pragma unroll
+      for (int np = 0; np < 2; ++np) ldsm_x4_trans(bf[np], b_base + 2 * (kk * 16 * kLdB + np * 16));
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int np = 0; np < 2; ++np) {
+          mma16816<S>(acc[mt][2 * np], af[mt], bf[np][0], bf[np][1]);
+          mma16816<S>(acc[mt][2 * np + 1], af[mt], bf[np][2], bf[np][3]);
+        }
+    }
+  }
+};
+// TF32: four k8 slices of 8 m16n8k8 mma (ldmatrix is b16 only, so plain LDS; operands
+// are TF32 already). With g = lane / 4, t = lane % 4 and B rows ordered by b_row, slice kk
+// pairs k indices t, t + 4 with k = 8 t + 2 kk, 8 t + 2 kk + 1: the lane's A values of two
+// slices are one 16-byte LDS per row (rows g and g + 8; bank 4g + 8t + 0..3 in a quarter
+// warp: conflict-free with the 36-word pitch), its B values 32-bit LDS of rows 8 kk + t
+// and 8 kk + 4 + t, column g (bank 8t + g with the 136-word pitch).
+template <>
+struct WarpMma<float> {
+  const uint32_t* a_lane;
+  const uint32_t* b_lane;
+  __device__ WarpMma(const uint32_t* sA, const uint32_t* sB, int wm, int wn, int lane)
+      : a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
+        b_lane(sB + (lane & 3) * kLdB + wn * kWarpN + (lane >> 2)) {}
+  __device__ void run(float (&acc)[2][4][4], int stage) const {
+    constexpr int lda = kLdA<float>;
+    const uint32_t* a = a_lane + stage * kATile<float>;
+    const uint32_t* b = b_lane + stage * kBTile;
+#pragma unroll
+    for (int kh = 0; kh < 2; ++kh) {  // slices 2 kh and 2 kh + 1
+      uint4 ar[2][2];                 // [mt][row g, g + 8]: k 8t + 4kh .. + 3
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) ar[mt][h] = *reinterpret_cast<const uint4*>(a + (mt * 16 + 8 * h) * lda + 4 * kh);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int kk = 2 * kh + j;
+        uint32_t af[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          af[mt][0] = j == 0 ? ar[mt][0].x : ar[mt][0].z;  // (g, k 8t + 2kk)
+          af[mt][1] = j == 0 ? ar[mt][1].x : ar[mt][1].z;  // (g + 8, 8t + 2kk)
+          af[mt][2] = j == 0 ? ar[mt][0].y : ar[mt][0].w;  // (g, 8t + 2kk + 1)
+          af[mt][3] = j == 0 ? ar[mt][1].y : ar[mt][1].w;  // (g + 8, 8t + 2kk + 1)
+        }
+        uint32_t bf[4][2];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const uint32_t* q = b + kk * 8 * kLdB + nt * 8;
+          bf[nt][0] = q[0];         // row 8kk + t: k 8t + 2kk
+          bf[nt][1] = q[4 * kLdB];  // row 8kk + 4 + t: k 8t + 2kk + 1
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) mma1688_tf32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+      }
+    }
+  }
+};
+
+// S: __half, __nv_bfloat16, or float (TF32). Operands and output move as raw words
+// (word_t<S>); only the operand rounding (IgElem), the mma and the epilogue see S.
+// VEC_W: K % kVec<S> == 0 and w 16-byte aligned, so the weight tile loads as 16-byte
+// pieces (one per thread for 16-bit, two for f32), copied by cp.async straight into
+// shared memory (no registers, no zeroing, no shared store), instead of 8 scalars. MASK:
+// kh * kw <= 32, so each pixel's in-image taps fit one 32-bit mask and a gathered element
+// is an address (one IMAD.WIDE off the pixel's 64-bit base), a LOP3 into a predicate and
+// the load; else the general per-element bounds test.
 template <class S, bool VEC_W, bool MASK>
 __global__ void __launch_bounds__(kIgThreads, 2)
-    conv2d_igemm_kernel(IgemmGeom g, const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
-                        const S* __restrict__ bias, uint16_t* __restrict__ out) {
+    conv2d_igemm_kernel(IgemmGeom g, const word_t<S>* __restrict__ x, const word_t<S>* __restrict__ w,
+                        const S* __restrict__ bias, word_t<S>* __restrict__ out) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  __shared__ __align__(128) uint16_t sA[2 * kATile];
-  __shared__ __align__(128) uint16_t sB[2 * kBTile];  // later the output tile (kBM rows of kLdO)
+  using E = IgElem<S>;
+  using Word = word_t<S>;
+  using Pair = typename E::Pair;
+  extern __shared__ __align__(128) unsigned char ig_smem[];  // kSmemBytes<S>
+  Word* const sA = reinterpret_cast<Word*>(ig_smem);         // 2 x kATile: [m][k]
+  Word* const sB = sA + 2 * kATile<S>;                       // 2 x kBTile: [k][pixel]; later the output tile
   using TapT = std::conditional_t<MASK, MaskTap, Tap>;
-  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot(k % kBK)
+  __shared__ __align__(16) TapT tab[2][kBK];  // slots tap_slot<S>(k % kBK)
   __shared__ int toff[kBK];                   // mask path: offset of tap tp = (i, j) in an image
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -203,18 +404,25 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   const Pixel px[2] = {make_pixel<MASK>(g, n0 + col), make_pixel<MASK>(g, n0 + col + 1)};
   // Mask path: the pixels' 64-bit base addresses (never dereferenced themselves; a tap
   // whose bit is set lands inside x).
-  const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[0].pix)),
-                             reinterpret_cast<uint64_t>(x) + 2 * uint64_t(int64_t(px[1].pix))};
+  const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + sizeof(Word) * uint64_t(int64_t(px[0].pix)),
+                             reinterpret_cast<uint64_t>(x) + sizeof(Word) * uint64_t(int64_t(px[1].pix))};
 
+  // This thread's 16-byte weight pieces (VEC_W): row and first k in the A tile.
+  auto a_piece_row = [&](int i) { return (tid + kIgThreads * i) / (kBK / kVec<S>); };
+  auto a_piece_k = [&](int i) { return kVec<S> * ((tid + kIgThreads * i) % (kBK / kVec<S>)); };
   // Global -> registers for K step s (tap table tb): issued together, used after the mma.
-  uint32_t ra[VEC_W ? 1 : kALoads];  // zero-extended 16-bit words
-  uint32_t rb[kBLoads][2];           // zero-extended 16-bit words
+  uint32_t ra[VEC_W ? 1 : kALoads];  // zero-extended words
+  uint32_t rb[kBLoads][2];           // zero-extended words
   auto load = [&](int s, const TapT* tb, int stage) {
-    if constexpr (VEC_W) {  // row tid / 4, k 8 * (tid % 4) .. + 8 (K % 8 == 0: all in or all out)
-      const int m = m0 + tid / 4, k = s * kBK + 8 * (tid % 4);
-      const bool in = k < g.K && m < g.Cout;
-      cp_async16(smem_addr(sA + stage * kATile + (tid / 4) * kLdA + 8 * (tid % 4)), w + uint32_t(in ? m * g.K + k : 0),
-                 in ? 16 : 0);
+    if constexpr (VEC_W) {  // pieces of kVec k (K % kVec == 0: all in or all out)
+#pragma unroll
+      for (int i = 0; i < kAPieces<S>; ++i) {
+        const int r = a_piece_row(i), kq = a_piece_k(i);
+        const int m = m0 + r, k = s * kBK + kq;
+        const bool in = k < g.K && m < g.Cout;
+        cp_async16(smem_addr(sA + stage * kATile<S> + r * kLdA<S> + kq), w + uint32_t(in ? m * g.K + k : 0),
+                   in ? 16 : 0);
+      }
     } else {
       const int k = s * kBK + lane;
 #pragma unroll
@@ -229,7 +437,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         if constexpr (MASK)
-          rb[i][e] = load_bit(xbase[e] + 2 * uint64_t(int64_t(t.off)), px[e].taps, t.bit);
+          rb[i][e] = load_bit<Word>(xbase[e] + sizeof(Word) * uint64_t(int64_t(t.off)), px[e].taps, t.bit);
         else
           rb[i][e] = load_if(x + (px[e].pix + t.off), px[e].iy0 + t.dy, g.H, px[e].ix0 + t.dx, g.W);
       }
@@ -237,17 +445,19 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   };
   // Registers -> shared buffer `stage` (A: [m][k], B: [k][pixel]).
   auto store = [&](int stage) {
-    [[maybe_unused]] uint16_t* a = sA + stage * kATile;
-    uint16_t* b = sB + stage * kBTile;
+    [[maybe_unused]] Word* a = sA + stage * kATile<S>;
+    Word* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
-      cp_async_wait_all();  // this thread's piece of A is in; the barrier after store publishes it
+      cp_async_wait_all();  // this thread's pieces of A are in; the barrier after store publishes them
+#pragma unroll
+      for (int i = 0; i < kAPieces<S>; ++i) E::round_piece(a + a_piece_row(i) * kLdA<S> + a_piece_k(i));
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA + lane] = uint16_t(ra[i]);
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = E::operand(ra[i]);
     }
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i)
-      *reinterpret_cast<uint32_t*>(b + (brow + kBRows * i) * kLdB + col) = __byte_perm(rb[i][0], rb[i][1], 0x5410);
+      *reinterpret_cast<Pair*>(b + (brow + kBRows * i) * kLdB + col) = E::operands(rb[i][0], rb[i][1]);
   };
 
   float acc[2][4][4];
@@ -255,35 +465,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
-
-  // acc += the shared buffer `stage`: two k16 slices, each 2 A and 2 B ldmatrix x4 and 8 mma.
-  // This lane's ldmatrix row addresses in buffer 0, formed once (not per step).
-  // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
-  // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
-  // fragments of two n8 tiles.
-  const uint32_t a_lane = smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA + (lane >> 4) * 8);
-  const uint32_t b_lane =
-      smem_addr(sB) + 2 * (((lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN + (lane >> 4) * 8);
-  auto compute = [&](int stage) {
-    const uint32_t a_base = a_lane + stage * (2 * kATile);
-    const uint32_t b_base = b_lane + stage * (2 * kBTile);
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      uint32_t af[2][4];
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt) ldsm_x4(af[mt], a_base + 2 * (mt * 16 * kLdA + kk * 16));
-      uint32_t bf[2][4];
-#pragma unroll
-      for (int np = 0; np < 2; ++np) ldsm_x4_trans(bf[np], b_base + 2 * (kk * 16 * kLdB + np * 16));
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-        for (int np = 0; np < 2; ++np) {
-          mma16816<S>(acc[mt][2 * np], af[mt], bf[np][0], bf[np][1]);
-          mma16816<S>(acc[mt][2 * np + 1], af[mt], bf[np][2], bf[np][3]);
-        }
-    }
-  };
+  const WarpMma<S> mma(sA, sB, wm, wn, lane);
 
   // Pipeline: tables for steps 0 and 1, step 0's tiles in buffer 0. Iteration s loads step
   // s + 1 (table s + 1), computes step s, stores step s + 1, and builds table s + 2 into
@@ -318,8 +500,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
       wci = lane / g.taps;
       wtp = lane - wci * g.taps;
     }
-    tab[0][tap_slot(lane)] = next_tap(lane);
-    tab[1][tap_slot(lane)] = next_tap(kBK + lane);
+    tab[0][tap_slot<S>(lane)] = next_tap(lane);
+    tab[1][tap_slot<S>(lane)] = next_tap(kBK + lane);
   }
   __syncthreads();
   load(0, tab[0], 0);
@@ -329,14 +511,14 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     const int cur = s & 1;
     const bool next = s + 1 < steps;
     if (next) load(s + 1, tab[cur ^ 1], cur ^ 1);
-    compute(cur);
+    mma.run(acc, cur);
     if (next) store(cur ^ 1);
-    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot(lane)] = next_tap((s + 2) * kBK + lane);
+    if (warp == 0 && s + 2 < steps) tab[cur][tap_slot<S>(lane)] = next_tap((s + 2) * kBK + lane);
     __syncthreads();
   }
 
-  // Epilogue: acc + bias rounded once into the output tile [channel][pixel] ...
-  uint16_t* so = sB;
+  // Epilogue: acc + bias (f32) rounded once to S into the output tile [channel][pixel] ...
+  Word* so = sB;
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -346,8 +528,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
       const float bv = bias != nullptr && co < g.Cout ? to_compute(bias[co]) : 0.0f;
 #pragma unroll
       for (int nt = 0; nt < 4; ++nt)
-        *reinterpret_cast<uint32_t*>(so + r * kLdO + wn * kWarpN + nt * 8 + 2 * (lane & 3)) =
-            pack2<S>(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
+        *reinterpret_cast<Pair*>(so + r * kLdO + wn * kWarpN + nt * 8 + 2 * (lane & 3)) =
+            E::outputs(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
     }
   __syncthreads();
   // ... then out[b, co, oh, ow] for this thread's two pixels (which may lie in two images),
@@ -357,9 +539,9 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
     if (co >= g.Cout) break;
-    const uint32_t v = *reinterpret_cast<const uint32_t*>(so + r * kLdO + col);
-    if (ok0) out[px[0].obase + co * g.P] = uint16_t(v);
-    if (ok1) out[px[1].obase + co * g.P] = uint16_t(v >> 16);
+    const Pair v = *reinterpret_cast<const Pair*>(so + r * kLdO + col);
+    if (ok0) out[px[0].obase + co * g.P] = E::first(v);
+    if (ok1) out[px[1].obase + co * g.P] = E::second(v);
   }
 #endif
 }
@@ -404,15 +586,28 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   g.dw = int(p.dilation[1]);
   g.m_tiles = int((c_out + kBM - 1) / kBM);
   const int64_t blocks = int64_t(g.m_tiles) * ((g.N + kBN - 1) / kBN);
-  const uint16_t* xd = dptr<const uint16_t>(x) + x.offset();
-  const uint16_t* wd = dptr<const uint16_t>(weight) + weight.offset();
+  using Word = word_t<S>;
+  const Word* xd = dptr<const Word>(x) + x.offset();
+  const Word* wd = dptr<const Word>(weight) + weight.offset();
   const S* bias = p.bias.defined() ? dptr<const S>(p.bias) + p.bias.offset() : nullptr;
-  uint16_t* od = dptr<uint16_t>(out) + out.offset();
-  const bool vec_w = g.K % 8 == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
+  Word* od = dptr<Word>(out) + out.offset();
+  const bool vec_w = g.K % kVec<S> == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
   const bool mask = kh * kw <= 32;
   auto kernel = vec_w ? (mask ? conv2d_igemm_kernel<S, true, true> : conv2d_igemm_kernel<S, true, false>)
                       : (mask ? conv2d_igemm_kernel<S, false, true> : conv2d_igemm_kernel<S, false, false>);
-  kernel<<<unsigned(blocks), kIgThreads, 0, be.stream()>>>(g, xd, wd, bias, od);
+  constexpr size_t smem = kSmemBytes<S>;
+  if constexpr (smem > kDefaultSmem) {
+    // Above the default dynamic shared memory: opt in once per kernel and device (the
+    // attribute is per device). Bit v * 2 + m of the device's word: kernel <S, v, m>.
+    static std::atomic<uint64_t> opted_in[64];
+    const uint64_t bit = uint64_t(1) << (int(vec_w) * 2 + int(mask));
+    std::atomic<uint64_t>& dev_bits = opted_in[be.ordinal() & 63];
+    if (!(dev_bits.load(std::memory_order_relaxed) & bit)) {
+      WICK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      dev_bits.fetch_or(bit, std::memory_order_relaxed);
+    }
+  }
+  kernel<<<unsigned(blocks), kIgThreads, smem, be.stream()>>>(g, xd, wd, bias, od);
   check_launch("conv");
 }
 
@@ -423,6 +618,10 @@ bool conv2d_igemm(CudaBackend& be, const ConvParams& p, const Tensor& x, const T
   switch (x.dtype()) {
     case DType::F16: launch<__half>(be, p, x, weight, out); return true;
     case DType::BF16: launch<__nv_bfloat16>(be, p, x, weight, out); return true;
+    case DType::F32:  // TF32 tensor cores only when allowed: f32 convs are exact by default
+      if (!allow_tf32()) return false;
+      launch<float>(be, p, x, weight, out);
+      return true;
     default: return false;
   }
 }

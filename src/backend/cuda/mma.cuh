@@ -1,7 +1,7 @@
 // Thin wrappers over the sm_80+ tensor-core instructions shared by the mma.sync kernels
 // (kernels_attention_mma.cu, kernels_conv_igemm.cu): ldmatrix fragment loads (on the
-// shared addresses of async_copy.cuh's smem_addr), the m16n8k16 f16/bf16 mma with f32 accumulation, and f32 -> 16-bit
-// pairs.
+// shared addresses of async_copy.cuh's smem_addr), the m16n8k16 f16/bf16 mma with f32
+// accumulation, f32 -> 16-bit pairs, and the m16n8k8 TF32 mma with its operand rounding.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,25 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+// f32 bits rounded to TF32 (10-bit mantissa) to nearest, ties away from zero, as cuDNN
+// and cuBLAS round TF32 operands; the low 13 bits of the result are zero. (The mma itself
+// would just ignore those bits: truncation, a biased error.)
+__device__ __forceinline__ uint32_t to_tf32(uint32_t f32_bits) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(f32_bits)));
+  return r;
+}
+
+// c += a (16x8, row) * b (8x8, col) in TF32 with f32 accumulation. Operands are TF32 bit
+// patterns (to_tf32). With g = lane / 4, t = lane % 4: a = (row g, k t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4); b = (k t, n g), (t + 4, g); c as for m16n8k16.
+__device__ __forceinline__ void mma1688_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // Two floats rounded to S, lo in the low half (the lower column of a fragment pair).
