@@ -122,9 +122,19 @@ def torch_row(torch, row, device):
     if op == "bmm":
         x, y = rn(a["batch"], a["m"], a["k"]), rn(a["batch"], a["k"], a["n"])
         return (lambda: torch.bmm(x, y)), 1
-    if op == "conv2d":
+    if op in ("conv2d", "conv2d_tf32"):
+        # conv2d: exact f32 on both sides (cuDNN's TF32 off, as wick's default);
+        # conv2d_tf32: PyTorch's default (cudnn.allow_tf32), wick with allow_tf32 on.
         x, w = rn(a["n"], a["c"], a["h"], a["w"]), rn(a["cout"], a["c"], a["kh"], a["kh"])
-        return (lambda: F.conv2d(x, w, padding=a["pad"])), 1
+        tf32 = op == "conv2d_tf32"
+
+        def conv():
+            before = torch.backends.cudnn.allow_tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+            F.conv2d(x, w, padding=a["pad"])
+            torch.backends.cudnn.allow_tf32 = before
+
+        return conv, 1
     if op == "max_pool2d":
         x = rn(a["n"], a["c"], a["h"], a["w"])
         return (lambda: F.max_pool2d(x, a["k"])), 1

@@ -148,16 +148,23 @@ Row bmm_row(int64_t batch, int64_t m, int64_t n, int64_t k, DType dt) {
   return r;
 }
 
-Row conv2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t pad, DType dt) {
+Row conv2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t pad, DType dt, bool tf32) {
   const int64_t oh = h + 2 * pad - kh + 1, ow = w + 2 * pad - kh + 1;
   const double in = double(n) * c * h * w, wt = double(cout) * c * kh * kh, out = double(n) * cout * oh * ow;
-  Row r = make("conv2d", dims_str({n, c, h, w}) + " * " + dims_str({cout, c, kh, kh}) + " p" + std::to_string(pad), dt,
+  Row r = make(tf32 ? "conv2d_tf32" : "conv2d",
+               dims_str({n, c, h, w}) + " * " + dims_str({cout, c, kh, kh}) + " p" + std::to_string(pad), dt,
                (in + wt + out) * es(dt),
                {{"n", n}, {"c", c}, {"h", h}, {"w", w}, {"cout", cout}, {"kh", kh}, {"pad", pad}}, [=](Device d) {
                  Tensor x = randn(Shape{n, c, h, w}, dt, d), wgt = randn(Shape{cout, c, kh, kh}, dt, d);
                  Conv2dOptions opt;
                  opt.padding = {pad, pad};
-                 return Prepared{[x, wgt, opt] { (void)conv2d(x, wgt, Tensor(), opt); }, {}};
+                 return Prepared{[x, wgt, opt, tf32] {
+                                   const bool before = allow_tf32();
+                                   set_allow_tf32(tf32);
+                                   (void)conv2d(x, wgt, Tensor(), opt);
+                                   set_allow_tf32(before);
+                                 },
+                                 {}};
                });
   r.flops = 2.0 * out * double(c) * double(kh) * double(kh);
   return r;

@@ -27,7 +27,10 @@ Row matmul_row(int64_t m, int64_t n, int64_t k, bool nt, DType dtype);
 // batch x ((m, k) x (k, n)).
 Row bmm_row(int64_t batch, int64_t m, int64_t n, int64_t k, DType dtype);
 // x (n, c, h, w) * weight (cout, c, kh, kh), stride 1, padding pad.
-Row conv2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t pad, DType dtype);
+// tf32 (f32 only): the row conv2d_tf32, run with wick::set_allow_tf32(true) (PyTorch's
+// default for convolutions); the plain f32 row is exact on both sides.
+Row conv2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t pad, DType dtype,
+               bool tf32 = false);
 Row max_pool2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, DType dtype);
 Row upsample_nearest2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t scale, DType dtype);
 // Host cost of a tiny op: `ops` adds of 16 elements, one synchronize at the end.

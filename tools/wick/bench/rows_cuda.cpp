@@ -67,6 +67,7 @@ std::vector<Row> cuda_rows(bool quick) {
     r.push_back(max_pool2d_row(batch, 64, 112, 112, 2, dt));
     r.push_back(upsample_nearest2d_row(batch, 64, 56, 56, 2, dt));
   }
+  r.push_back(conv2d_row(batch, 64, 56, 56, 64, 3, 1, DType::F32, true));  // TF32 on both sides
   r.push_back(cast_row(n, DType::BF16));
   r.push_back(cast_row(n, DType::F16));
   for (DType dt : {DType::BF16, DType::F16}) {
