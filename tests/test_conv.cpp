@@ -123,6 +123,35 @@ TEST_P(Conv, StridedWeightAndBias) {
   EXPECT_CLOSE(run_conv(p, x, w, b).to(Device::cpu()), g.tensor("c2_groups2.y32"), 1e-5, 1e-5);
 }
 
+// One geometry of the device-against-CPU conv tests below.
+struct ConvCase {
+  std::vector<int64_t> x, w;
+  Conv2dOptions o;
+  bool bias;
+  int64_t narrow_from = 0;     // > 0: x is batch rows [1, 1 + x[0]) of a batch of narrow_from
+  bool channels_last = false;  // x as a permuted (non-contiguous) view on the device
+  bool w_offset = false;       // w at element offset 1 of its device buffer
+};
+
+// x_full (x's shape, or narrow_from rows) as the conv input on the CPU (x) and on the
+// device (xd): narrowed on the device itself, so the kernel sees the odd offset.
+void place_input(const ConvCase& c, const Tensor& x_full, Device dev, Tensor& x, Tensor& xd) {
+  x = x_full, xd = x_full.to(dev);
+  if (c.narrow_from) {
+    x = x.narrow(0, 1, c.x[0]);
+    xd = xd.narrow(0, 1, c.x[0]);
+    EXPECT_TRUE(xd.is_contiguous());
+    EXPECT_NE(xd.offset() % 2, 0);
+  }
+}
+
+// The batch dim of x_full: narrow_from rows when the case narrows.
+Shape full_input_shape(const ConvCase& c) {
+  std::vector<int64_t> xs = c.x;
+  if (c.narrow_from) xs[0] = c.narrow_from;
+  return Shape(xs);
+}
+
 // f16/bf16 convs (on cuda: the implicit-GEMM kernel, kernels_conv_igemm.cu) against the
 // f32 conv of the same 16-bit values on the CPU (an independent im2col + GEMM). Both
 // accumulate in f32 and round once, so they agree to about one 16-bit rounding. The shapes
@@ -134,13 +163,7 @@ TEST_P(Conv, StridedWeightAndBias) {
 // bit 31, padding wider than the kernel so whole output rows and columns see no input,
 // an image smaller than the kernel); 7x7 and 3x11 (49 and 33 taps) take the general path.
 TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
-  struct Case {
-    std::vector<int64_t> x, w;
-    Conv2dOptions o;
-    bool bias;
-    int64_t narrow_from = 0;  // > 0: x is batch rows [1, 1 + x[0]) of a batch of narrow_from
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ConvCase> cases = {
       {{2, 3, 17, 19}, {70, 3, 3, 3}, {.padding = {1, 1}}, true},
       {{3, 20, 11, 13}, {16, 20, 3, 3}, {.stride = {2, 2}, .padding = {1, 2}}, true},
       {{1, 8, 15, 15}, {5, 8, 3, 3}, {.padding = {2, 2}, .dilation = {2, 2}}, false},
@@ -159,21 +182,14 @@ TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
   manual_seed(42);
   for (DType dtype : {DType::F16, DType::BF16}) {
     for (size_t ci = 0; ci < cases.size(); ++ci) {
-      const Case& c = cases[ci];
+      const ConvCase& c = cases[ci];
       SCOPED_TRACE("case " + std::to_string(ci) + " " + std::string(dtype_name(dtype)));
-      std::vector<int64_t> xs = c.x;
-      if (c.narrow_from) xs[0] = c.narrow_from;
       // 16-bit values; the reference sees exactly the same values in f32.
-      const Tensor x_full = randn(Shape(xs)).to(dtype);
+      const Tensor x_full = randn(full_input_shape(c)).to(dtype);
       const Tensor w = (randn(Shape(c.w)) * 0.5).to(dtype);
       const Tensor b = c.bias ? randn(Shape{c.w[0]}).to(dtype) : Tensor{};
-      Tensor x = x_full, xd = x_full.to(dev());
-      if (c.narrow_from) {  // narrowed on the device itself, so the kernel sees the offset
-        x = x.narrow(0, 1, c.x[0]);
-        xd = xd.narrow(0, 1, c.x[0]);
-        ASSERT_TRUE(xd.is_contiguous());
-        ASSERT_NE(xd.offset() % 2, 0);
-      }
+      Tensor x, xd;
+      place_input(c, x_full, dev(), x, xd);
       const Tensor want = conv2d(x.to(DType::F32), w.to(DType::F32), c.bias ? b.to(DType::F32) : Tensor{}, c.o);
       const Tensor y = conv2d(xd, w.to(dev()), c.bias ? b.to(dev()) : Tensor{}, c.o);
       ASSERT_EQ(y.dtype(), dtype);
@@ -215,15 +231,7 @@ class Tf32Scope {
 // channels-last (non-contiguous) input, which the front end makes contiguous.
 // (On the CPU, where allow_tf32() changes nothing, both comparisons are with itself.)
 TEST_P(Conv, F32Tf32AgainstF32Cpu) {
-  struct Case {
-    std::vector<int64_t> x, w;
-    Conv2dOptions o;
-    bool bias;
-    int64_t narrow_from = 0;     // > 0: x is batch rows [1, 1 + x[0]) of a batch of narrow_from
-    bool channels_last = false;  // x as a permuted (non-contiguous) view
-    bool w_offset = false;       // w at element offset 1 of its buffer
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ConvCase> cases = {
       {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, true},
       {{3, 20, 11, 13}, {16, 20, 3, 3}, {.stride = {2, 2}, .padding = {1, 2}}, true},
       {{1, 8, 15, 15}, {5, 8, 3, 3}, {.padding = {2, 2}, .dilation = {2, 2}}, false},
@@ -240,20 +248,13 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
   };
   manual_seed(7);
   for (size_t ci = 0; ci < cases.size(); ++ci) {
-    const Case& c = cases[ci];
+    const ConvCase& c = cases[ci];
     SCOPED_TRACE("case " + std::to_string(ci));
-    std::vector<int64_t> xs = c.x;
-    if (c.narrow_from) xs[0] = c.narrow_from;
-    const Tensor x_full = randn(Shape(xs));
+    const Tensor x_full = randn(full_input_shape(c));
     const Tensor w = randn(Shape(c.w)) * 0.5;
     const Tensor b = c.bias ? randn(Shape{c.w[0]}) : Tensor{};
-    Tensor x = x_full, xd = x_full.to(dev());
-    if (c.narrow_from) {  // narrowed on the device itself, so the kernel sees the offset
-      x = x.narrow(0, 1, c.x[0]);
-      xd = xd.narrow(0, 1, c.x[0]);
-      ASSERT_TRUE(xd.is_contiguous());
-      ASSERT_NE(xd.offset() % 2, 0);
-    }
+    Tensor x, xd;
+    place_input(c, x_full, dev(), x, xd);
     if (c.channels_last) {
       xd = channels_last_view(xd);
       ASSERT_FALSE(xd.is_contiguous());
