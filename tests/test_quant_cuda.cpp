@@ -134,8 +134,9 @@ TEST(QuantBlockDecode, WideBytesMatchTwoDecode8Bytes) {
           for (int64_t e0 = 0; e0 < n; e0 += 8) {
             if (e0 % (2 * S) >= S) continue;  // a high half
             quant::Bytes8 low{}, high{};
-            D::decode16_bytes(row, e0, low, high);
-            const quant::Bytes8 want_low = D::decode8_bytes(row, e0), want_high = D::decode8_bytes(row, e0 + S);
+            quant::decode16_bytes<D>(row, e0, low, high);
+            const quant::Bytes8 want_low = quant::decode8_bytes<D>(row, e0),
+                                want_high = quant::decode8_bytes<D>(row, e0 + S);
             ASSERT_EQ(low.lo, want_low.lo) << "row " << r << " value " << e0;
             ASSERT_EQ(low.hi, want_low.hi) << "row " << r << " value " << e0;
             ASSERT_EQ(high.lo, want_high.lo) << "row " << r << " value " << e0 + S;

@@ -233,6 +233,30 @@ __device__ inline void stage_f32(const float* __restrict__ x, int64_t total, flo
   }
 }
 
+// Row r of a staged tile as the decoders' byte reader (block_decode.h's PtrBytes on the
+// device): every row of a tile is read at the same offsets, kRowBuffer (a multiple of 4)
+// apart, so written this way the alignment of a read, (base + off) & 3, and its aligned
+// word address are computed once for all rows and each row's words are immediate offsets
+// from them (bytes8_at per row pointer recomputed both for every row).
+struct SharedRow {
+  uint32_t base;  // shared address of row 0
+  uint32_t roff;  // r * kRowBuffer
+  __device__ __forceinline__ quant::Bytes8 bytes8(int64_t off) const {
+    const uint32_t a = base + uint32_t(off), lo2 = a & 3u, w = a - lo2 + roff, shift = lo2 * 8;
+    uint32_t w0, w1, w2;
+    // volatile: kept in order with the kernel's cp.async waits.
+    asm volatile("ld.shared.u32 %0, [%3];\n\tld.shared.u32 %1, [%3+4];\n\tld.shared.u32 %2, [%3+8];"
+                 : "=r"(w0), "=r"(w1), "=r"(w2)
+                 : "r"(w));
+    return {__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift)};
+  }
+  __device__ __forceinline__ uint32_t byte(int64_t off) const {
+    uint32_t v;
+    asm volatile("ld.shared.u8 %0, [%1];" : "=r"(v) : "r"(base + uint32_t(off) + roff));
+    return v;
+  }
+};
+
 // The (a, b) of every scale group of a tile's rows (a tile is LV values per lane),
 // decoded once per group, one or more per lane (a q4_K sub-block scale takes some 20
 // instructions; decoding it once per value octet would cost more than the values); pick()
@@ -262,12 +286,20 @@ struct TileScales {
   }
 };
 
+// Decoders of ggml's 32-value blocks (q4_0/1, q5_0/1, q8_0): a lane reads its rows' block
+// scales itself (an f16, two with the min, at the block's start), cheaper than decoding
+// them once per group and handing them out by shuffles (TileScales, for the K-quants).
+template <class D>
+inline constexpr bool kLegacyBlocks = D::kElems == kQ8Group;
+
 // One tile's contribution: this lane's values of the kRows rows at `tile` (the tile's first
 // value is e_tile): e .. e + 7 with e = e_tile + 8 * lane, or in the wide form e .. e + 7
 // and e + S .. e + S + 7 (S = D::kWideStride) with e as computed in the wide branch.
 template <class D, class Act, int MB, int kRowBuffer>
 __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_tile, int K, int M, const float* xs,
                                          const int8_t* xq, const float* xd, bool x_in_smem, float (&acc)[kRows][MB]) {
+  static_assert(kRowBuffer % 4 == 0, "SharedRow reads every row at one alignment");
+  const uint32_t tbase = smem_addr(tile);
   float a[kRows], b[kRows];
   if constexpr (std::is_same_v<Act, ActQ8> && kLaneVals<D, Act> == 16) {
     // The wide form: lanes in groups of S / 8 cover 2S values, lane j of a group the 8 at
@@ -276,13 +308,19 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
     constexpr int S = D::kWideStride;
     constexpr bool kTwoScales = S >= D::kScaleVals, kTwoX = S >= kQ8Group;
     const int e_in = 2 * S * (lane / (S / 8)) + 8 * (lane % (S / 8));
-    const TileScales<D, kRowBuffer, 16> scales(tile, lane);
     float a2[kRows], b2[kRows];
-    scales.pick(e_in / D::kScaleVals, a, b);
-    if constexpr (kTwoScales) scales.pick((e_in + S) / D::kScaleVals, a2, b2);
+    if constexpr (kLegacyBlocks<D>) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) D::scale_affine(tile + r * kRowBuffer, e_in, a[r], b[r]);
+    } else {
+      const TileScales<D, kRowBuffer, 16> scales(tile, lane);
+      scales.pick(e_in / D::kScaleVals, a, b);
+      if constexpr (kTwoScales) scales.pick((e_in + S) / D::kScaleVals, a2, b2);
+    }
     quant::Bytes8 lo[kRows], hi[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) D::decode16_bytes(tile + r * kRowBuffer, e_in, lo[r], hi[r]);
+    for (int r = 0; r < kRows; ++r)
+      D::decode16_bytes_at(SharedRow{tbase, uint32_t(r * kRowBuffer)}, e_in, lo[r], hi[r]);
     const int e = e_tile + e_in;
     if (e >= K) return;  // K % 32 == 0 (K % 256 == 0 for the K-quants): all in or all out
     constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
@@ -298,13 +336,14 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
           sl = __dp4a(xl.x, k1, __dp4a(xl.y, k1, 0));
           sh = __dp4a(xh.x, k1, __dp4a(xh.y, k1, 0));
         }
+        // The byte offset's share of each dot, once for all rows: the dp4a chains start there.
+        const int off_l = -D::kByteOffset * sl, off_h = -D::kByteOffset * sh;
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           float v = acc[r][m];
           if constexpr (kTwoScales) {
-            int dot_l = dp4a_us(lo[r].lo, xl.x, dp4a_us(lo[r].hi, xl.y, 0));
-            int dot_h = dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, 0));
-            if constexpr (D::kByteOffset != 0) dot_l -= D::kByteOffset * sl, dot_h -= D::kByteOffset * sh;
+            const int dot_l = dp4a_us(lo[r].lo, xl.x, dp4a_us(lo[r].hi, xl.y, off_l));
+            const int dot_h = dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, off_h));
             v = fmaf(a[r] * dl, float(dot_l), v);
             v = fmaf(a2[r] * dh, float(dot_h), v);
             if constexpr (quant::kAffineOffsetOf<D>) {
@@ -312,9 +351,9 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
               v = fmaf(b2[r] * dh, float(sh), v);
             }
           } else {  // one block: one scale, one x scale
-            int dot =
-                dp4a_us(lo[r].lo, xl.x, dp4a_us(lo[r].hi, xl.y, dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, 0))));
-            if constexpr (D::kByteOffset != 0) dot -= D::kByteOffset * (sl + sh);
+            const int dot =
+                dp4a_us(lo[r].lo, xl.x,
+                        dp4a_us(lo[r].hi, xl.y, dp4a_us(hi[r].lo, xh.x, dp4a_us(hi[r].hi, xh.y, off_l + off_h))));
             v = fmaf(a[r] * dl, float(dot), v);
             if constexpr (quant::kAffineOffsetOf<D>) v = fmaf(b[r] * dl, float(sl + sh), v);
           }
@@ -323,12 +362,17 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
       }
     }
   } else if constexpr (std::is_same_v<Act, ActQ8>) {
-    static_assert(quant::kHasAffine<D>, "q8 activations need a decoder with decode8_bytes");
+    static_assert(quant::kHasAffine<D>, "q8 activations need a decoder with decode8_bytes_at");
     const int e = e_tile + 8 * lane;
-    TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
+    if constexpr (kLegacyBlocks<D>) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) D::scale_affine(tile + r * kRowBuffer, 8 * lane, a[r], b[r]);
+    } else {
+      TileScales<D, kRowBuffer, 8>(tile, lane).pick(8 * lane / D::kScaleVals, a, b);
+    }
     quant::Bytes8 q[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) q[r] = D::decode8_bytes(tile + r * kRowBuffer, 8 * lane);
+    for (int r = 0; r < kRows; ++r) q[r] = D::decode8_bytes_at(SharedRow{tbase, uint32_t(r * kRowBuffer)}, 8 * lane);
     if (e >= K) return;  // K % 32 == 0: a lane's 8 values are all in or all out
     constexpr bool kNeedSum = D::kByteOffset != 0 || quant::kAffineOffsetOf<D>;
 #pragma unroll
@@ -339,10 +383,10 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
         const float dx = xd[i / kQ8Group];
         int xsum = 0;
         if constexpr (kNeedSum) xsum = __dp4a(xv.x, 0x01010101, __dp4a(xv.y, 0x01010101, 0));
+        const int off = -D::kByteOffset * xsum;  // the dp4a chains start there
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
-          int dot = dp4a_us(q[r].lo, xv.x, dp4a_us(q[r].hi, xv.y, 0));
-          if constexpr (D::kByteOffset != 0) dot -= D::kByteOffset * xsum;
+          const int dot = dp4a_us(q[r].lo, xv.x, dp4a_us(q[r].hi, xv.y, off));
           float v = fmaf(a[r] * dx, float(dot), acc[r][m]);
           if constexpr (quant::kAffineOffsetOf<D>) v = fmaf(b[r] * dx, float(xsum), v);
           acc[r][m] = v;

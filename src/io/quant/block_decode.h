@@ -38,7 +38,7 @@ WICK_HD inline float f16_at(const uint8_t* p) { return half_bits::f16_to_f32(u16
 //
 // decode8_affine<D>(row, e0, u, a, b) gives the same 8 values as decode8 as a * u[k] + b:
 // u[k] small integers held exactly in floats (decode8_u<D>: the bytes of
-// D::decode8_bytes minus D::kByteOffset; the CUDA kernel's q8-activation path feeds the
+// decode8_bytes<D> minus D::kByteOffset; the CUDA kernel's q8-activation path feeds the
 // packed bytes straight to dp4a instead), a and b shared by the 8 values
 // and by all D::kScaleVals values of their sub-block (D::scale_affine; b is 0 where
 // D::kAffineOffset is false), so a dot product can factor the scale out of its inner sum:
@@ -83,6 +83,16 @@ WICK_HD inline Bytes8 bytes8_at(const uint8_t* p) {
   return {word(p), word(p + 4)};
 #endif
 }
+
+// Where the byte decoders (decode8_bytes_at / decode16_bytes_at) read a row's packed
+// bytes: bytes8(off) = bytes8_at(row + off), byte(off) = row[off]. The CUDA matvec passes
+// its own reader for the rows of a tile (quant_matvec.cuh: every row read at the same
+// offsets, the alignment worked out once for all of them).
+struct PtrBytes {
+  const uint8_t* row;
+  WICK_HD Bytes8 bytes8(int64_t off) const { return bytes8_at(row + off); }
+  WICK_HD uint32_t byte(int64_t off) const { return row[off]; }
+};
 
 // Byte i of w minus bias, exactly, without an int-to-float conversion (a quarter-rate
 // instruction): the float with bits 0x4B0000xx is 2^23 + xx, so subtracting
@@ -179,14 +189,15 @@ struct DecodeQ4Q5 {
   static constexpr int kByteOffset = kHasMin ? 0 : kOffset;
   // e0 % 32 is 0, 8, 16 or 24: nibbles (low for 0 and 8, high for 16 and 24) of
   // qs[e0 % 16 ..], fifth bits from byte (e0 % 32) / 8 of qh.
-  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static Bytes8 decode8_bytes_at(const R& rd, int64_t e0) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
-    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + (i0 & 15));
+    const Bytes8 q = rd.bytes8(blk + offsetof(Block, qs) + (i0 & 15));
     const int shift = (i0 & 16) >> 2;
     uint32_t lo = (q.lo >> shift) & 0x0F0F0F0Fu, hi = (q.hi >> shift) & 0x0F0F0F0Fu;
     if constexpr (kHasQh) {
-      const uint32_t h = blk[offsetof(Block, qh) + i0 / 8];
+      const uint32_t h = rd.byte(blk + offsetof(Block, qh) + i0 / 8);
       lo |= spread_bit4(h & 0xFu);
       hi |= spread_bit4(h >> 4);
     }
@@ -202,14 +213,16 @@ struct DecodeQ4Q5 {
   // or 8): the high nibbles, fifth bits from qh byte 2 + i0 / 8. Both halves share the
   // block's scale.
   static constexpr int kWideStride = 16;
-  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static void decode16_bytes_at(const R& rd, int64_t e0, Bytes8& low, Bytes8& high) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
-    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + i0);
+    const Bytes8 q = rd.bytes8(blk + offsetof(Block, qs) + i0);
     low = {q.lo & 0x0F0F0F0Fu, q.hi & 0x0F0F0F0Fu};
     high = {(q.lo >> 4) & 0x0F0F0F0Fu, (q.hi >> 4) & 0x0F0F0F0Fu};
     if constexpr (kHasQh) {
-      const uint32_t hl = blk[offsetof(Block, qh) + i0 / 8], hh = blk[offsetof(Block, qh) + 2 + i0 / 8];
+      const uint32_t hl = rd.byte(blk + offsetof(Block, qh) + i0 / 8),
+                     hh = rd.byte(blk + offsetof(Block, qh) + 2 + i0 / 8);
       low.lo |= spread_bit4(hl & 0xFu);
       low.hi |= spread_bit4(hl >> 4);
       high.lo |= spread_bit4(hh & 0xFu);
@@ -237,9 +250,9 @@ struct DecodeQ8_0 {
   static constexpr bool kAffineOffset = false;
   static constexpr int kScaleVals = kElems;
   static constexpr int kByteOffset = 128;  // int8 s ^ 0x80 read unsigned is s + 128
-  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
-    const Bytes8 q = bytes8_at(blk + offsetof(BlockQ8_0, qs) + e0 % kElems);
+  template <class R>
+  WICK_HD static Bytes8 decode8_bytes_at(const R& rd, int64_t e0) {
+    const Bytes8 q = rd.bytes8((e0 / kElems) * kBytes + offsetof(BlockQ8_0, qs) + e0 % kElems);
     return {q.lo ^ 0x80808080u, q.hi ^ 0x80808080u};
   }
   WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
@@ -324,15 +337,16 @@ struct DecodeK4Like {
   static constexpr bool kAffineOffset = true;
   static constexpr int kScaleVals = 32;  // a sub-block
   static constexpr int kByteOffset = 0;
-  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static Bytes8 decode8_bytes_at(const R& rd, int64_t e0) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int sub = i0 / 32, l0 = i0 % 32;
-    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
+    const Bytes8 q = rd.bytes8(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
     const int shift = (sub & 1) * 4;
     uint32_t lo = (q.lo >> shift) & 0x0F0F0F0Fu, hi = (q.hi >> shift) & 0x0F0F0F0Fu;
     if constexpr (kHasQh) {
-      const Bytes8 h = bytes8_at(blk + offsetof(Block, qh) + l0);
+      const Bytes8 h = rd.bytes8(blk + offsetof(Block, qh) + l0);
       lo |= ((h.lo >> sub) & 0x01010101u) << 4;
       hi |= ((h.hi >> sub) & 0x01010101u) << 4;
     }
@@ -342,15 +356,16 @@ struct DecodeK4Like {
   // bytes, so decode8_bytes(e0 + 32) comes from the read of decode8_bytes(e0) (e0 in an
   // even sub-block); q5_K's fifth bits are bits sub and sub + 1 of the same qh bytes.
   static constexpr int kWideStride = 32;
-  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static void decode16_bytes_at(const R& rd, int64_t e0, Bytes8& low, Bytes8& high) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int sub = i0 / 32, l0 = i0 % 32;
-    const Bytes8 q = bytes8_at(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
+    const Bytes8 q = rd.bytes8(blk + offsetof(Block, qs) + 32 * (sub / 2) + l0);
     low = {q.lo & 0x0F0F0F0Fu, q.hi & 0x0F0F0F0Fu};
     high = {(q.lo >> 4) & 0x0F0F0F0Fu, (q.hi >> 4) & 0x0F0F0F0Fu};
     if constexpr (kHasQh) {
-      const Bytes8 h = bytes8_at(blk + offsetof(Block, qh) + l0);
+      const Bytes8 h = rd.bytes8(blk + offsetof(Block, qh) + l0);
       low.lo |= ((h.lo >> sub) & 0x01010101u) << 4;
       low.hi |= ((h.hi >> sub) & 0x01010101u) << 4;
       high.lo |= ((h.lo >> (sub + 1)) & 0x01010101u) << 4;
@@ -395,12 +410,13 @@ struct DecodeQ6_K {
   static constexpr bool kAffineOffset = false;
   static constexpr int kScaleVals = 16;  // a sub-block
   static constexpr int kByteOffset = 32;
-  WICK_HD static Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static Bytes8 decode8_bytes_at(const R& rd, int64_t e0) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
-    const Bytes8 ql = bytes8_at(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * (t & 1));
-    const Bytes8 qh = bytes8_at(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
+    const Bytes8 ql = rd.bytes8(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * (t & 1));
+    const Bytes8 qh = rd.bytes8(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
     const int shift = (t >> 1) * 4;
     const uint32_t lo = ((ql.lo >> shift) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4);
     const uint32_t hi = ((ql.hi >> shift) & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4);
@@ -410,12 +426,13 @@ struct DecodeQ6_K {
   // ql bytes and bits 2t, 2t + 4 of the same qh bytes: decode8_bytes(e0 + 64) comes from
   // the reads of decode8_bytes(e0).
   static constexpr int kWideStride = 64;
-  WICK_HD static void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
-    const uint8_t* blk = row + (e0 / kElems) * kBytes;
+  template <class R>
+  WICK_HD static void decode16_bytes_at(const R& rd, int64_t e0, Bytes8& low, Bytes8& high) {
+    const int64_t blk = (e0 / kElems) * kBytes;
     const int i0 = int(e0 % kElems);
     const int h = i0 / 128, t = (i0 % 128) / 32, l0 = i0 % 32;
-    const Bytes8 ql = bytes8_at(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * t);
-    const Bytes8 qh = bytes8_at(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
+    const Bytes8 ql = rd.bytes8(blk + offsetof(BlockQ6_K, ql) + 64 * h + l0 + 32 * t);
+    const Bytes8 qh = rd.bytes8(blk + offsetof(BlockQ6_K, qh) + 32 * h + l0);
     low = {(ql.lo & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t)) & 0x03030303u) << 4),
            (ql.hi & 0x0F0F0F0Fu) | (((qh.hi >> (2 * t)) & 0x03030303u) << 4)};
     high = {((ql.lo >> 4) & 0x0F0F0F0Fu) | (((qh.lo >> (2 * t + 4)) & 0x03030303u) << 4),
@@ -470,10 +487,20 @@ inline constexpr bool kHasWideBytes = requires {
   D::kWideStride;
 };
 
+// The byte forms read from a plain pointer (row + offset).
+template <class D>
+WICK_HD inline Bytes8 decode8_bytes(const uint8_t* row, int64_t e0) {
+  return D::decode8_bytes_at(PtrBytes{row}, e0);
+}
+template <class D>
+WICK_HD inline void decode16_bytes(const uint8_t* row, int64_t e0, Bytes8& low, Bytes8& high) {
+  D::decode16_bytes_at(PtrBytes{row}, e0, low, high);
+}
+
 // The 8 values' u = byte - D::kByteOffset, as exact floats.
 template <class D>
 WICK_HD inline void decode8_u(const uint8_t* row, int64_t e0, float* u) {
-  const Bytes8 q = D::decode8_bytes(row, e0);
+  const Bytes8 q = decode8_bytes<D>(row, e0);
   bytes_minus8(q.lo, q.hi, kByteFloatBias + float(D::kByteOffset), u);
 }
 
