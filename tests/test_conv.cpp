@@ -1,6 +1,7 @@
 // conv1d/conv2d/conv_transpose1d/conv_transpose2d against PyTorch goldens
 // (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, f32 in TF32
-// under allow_tf32(), and the argument errors.
+// under allow_tf32() and exact (bit for bit where the sums are exact) without it, and the
+// argument errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -221,14 +222,24 @@ class Tf32Scope {
 // sqrt(2K/3) 2^-11 / 2. The test allows 8 sigma (a numpy simulation of this rounding over
 // 1.6e5 outputs at K = 27..576 peaked at 4.4 sigma), about 3e-3 of the typical output at
 // K = 576: a wrong tap, row or tile would be off by O(1). The same cases with
-// allow_tf32() off must match within the exact-f32 tolerance of GoldensF32.
+// allow_tf32() off (on cuda: the same kernel on FFMA, exact products summed in k order in
+// f32) must match the exact-f32 bound: a recursive f32 sum of K exact products p_i errs
+// by about sum_i d_i s_i with |d_i| <= u = 2^-24 (uniform-ish: std u / sqrt(3)) and s_i
+// the partial sums, a random walk of std sqrt(i) rms(p); that gives std
+// u rms(p) K / sqrt(6), and the difference of two such sums in different orders (the
+// CPU's GEMM; blocked orders only err less) sigma = u rms(p) K / sqrt(3), rms(p) = 0.5
+// here. A numpy simulation (2e4 outputs at K = 27, 144, 576, sequential against 8
+// interleaved partial sums) peaked at 5.4 of this sigma; the test allows 8 sigma (8e-5
+// at K = 576, about 2e-6 of the largest output) plus 1e-6 relative for the bias added
+// before or after the sum.
 // The geometries cover the kernel's paths and tails as in HalfPrecisionAgainstF32Cpu,
 // at f32's sizes: K % 4 == 0 (16-byte cp.async weight pieces, two per thread) or not
 // (scalar weights: C_in = 3, K = 27; 5x5 over 6 channels, K = 150), a weight at an odd
-// element offset (K % 4 == 0 but misaligned: scalar weights), C_out 10, 24 and 130, pixel
-// counts that are not multiples of 128, stride, dilation, 1x1, 5x5, 7x7 (49 taps: the
-// general path), K = 576 (18 steps), bias or not, an input at an odd offset and a
-// channels-last (non-contiguous) input, which the front end makes contiguous.
+// element offset (K % 4 == 0 but misaligned: scalar weights), C_out 10, 24, 96 and 130,
+// pixel counts that are not multiples of 128, stride, dilation, 1x1 (K = 4: less than a
+// step), 5x5, 7x7 (49 taps: the general path), K = 288 over 10 pixel tiles and K = 576
+// (18 steps), bias or not, an input at an odd offset and a channels-last
+// (non-contiguous) input, which the front end makes contiguous.
 // (On the CPU, where allow_tf32() changes nothing, both comparisons are with itself.)
 TEST_P(Conv, F32Tf32AgainstF32Cpu) {
   const std::vector<ConvCase> cases = {
@@ -245,6 +256,8 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
       {{2, 3, 17, 19}, {70, 3, 3, 3}, {.stride = {2, 1}, .padding = {1, 0}}, true, 3},
       {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, false, 0, true},
       {{2, 16, 12, 13}, {24, 16, 3, 3}, {.padding = {1, 1}}, true, 0, false, true},
+      {{3, 32, 20, 21}, {96, 32, 3, 3}, {.padding = {1, 1}}, true},
+      {{2, 4, 6, 7}, {8, 4, 1, 1}, {}, true},
   };
   manual_seed(7);
   for (size_t ci = 0; ci < cases.size(); ++ci) {
@@ -267,7 +280,6 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
     }
     const Tensor bd = c.bias ? b.to(dev()) : Tensor{};
     const Tensor want = conv2d(x, w, b, c.o);
-    const double scale = test::max_abs(want);
     const double K = double(c.w[1] * c.w[2] * c.w[3]);
     const double sigma = std::sqrt(2.0 * K / 3.0) * std::ldexp(1.0, -11) * 0.5;
     {
@@ -278,7 +290,8 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
     }
     {
       const Tf32Scope exact(false);
-      EXPECT_CLOSE(conv2d(xd, wd, bd, c.o).to(Device::cpu()), want, 1e-5, 1e-6 * scale);
+      const double sigma_f32 = std::ldexp(1.0, -24) * 0.5 * K / std::sqrt(3.0);
+      EXPECT_CLOSE(conv2d(xd, wd, bd, c.o).to(Device::cpu()), want, 1e-6, 8 * sigma_f32);
     }
   }
 }
@@ -315,6 +328,51 @@ TEST_P(Conv, F32Tf32RoundsOperandsToNearest) {
         const std::vector<float> got = y.to_vector<float>();
         EXPECT_TRUE(test::bits_equal(got, std::vector<float>(got.size(), float(want)))) << "allow_tf32 " << allow;
       }
+    }
+  }
+}
+
+// Hand-derived exactness of f32 convs with allow_tf32() off (on cuda: the implicit GEMM on
+// FFMA), bit for bit, over the kernel's tails: K = 45 (K % 4 != 0: scalar weights; a
+// partial second step), 288 (9 steps), 294 (7x7: the general path), 576 and 4 (less than
+// a step), C_out 70 and 96 (partial channel tiles), pixel counts 286, 270, 90, 162 and 84
+// (partial pixel tiles), bias or not. One operand holds integers a in [-2, 2], the other
+// a' (1 + 2^-12) with integers a' in [-2, 2]; every product is m (1 + 2^-12) with |m| <= 4
+// and every partial sum (bias included: integers c in [-3, 3]) is an integer n plus
+// m' 2^-12 with |n|, |m'| <= 4 K + 3 < 4095, i.e. n 2^12 + m' < 2^24 at a scale of 2^-12:
+// exact in f32 whatever the summation order. So the conv must equal the f64 conv of the
+// same values rounded to f32 (exact too) bit for bit. An operand rounded to TF32 (10
+// mantissa bits) or to f16/bf16 loses the 2^-12 and changes every output whose products
+// do not sum to 0 (most of them: the test checks that it would notice).
+TEST_P(Conv, F32ExactSumsAreBitExact) {
+  const std::vector<ConvCase> cases = {
+      {{2, 5, 11, 13}, {70, 5, 3, 3}, {.padding = {1, 1}}, true},
+      {{3, 32, 10, 9}, {96, 32, 3, 3}, {.padding = {1, 1}}, true},
+      {{1, 6, 9, 10}, {20, 6, 7, 7}, {.padding = {3, 3}}, false},
+      {{2, 64, 9, 9}, {64, 64, 3, 3}, {.padding = {1, 1}}, true},
+      {{2, 4, 6, 7}, {8, 4, 1, 1}, {}, true},
+  };
+  const double f = 1.0 + std::ldexp(1.0, -12);
+  const Tf32Scope exact(false);
+  manual_seed(5);
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const ConvCase& c = cases[ci];
+    const Tensor xi = clamp(round(randn(Shape(c.x))), -2, 2);
+    const Tensor wi = clamp(round(randn(Shape(c.w))), -2, 2);
+    const Tensor b = c.bias ? clamp(round(randn(Shape{c.w[0]}) * 1.5), -3, 3) : Tensor{};
+    const Tensor b64 = c.bias ? b.to(DType::F64) : Tensor{};
+    for (bool f_in_x : {true, false}) {
+      SCOPED_TRACE("case " + std::to_string(ci) + (f_in_x ? " x (1 + 2^-12)" : " w (1 + 2^-12)"));
+      const Tensor x = f_in_x ? xi * f : xi;
+      const Tensor w = f_in_x ? wi : wi * f;
+      const std::vector<float> want =
+          conv2d(x.to(DType::F64), w.to(DType::F64), b64, c.o).to(DType::F32).to_vector<float>();
+      const std::vector<float> rounded = conv2d(xi, wi, b, c.o).to_vector<float>();  // operands without the 2^-12
+      size_t differ = 0;
+      for (size_t i = 0; i < want.size(); ++i) differ += want[i] != rounded[i];
+      EXPECT_GT(differ, want.size() / 2);
+      const Tensor y = conv2d(x.to(dev()), w.to(dev()), c.bias ? b.to(dev()) : Tensor{}, c.o);
+      EXPECT_TRUE(test::bits_equal(y.to(Device::cpu()).to_vector<float>(), want));
     }
   }
 }

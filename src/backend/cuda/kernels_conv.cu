@@ -11,10 +11,11 @@
 // gathers each output pixel's taps in a fixed order from the bias, rounding once: no
 // atomics, deterministic, and the same summation order as the CPU.
 //
-// f16/bf16 forward convs with groups == 1 take the implicit GEMM of kernels_conv_igemm.cu
-// instead (no column buffer), unless their sizes exceed its 32-bit index math; so do f32
-// ones while wick::allow_tf32() is on (TF32 tensor cores, as cuDNN's default in PyTorch).
-// With it off, f32 convs stay im2col + exact-f32 SGEMM.
+// f16/bf16 and f32 forward convs with groups == 1 take the implicit GEMM of
+// kernels_conv_igemm.cu instead (no column buffer), unless their sizes exceed its 32-bit
+// index math: f32 on TF32 tensor cores while wick::allow_tf32() is on (as cuDNN's default
+// in PyTorch), else exact f32 on FFMA. f64, transposed and grouped convs (and what the
+// implicit GEMM declines) take im2col + cuBLAS.
 //
 // Batching: images go through in chunks whose column buffer stays under kColBudget; one
 // strided-batched GEMM covers either all images of a chunk (groups == 1) or all groups
@@ -208,8 +209,8 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
   const D* bias = p.bias.defined() ? dptr<const D>(p.bias) + p.bias.offset() : nullptr;
   D* od = dptr<D>(out) + out.offset();
 
-  // f16/bf16 forward convs, and f32 ones under allow_tf32(), run as an implicit GEMM on
-  // tensor cores (bias included), without the column buffer; shapes (and exact f32) it
+  // f16/bf16 and f32 forward convs run as an implicit GEMM (tensor cores; exact f32 on
+  // FFMA unless allow_tf32()), bias included, without the column buffer; shapes it
   // declines fall through to im2col + cuBLAS.
   if constexpr (is_dev_half_v<D> || std::is_same_v<D, float>)
     if (!p.transposed && groups == 1 && conv2d_igemm(be, p, x, weight, out)) return;

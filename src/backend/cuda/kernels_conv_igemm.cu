@@ -1,7 +1,8 @@
-// Implicit-GEMM conv2d forward on raw mma.sync tensor cores: f16/bf16 on m16n8k16, and
-// f32 on m16n8k8 in TF32 when wick::allow_tf32() is on (operands rounded to nearest to
-// TF32 with cvt.rna, as cuDNN and cuBLAS do; f32 accumulation, bias and output). With
-// allow_tf32() off f32 is declined, so f32 convs stay exact by default.
+// Implicit-GEMM conv2d forward: f16/bf16 on raw mma.sync m16n8k16 tensor cores; f32 on
+// m16n8k8 in TF32 when wick::allow_tf32() is on (operands rounded to nearest to TF32 with
+// cvt.rna, as cuDNN and cuBLAS do; f32 accumulation, bias and output); and exact f32 on
+// plain FFMA when it is off (the default: products exact, f32 sums, operands untouched),
+// so f32 convs are exact by default and still skip the column buffer.
 //
 // The conv is the GEMM out (M = C_out, N = pixels) = W (M x K) * cols (K x N) with
 // K = C_in * kh * kw and N = batch * Ho * Wo, where column row k = (ci, i, j) of pixel
@@ -11,12 +12,14 @@
 // input is read (mostly from L1/L2) and never written back.
 //
 // Block: 256 threads (8 warps as 2 x 4), a 64 (C_out) x 128 (pixels) output tile, K in
-// steps of 32 elements; each warp owns 32 x 32 outputs as 2 x 4 m16n8 f32 accumulators.
-// One kernel template serves every dtype: operands move as raw words (16 or 32 bits) and
-// only the fragment loads + mma (WarpMma) and the pair packing (IgElem) depend on S.
+// steps of 32 elements; each warp owns 32 x 32 outputs: 2 x 4 m16n8 f32 accumulators on
+// tensor cores, 8 x 4 f32 outputs per lane on FFMA. One kernel template serves every
+// kind: operands move as raw words (16 or 32 bits) and only the warp's compute and its
+// write to the output tile (WarpMma) and the pair packing / rounding (IgElem) depend on
+// S (__half, __nv_bfloat16, float = TF32, ExactF32 = FFMA).
 // - Both operand tiles are double-buffered in shared memory with one barrier per K step:
 //   the global loads of step s + 1 are issued before the mma of step s and land in the
-//   other buffer after it, so their latency hides behind the tensor-core work.
+//   other buffer after it, so their latency hides behind the mma / FFMA work.
 // - Weight tile: W is [C_out, K] row-major; 16-byte cp.async pieces (8 16-bit or 4 f32
 //   values; zero-filled past C_out and K; one piece per thread for 16-bit, two for f32)
 //   when K is a multiple of a piece (and W is aligned), else a warp reads 32 consecutive
@@ -27,7 +30,7 @@
 //   8 rows per step read k's gather from a per-step tap table in shared memory (32
 //   entries, built by warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast
 //   16-byte reads). Pairs go to shared as one store (16-bit: 32 bits from one PRMT of two
-//   zero-extended words; f32: 64 bits, each value rounded to TF32 on the way).
+//   zero-extended words; f32: 64 bits, each value rounded to TF32 on the way, or not).
 //   * Mask path (kh * kw <= 32, every common kernel): per pixel, once per block, a 64-bit
 //     base address of (b, 0, oh*sh - ph, ow*sw - pw) and a 32-bit mask with bit i*kw + j
 //     set when tap (i, j) lies inside the image; a table entry is (offset of (ci, i*dh,
@@ -49,16 +52,23 @@
 //   all conflict-free. Every TF32 operand is rounded (cvt.rna) once on its way to shared
 //   memory: gathered inputs and scalar weights from registers, cp.async weight pieces in
 //   place by the thread that copied them, so fragments need no conversion.
-// - Why kBK = 32 f32 values (128 bytes of a weight row) rather than 16: the same row and
-//   tap-table structure as 16-bit (32 table entries, lane = k), half the barriers and
-//   twice the loads in flight per step of kBK = 16; the price is 52 KB of shared memory
-//   (A 2 x 64 x 36 x 4 B = 18 KB, B 2 x 32 x 136 x 4 B = 34 KB), above the 48 KB default
-//   (the launcher opts in), still 2 blocks per SM (about 108 KB of the H200's 228 KB) as
-//   the 128-register bound of __launch_bounds__(256, 2) allows. 16-bit tiles take 27 KB.
+//   FFMA (exact f32): register blocking, each lane 8 C_out rows x 4 pixels; per 4 k, 8
+//   16-byte LDS of A (4 k of one of its rows) and 4 of B (its 4 pixels at one k) feed
+//   128 FFMA (10.7 per LDS), with broadcast / conflict-free banks (see WarpMma<ExactF32>).
+//   Each output sums its K exact products in k order in f32, like a plain dot product.
+// - Why kBK = 32 f32 values (128 bytes of a weight row) rather than 16 (both f32 kinds):
+//   the same row and tap-table structure as 16-bit (32 table entries, lane = k), half
+//   the barriers and twice the loads in flight per step of kBK = 16; the price is 52 KB
+//   of shared memory (A 2 x 64 x 36 x 4 B = 18 KB, B 2 x 32 x 136 x 4 B = 34 KB), above
+//   the 48 KB default (the launcher opts in), still 2 blocks per SM (about 108 KB of the
+//   H200's 228 KB) as the 128-register bound of __launch_bounds__(256, 2) allows (FFMA: 32 accumulators +
+//   48 operand registers per 4 k fit, with the k loop unrolled by 8 rather than 32, which
+//   spilled in the scalar-weight variants). 16-bit tiles take 27 KB.
 // - Epilogue: acc + bias (f32) is rounded once to the output dtype into a shared tile
 //   (reusing the input buffers: 64 x 136 words fits the two B buffers exactly), then
 //   written to NCHW with each warp storing 64 consecutive pixels of one C_out row
-//   (coalesced).
+//   (coalesced). The mma kinds write their fragments as pairs, FFMA a lane's 4 pixels of
+//   a row as one 16-byte store.
 // All index math is 32-bit; the host entry declines shapes where that could overflow.
 #include <algorithm>
 #include <atomic>
@@ -76,6 +86,61 @@ namespace wick::cuda {
 
 namespace {
 
+// The operand kinds of the kernel template: __half, __nv_bfloat16 and float (TF32) on
+// tensor cores, and ExactF32, a tag for f32 on plain FFMA (no operand rounding). Each
+// kind has an IgElem (how its values move) and a WarpMma (a warp's share of a K step and
+// its accumulators' way into the output tile).
+struct ExactF32 {};
+
+// How an element type moves: operands and outputs as raw words (only the mma and the
+// epilogue see S), a thread's two adjacent pixels as one Pair in shared memory. Value is
+// the tensors' element type (that of the bias).
+// 16-bit floats: the two words packed into 32 bits by one PRMT, fed to the mma unchanged.
+template <class S>
+struct IgElem {
+  using Value = S;
+  using Word = uint16_t;
+  using Pair = uint32_t;  // lower column in the low half
+  __device__ static Word operand(uint32_t v) { return uint16_t(v); }
+  __device__ static void round_piece(Word*) {}
+  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
+  __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
+  __device__ static Word first(Pair p) { return uint16_t(p); }
+  __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
+};
+// f32 as 32-bit words; outputs are the f32 sums. TF32 (IgElem<float>): every operand is
+// rounded to TF32 once, on its way to shared memory (each is read by 2 or 4 warps'
+// fragments): gathered inputs and scalar weights from registers; weight pieces that
+// cp.async copied straight to shared memory are rounded in place by the thread that
+// copied them, after its wait and before the barrier that publishes them (2 x (16-byte
+// LDS, 4 cvt, 16-byte STS) per thread and step, against 32 cvt per thread as fragments).
+// Exact (IgElem<ExactF32>): operands stay as they are.
+template <bool TF32>
+struct IgElem32 {
+  using Value = float;
+  using Word = uint32_t;
+  using Pair = uint2;
+  __device__ static Word operand(uint32_t v) { return TF32 ? to_tf32(v) : v; }
+  __device__ static void round_piece(Word* p) {
+    if constexpr (TF32) {
+      const uint4 q = *reinterpret_cast<const uint4*>(p);
+      *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
+    }
+  }
+  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {operand(lo), operand(hi)}; }
+  __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
+  __device__ static Word first(Pair p) { return p.x; }
+  __device__ static Word second(Pair p) { return p.y; }
+};
+template <>
+struct IgElem<float> : IgElem32<true> {};
+template <>
+struct IgElem<ExactF32> : IgElem32<false> {};
+template <class S>
+using word_t = typename IgElem<S>::Word;
+template <class S>
+using value_t = typename IgElem<S>::Value;
+
 constexpr int kBM = 64, kBN = 128, kBK = 32;  // output channels x pixels x reduction (elements) per step
 constexpr int kIgThreads = 256;               // 8 warps: 2 along C_out x 4 along pixels
 constexpr int kWarpM = 32, kWarpN = 32;
@@ -85,7 +150,7 @@ constexpr int kWarpM = 32, kWarpN = 32;
 // and output rows are padded by 8 elements: 16 bytes for ldmatrix.trans; 8 words for the
 // TF32 B fragment (k rows t, columns g: bank 8t + g) and the f32 output pairs.
 template <class S>
-constexpr int kVec = 16 / int(sizeof(S));  // elements per 16-byte cp.async
+constexpr int kVec = 16 / int(sizeof(word_t<S>));  // elements per 16-byte cp.async
 template <class S>
 constexpr int kLdA = kBK + kVec<S>;
 constexpr int kLdB = kBN + 8;
@@ -97,7 +162,7 @@ constexpr int kBTile = kBK * kLdB;
 // the 48 KB default, so the launcher opts in); two blocks fit an SM either way.
 constexpr size_t kDefaultSmem = size_t(48) << 10;  // dynamic shared memory without the opt-in
 template <class S>
-constexpr size_t kSmemBytes = size_t(2 * (kATile<S> + kBTile)) * sizeof(S);
+constexpr size_t kSmemBytes = size_t(2 * (kATile<S> + kBTile)) * sizeof(word_t<S>);
 template <class S>
 constexpr int kAPieces = (kBM * kBK) / (kVec<S> * kIgThreads);  // 16-byte weight pieces per thread per step
 constexpr int kPairs = kBN / 2;                                 // a thread gathers (and stores) two adjacent pixels
@@ -112,43 +177,6 @@ static_assert(kAPieces<__half> == 1 && kAPieces<float> == 2, "vector weight load
 static_assert(kSmemBytes<float> % 16 == 0 && (2 * kATile<float> * sizeof(float)) % 128 == 0 &&
                   (2 * kATile<__half> * sizeof(__half)) % 128 == 0,
               "B buffers start 128-byte aligned");
-
-// How an element type moves: operands and outputs as raw words (only the mma and the
-// epilogue see S), a thread's two adjacent pixels as one Pair in shared memory.
-// 16-bit floats: the two words packed into 32 bits by one PRMT, fed to the mma unchanged.
-template <class S>
-struct IgElem {
-  using Word = uint16_t;
-  using Pair = uint32_t;  // lower column in the low half
-  __device__ static Word operand(uint32_t v) { return uint16_t(v); }
-  __device__ static void round_piece(Word*) {}
-  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
-  __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
-  __device__ static Word first(Pair p) { return uint16_t(p); }
-  __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
-};
-// f32 on TF32 tensor cores: every operand is rounded to TF32 once, on its way to shared
-// memory (each is read by 2 or 4 warps' fragments): gathered inputs and scalar weights
-// from registers; weight pieces that cp.async copied straight to shared memory are
-// rounded in place by the thread that copied them, after its wait and before the barrier
-// that publishes them (2 x (16-byte LDS, 4 cvt, 16-byte STS) per thread and step, against
-// 32 cvt per thread as fragments). Outputs are the f32 sums.
-template <>
-struct IgElem<float> {
-  using Word = uint32_t;
-  using Pair = uint2;
-  __device__ static Word operand(uint32_t v) { return to_tf32(v); }
-  __device__ static void round_piece(Word* p) {
-    const uint4 q = *reinterpret_cast<const uint4*>(p);
-    *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
-  }
-  __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {to_tf32(lo), to_tf32(hi)}; }
-  __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
-  __device__ static Word first(Pair p) { return p.x; }
-  __device__ static Word second(Pair p) { return p.y; }
-};
-template <class S>
-using word_t = typename IgElem<S>::Word;
 
 struct IgemmGeom {
   int N, K, Cout;     // GEMM sizes: pixels (batch * Ho * Wo), C_in * kh * kw, output channels
@@ -186,18 +214,18 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
-// The B tile row that holds column row k of a step (k < kBK). 16-bit: row k. TF32: row
-// 8 kk + 4 e + t holds k = 8 t + 2 kk + e, so that k8 slice kk of the mma pairs its k
-// indices t and t + 4 with k = 8 t + 2 kk and 8 t + 2 kk + 1: a lane's A values of all
-// four slices (k 8t .. 8t + 7 of rows g and g + 8) are then contiguous in the A row (two
-// 16-byte LDS per row instead of eight 4-byte ones), while its B values stay at rows
-// 8 kk + t and 8 kk + 4 + t, column g: conflict-free.
+// The B tile row that holds column row k of a step (k < kBK). 16-bit and exact f32: row
+// k. TF32: row 8 kk + 4 e + t holds k = 8 t + 2 kk + e, so that k8 slice kk of the mma
+// pairs its k indices t and t + 4 with k = 8 t + 2 kk and 8 t + 2 kk + 1: a lane's A
+// values of all four slices (k 8t .. 8t + 7 of rows g and g + 8) are then contiguous in
+// the A row (two 16-byte LDS per row instead of eight 4-byte ones), while its B values
+// stay at rows 8 kk + t and 8 kk + 4 + t, column g: conflict-free.
 template <class S>
 __device__ __forceinline__ int b_row(int k) {
-  if constexpr (sizeof(S) == 2)
-    return k;
-  else
+  if constexpr (std::is_same_v<S, float>)
     return ((k >> 1) & 3) * 8 + (k & 1) * 4 + (k >> 3);
+  else
+    return k;
 }
 // Slot of row k in a step's tap table: a thread's B rows brow, brow + kBRows, ... sit next
 // to each other, so it reads them with a few wide shared loads.
@@ -286,19 +314,43 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
   return q;
 }
 
-// A warp's share of a K step: acc (its 32 x 32 outputs as 2 x 4 m16n8 tiles) += the
-// shared buffer `stage`. The lane's fragment addresses in buffer 0 are formed once.
+// A warp's share of a K step: acc (its 32 x 32 outputs) += the shared buffer `stage`;
+// write then puts acc + bias, rounded to S, into the output tile [channel][pixel]. The
+// lane's addresses in buffer 0 are formed once.
+// Tensor cores: acc is 2 x 4 m16n8 tiles; lane (g = lane / 4, t = lane % 4) holds rows g
+// and g + 8, columns 2t and 2t + 1 of each: one Pair per row and tile into the output tile.
+template <class S>
+struct MmaAcc {
+  using Acc = float[2][4][4];
+  int r0, c0;  // the lane's first row and column in the block tile
+  __device__ MmaAcc(int wm, int wn, int lane) : r0(wm * kWarpM + (lane >> 2)), c0(wn * kWarpN + 2 * (lane & 3)) {}
+  template <class Bias>
+  __device__ void write(const Acc& acc, word_t<S>* so, const Bias& bias_of) const {
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r0 + mt * 16 + 8 * h;
+        const float bv = bias_of(r);
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+          *reinterpret_cast<typename IgElem<S>::Pair*>(so + r * kLdO + c0 + nt * 8) =
+              IgElem<S>::outputs(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
+      }
+  }
+};
 // 16-bit: two k16 slices, each 2 A and 2 B ldmatrix x4 and 8 m16n8k16 mma.
 // A: matrices (rows +0, k +0), (rows +8, k +0), (rows +0, k +8), (rows +8, k +8).
 // B (trans): matrices (k +0, n +0), (k +8, n +0), (k +0, n +8), (k +8, n +8) = the
 // fragments of two n8 tiles.
 template <class S>
-struct WarpMma {
+struct WarpMma : MmaAcc<S> {
   uint32_t a_lane, b_lane;  // shared-memory byte addresses
   __device__ WarpMma(const uint16_t* sA, const uint16_t* sB, int wm, int wn, int lane)
-      : a_lane(smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA<S> + (lane >> 4) * 8)),
+      : MmaAcc<S>(wm, wn, lane),
+        a_lane(smem_addr(sA) + 2 * ((wm * kWarpM + (lane & 15)) * kLdA<S> + (lane >> 4) * 8)),
         b_lane(smem_addr(sB) + 2 * (((lane & 7) + ((lane >> 3) & 1) * 8) * kLdB + wn * kWarpN + (lane >> 4) * 8)) {}
-  __device__ void run(float (&acc)[2][4][4], int stage) const {
+  __device__ void run(typename MmaAcc<S>::Acc& acc, int stage) const {
     const uint32_t a_base = a_lane + stage * (2 * kATile<S>);
     const uint32_t b_base = b_lane + stage * (2 * kBTile);
 #pragma unroll
@@ -326,13 +378,14 @@ struct WarpMma {
 // warp: conflict-free with the 36-word pitch), its B values 32-bit LDS of rows 8 kk + t
 // and 8 kk + 4 + t, column g (bank 8t + g with the 136-word pitch).
 template <>
-struct WarpMma<float> {
+struct WarpMma<float> : MmaAcc<float> {
   const uint32_t* a_lane;
   const uint32_t* b_lane;
   __device__ WarpMma(const uint32_t* sA, const uint32_t* sB, int wm, int wn, int lane)
-      : a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
+      : MmaAcc<float>(wm, wn, lane),
+        a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
         b_lane(sB + (lane & 3) * kLdB + wn * kWarpN + (lane >> 2)) {}
-  __device__ void run(float (&acc)[2][4][4], int stage) const {
+  __device__ void run(Acc& acc, int stage) const {
     constexpr int lda = kLdA<float>;
     const uint32_t* a = a_lane + stage * kATile<float>;
     const uint32_t* b = b_lane + stage * kBTile;
@@ -370,8 +423,64 @@ struct WarpMma<float> {
   }
 };
 
-// S: __half, __nv_bfloat16, or float (TF32). Operands and output move as raw words
-// (word_t<S>); only the operand rounding (IgElem), the mma and the epilogue see S.
+// Exact f32 on FFMA: each lane owns 8 x 4 outputs, rows r0 + 4 i (i < 8) and columns
+// c0 .. c0 + 3 of the block tile, with r0 = wm * 32 + lane / 8 and c0 = wn * 32 + 4 (lane
+// % 8): the warp's lanes as 4 (rows) x 8 (columns), the 32 x 32 warp tile of the mma
+// kinds. Per 4 k: 4 16-byte LDS of B (row k, the lane's 4 columns), 8 of A (row r0 + 4 i,
+// k .. k + 3: A is [m][k]) and 128 FFMA, 10.7 FFMA per LDS. Shared reads are conflict-
+// free: a quarter warp (8 lanes, one 16-byte phase) reads one A address (a broadcast; the
+// 4 quarters' rows r0 .. r0 + 3 sit at banks 4 apart with the 36-word pitch) and 128
+// contiguous bytes of a B row. Every output sums its exact products (FFMA rounds once)
+// in k order in f32; acc + bias is rounded to f32 once more.
+template <>
+struct WarpMma<ExactF32> {
+  using Acc = float[8][4];
+  int r0, c0;
+  const float* a_lane;
+  const float* b_lane;
+  __device__ WarpMma(const uint32_t* sA, const uint32_t* sB, int wm, int wn, int lane)
+      : r0(wm * kWarpM + (lane >> 3)),
+        c0(wn * kWarpN + 4 * (lane & 7)),
+        a_lane(reinterpret_cast<const float*>(sA) + r0 * kLdA<ExactF32>),
+        b_lane(reinterpret_cast<const float*>(sB) + c0) {}
+  __device__ static float at(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+  __device__ void run(Acc& acc, int stage) const {
+    const float* a = a_lane + stage * kATile<ExactF32>;
+    const float* b = b_lane + stage * kBTile;
+    // Unrolled by 2 (8 k, 256 FFMA per trip), not 8: fully unrolled, the scheduler hoists
+    // more LDS ahead and the scalar-weight variants (8 staged weights live) spill.
+#pragma unroll 2
+    for (int k4 = 0; k4 < kBK; k4 += 4) {
+      float4 bv[4];  // rows k4 .. k4 + 3, the lane's 4 columns
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) bv[kk] = *reinterpret_cast<const float4*>(b + (k4 + kk) * kLdB);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float4 av = *reinterpret_cast<const float4*>(a + 4 * i * kLdA<ExactF32> + k4);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(at(av, kk), at(bv[kk], j), acc[i][j]);
+      }
+    }
+  }
+  // A lane's row of 4 outputs is one 16-byte store (a quarter warp: 128 contiguous bytes).
+  template <class Bias>
+  __device__ void write(const Acc& acc, uint32_t* so, const Bias& bias_of) const {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int r = r0 + 4 * i;
+      const float bv = bias_of(r);
+      *reinterpret_cast<uint4*>(so + r * kLdO + c0) =
+          uint4{__float_as_uint(acc[i][0] + bv), __float_as_uint(acc[i][1] + bv), __float_as_uint(acc[i][2] + bv),
+                __float_as_uint(acc[i][3] + bv)};
+    }
+  }
+};
+
+// S: __half, __nv_bfloat16, float (TF32) or ExactF32 (FFMA). Operands and output move as
+// raw words (word_t<S>); only the operand rounding (IgElem), the warp's compute and its
+// accumulators' write to the output tile (WarpMma) see S.
 // VEC_W: K % kVec<S> == 0 and w 16-byte aligned, so the weight tile loads as 16-byte
 // pieces (one per thread for 16-bit, two for f32), copied by cp.async straight into
 // shared memory (no registers, no zeroing, no shared store), instead of 8 scalars. MASK:
@@ -381,7 +490,7 @@ struct WarpMma<float> {
 template <class S, bool VEC_W, bool MASK>
 __global__ void __launch_bounds__(kIgThreads, 2)
     conv2d_igemm_kernel(IgemmGeom g, const word_t<S>* __restrict__ x, const word_t<S>* __restrict__ w,
-                        const S* __restrict__ bias, word_t<S>* __restrict__ out) {
+                        const value_t<S>* __restrict__ bias, word_t<S>* __restrict__ out) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using E = IgElem<S>;
   using Word = word_t<S>;
@@ -460,11 +569,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
       *reinterpret_cast<Pair*>(b + (brow + kBRows * i) * kLdB + col) = E::operands(rb[i][0], rb[i][1]);
   };
 
-  float acc[2][4][4];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
+  typename WarpMma<S>::Acc acc = {};
   const WarpMma<S> mma(sA, sB, wm, wn, lane);
 
   // Pipeline: tables for steps 0 and 1, step 0's tiles in buffer 0. Iteration s loads step
@@ -518,19 +623,10 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   }
 
   // Epilogue: acc + bias (f32) rounded once to S into the output tile [channel][pixel] ...
-  Word* so = sB;
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // fragment rows lane / 4 and lane / 4 + 8
-      const int r = wm * kWarpM + mt * 16 + (lane >> 2) + 8 * h;
-      const int co = m0 + r;
-      const float bv = bias != nullptr && co < g.Cout ? to_compute(bias[co]) : 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
-        *reinterpret_cast<Pair*>(so + r * kLdO + wn * kWarpN + nt * 8 + 2 * (lane & 3)) =
-            E::outputs(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
-    }
+  mma.write(acc, sB, [&](int r) {
+    const int co = m0 + r;
+    return bias != nullptr && co < g.Cout ? to_compute(bias[co]) : 0.0f;
+  });
   __syncthreads();
   // ... then out[b, co, oh, ow] for this thread's two pixels (which may lie in two images),
   // rows brow, brow + kBRows, ...: a warp writes 64 consecutive pixels of a row.
@@ -539,7 +635,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
     if (co >= g.Cout) break;
-    const Pair v = *reinterpret_cast<const Pair*>(so + r * kLdO + col);
+    const Pair v = *reinterpret_cast<const Pair*>(sB + r * kLdO + col);
     if (ok0) out[px[0].obase + co * g.P] = E::first(v);
     if (ok1) out[px[1].obase + co * g.P] = E::second(v);
   }
@@ -589,7 +685,8 @@ void launch(CudaBackend& be, const ConvParams& p, const Tensor& x, const Tensor&
   using Word = word_t<S>;
   const Word* xd = dptr<const Word>(x) + x.offset();
   const Word* wd = dptr<const Word>(weight) + weight.offset();
-  const S* bias = p.bias.defined() ? dptr<const S>(p.bias) + p.bias.offset() : nullptr;
+  using V = value_t<S>;
+  const V* bias = p.bias.defined() ? dptr<const V>(p.bias) + p.bias.offset() : nullptr;
   Word* od = dptr<Word>(out) + out.offset();
   const bool vec_w = g.K % kVec<S> == 0 && reinterpret_cast<uintptr_t>(wd) % 16 == 0;
   const bool mask = kh * kw <= 32;
@@ -619,8 +716,10 @@ bool conv2d_igemm(CudaBackend& be, const ConvParams& p, const Tensor& x, const T
     case DType::F16: launch<__half>(be, p, x, weight, out); return true;
     case DType::BF16: launch<__nv_bfloat16>(be, p, x, weight, out); return true;
     case DType::F32:  // TF32 tensor cores only when allowed: f32 convs are exact by default
-      if (!allow_tf32()) return false;
-      launch<float>(be, p, x, weight, out);
+      if (allow_tf32())
+        launch<float>(be, p, x, weight, out);
+      else
+        launch<ExactF32>(be, p, x, weight, out);
       return true;
     default: return false;
   }
