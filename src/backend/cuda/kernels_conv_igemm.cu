@@ -661,6 +661,11 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   load(0, tab[0], 0);
   store(0);
   __syncthreads();
+  // TF32 with weight pieces: two steps per trip, so each buffer's shared addresses are
+  // constants rather than recomputed from the stage every step (238 -> 206 instructions
+  // per step); the scalar-weight variants would spill, the others keep their code as is.
+  constexpr int kUnroll = std::is_same_v<S, float> && VEC_W ? 2 : 1;
+#pragma unroll kUnroll
   for (int s = 0; s < steps; ++s) {
     const int cur = s & 1;
     const bool next = s + 1 < steps;
