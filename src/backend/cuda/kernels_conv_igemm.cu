@@ -55,9 +55,8 @@
 //   slices of the lane's W row (k 8t .. 8t + 7; A rows padded by 4 words: pitch 36). Per
 //   K step a warp issues 16 LDS.128 for 32 mma (with W as A, a fragment spans two rows of
 //   W and took two LDS.128 and four register moves, plus 32-bit LDS for the input: 40
-//   LDS and about 80 moves). Every TF32 operand is rounded once on its way to shared
-//   memory: gathered inputs and scalar weights from registers, cp.async weight pieces in
-//   place by the thread that copied them, so fragments need no conversion.
+//   LDS and about 80 moves). Gathered inputs are rounded to TF32 once on their way to
+//   shared memory, weights in the fragments (4 cvt per 16-byte LDS; see IgElem32).
 //   FFMA (exact f32): register blocking, each lane 8 C_out rows x 4 pixels; per 4 k, 8
 //   16-byte LDS of A (4 k of one of its rows) and 4 of B (its 4 pixels at one k) feed
 //   128 FFMA (10.7 per LDS), with broadcast / conflict-free banks (see WarpMma<ExactF32>).
@@ -108,31 +107,23 @@ struct IgElem {
   using Word = uint16_t;
   using Pair = uint32_t;  // lower column in the low half
   __device__ static Word operand(uint32_t v) { return uint16_t(v); }
-  __device__ static void round_piece(Word*) {}
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
   __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
   __device__ static Word first(Pair p) { return uint16_t(p); }
   __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
 };
-// f32 as 32-bit words; outputs are the f32 sums. TF32 (IgElem<float>): every operand is
-// rounded to TF32 once, on its way to shared memory (each is read by 2 or 4 warps'
-// fragments): gathered inputs and scalar weights from registers; weight pieces that
-// cp.async copied straight to shared memory are rounded in place by the thread that
-// copied them, after its wait and before the barrier that publishes them (2 x (16-byte
-// LDS, 4 cvt, 16-byte STS) per thread and step, against 32 cvt per thread as fragments).
-// Exact (IgElem<ExactF32>): operands stay as they are.
+// f32 as 32-bit words; outputs are the f32 sums. TF32 (IgElem<float>): gathered inputs
+// are rounded to TF32 (operand) once, on their way to shared memory; weights go there as
+// they are and WarpMma<float> rounds its fragments of them (each weight is read by the 4
+// warps along pixels: 32 cvt per lane and step instead of 8 plus a 16-byte LDS and STS
+// per 4 weights through shared memory, whose bandwidth binds this kernel more than issue
+// does). Exact (IgElem<ExactF32>): operands stay as they are.
 template <bool TF32>
 struct IgElem32 {
   using Value = float;
   using Word = uint32_t;
   using Pair = uint2;
   __device__ static Word operand(uint32_t v) { return TF32 ? to_tf32(v) : v; }
-  __device__ static void round_piece(Word* p) {
-    if constexpr (TF32) {
-      const uint4 q = *reinterpret_cast<const uint4*>(p);
-      *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
-    }
-  }
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {operand(lo), operand(hi)}; }
   __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
   __device__ static Word first(Pair p) { return p.x; }
@@ -415,8 +406,8 @@ struct WarpMma : MmaAcc<S> {
 // and g + 8 = pixels 0 and 1 of pair g) is one quad of InTile<float> per slice; B (W^T,
 // k x 8 channels) is k 8 t .. 8 t + 7 of the lane's W row (channel g), two slices per
 // 16-byte LDS (A tile pitch 36: banks 4 g + 8 t + 0..3 in a quarter warp). Per K step a
-// warp does 8 + 8 LDS.128 for 32 mma (four k8 slices of 2 x 4 m16n8k8). Operands are
-// TF32 already. Accumulator tile [mt][nt]: (pair 8 mt + g, channel 8 nt + 2 t + c) has
+// warp does 8 + 8 LDS.128 for 32 mma (four k8 slices of 2 x 4 m16n8k8). The inputs are
+// TF32 already, the weights are rounded here. Accumulator tile [mt][nt]: (pair 8 mt + g, channel 8 nt + 2 t + c) has
 // pixel 0 in c and pixel 1 in 2 + c: one Pair of the output tile per channel.
 template <>
 struct WarpMma<float> {
@@ -436,7 +427,10 @@ struct WarpMma<float> {
     for (int h = 0; h < 2; ++h) {  // slices 2 h and 2 h + 1
       uint4 wf[4];                 // [nt]: k 8 t + 4 h .. + 3 of channel 8 nt + g
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) wf[nt] = *reinterpret_cast<const uint4*>(w + nt * 8 * kLdA<float> + 4 * h);
+      for (int nt = 0; nt < 4; ++nt) {
+        const uint4 v = *reinterpret_cast<const uint4*>(w + nt * 8 * kLdA<float> + 4 * h);
+        wf[nt] = uint4{to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w)};
+      }
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
         const int kk = 2 * h + j;
@@ -609,11 +603,9 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     Word* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
       cp_async_wait_all();  // this thread's pieces of A are in; the barrier after store publishes them
-#pragma unroll
-      for (int i = 0; i < kAPieces<S>; ++i) E::round_piece(a + a_piece_row(i) * kLdA<S> + a_piece_k(i));
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = E::operand(ra[i]);
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = Word(ra[i]);
     }
     InTile<S>::store(b, pair, brow, rb);
   };
