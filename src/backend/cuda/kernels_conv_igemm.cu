@@ -142,16 +142,20 @@ constexpr int kBM = 64, kBN = 128, kBK = 32;  // output channels x pixels x redu
 constexpr int kIgThreads = 256;               // 8 warps: 2 along C_out x 4 along pixels
 constexpr int kWarpM = 32, kWarpN = 32;
 // Row pitches in elements. A ([m][k]) rows are padded by 16 bytes: ldmatrix's 8 row
-// addresses (16-bit) hit 8 distinct bank groups, and the TF32 A fragment's LDS (rows g,
-// columns t: bank 4g + t with a pitch of 36 words) hit 32 distinct banks. B ([k][pixel])
-// and output rows are padded by 8 elements: 16 bytes for ldmatrix.trans; 8 words for the
-// TF32 B fragment (k rows t, columns g: bank 8t + g) and the f32 output pairs.
+// addresses (16-bit) hit 8 distinct bank groups, and the TF32 weight fragments' 16-byte
+// LDS (rows g, words 8t ..: banks 4g + 8t + 0..3 in a quarter warp with a pitch of 36
+// words) are conflict-free. B ([k][pixel]) rows are padded by 8 elements: 16 bytes for
+// ldmatrix.trans, 8 words for the exact f32 rows (TF32 lays its input tile out as
+// fragments: kLdX). Output ([channel][pixel]) rows are padded by 8 elements, TF32's by 4
+// words: a half warp's pair stores (channels 2t + c, pairs g: banks 8t + 2g + 0..1) are
+// then conflict-free.
 template <class S>
 constexpr int kVec = 16 / int(sizeof(word_t<S>));  // elements per 16-byte cp.async
 template <class S>
 constexpr int kLdA = kBK + kVec<S>;
 constexpr int kLdB = kBN + 8;
-constexpr int kLdO = kBN + 8;
+template <class S>
+constexpr int kLdO = std::is_same_v<S, float> ? kBN + 4 : kBN + 8;
 template <class S>
 constexpr int kATile = (kBM * kLdA<S>);
 constexpr int kBTile = kBK * kLdB;
@@ -168,7 +172,8 @@ constexpr int kBLoads = kBK / kBRows;                           // 8 rows x 2 pi
 constexpr int kARows = kIgThreads / kBK;                        // weight rows one pass loads, scalar (lane = k)
 constexpr int kALoads = kBM / kARows;                           // 8 scalar weight elements per thread per step
 constexpr int kInvalid = -(1 << 30);                            // a row offset that puts any tap outside the image
-static_assert(kBM * kLdO <= 2 * kBTile, "the output tile reuses the two input buffers");
+static_assert(kBM * kLdO<__half> <= 2 * kBTile && kBM * kLdO<float> <= 2 * kBTile,
+              "the output tile reuses the two input buffers");
 static_assert(kBM == 2 * kWarpM && kBN == 4 * kWarpN && kIgThreads == 8 * 32, "warp layout");
 static_assert(kAPieces<__half> == 1 && kAPieces<float> == 2, "vector weight loads: whole pieces per thread");
 static_assert(kSmemBytes<float> % 16 == 0 && (2 * kATile<float> * sizeof(float)) % 128 == 0 &&
@@ -361,7 +366,7 @@ struct MmaAcc {
         const float bv = bias_of(r);
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt)
-          *reinterpret_cast<typename IgElem<S>::Pair*>(so + r * kLdO + c0 + nt * 8) =
+          *reinterpret_cast<typename IgElem<S>::Pair*>(so + r * kLdO<S> + c0 + nt * 8) =
               IgElem<S>::outputs(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
       }
   }
@@ -461,7 +466,7 @@ struct WarpMma<float> {
         const float bv = bias_of(r);
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt)
-          *reinterpret_cast<uint2*>(so + r * kLdO + 2 * (q0 + 8 * mt)) =
+          *reinterpret_cast<uint2*>(so + r * kLdO<float> + 2 * (q0 + 8 * mt)) =
               IgElem<float>::outputs(acc[mt][nt][c] + bv, acc[mt][nt][2 + c] + bv);
       }
   }
@@ -515,7 +520,7 @@ struct WarpMma<ExactF32> {
     for (int i = 0; i < 8; ++i) {
       const int r = r0 + 4 * i;
       const float bv = bias_of(r);
-      *reinterpret_cast<uint4*>(so + r * kLdO + c0) =
+      *reinterpret_cast<uint4*>(so + r * kLdO<ExactF32> + c0) =
           uint4{__float_as_uint(acc[i][0] + bv), __float_as_uint(acc[i][1] + bv), __float_as_uint(acc[i][2] + bv),
                 __float_as_uint(acc[i][3] + bv)};
     }
@@ -681,7 +686,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
     if (co >= g.Cout) break;
-    const Pair v = *reinterpret_cast<const Pair*>(sB + r * kLdO + col);
+    const Pair v = *reinterpret_cast<const Pair*>(sB + r * kLdO<S> + col);
     if (ok0) out[px[0].obase + co * g.P] = E::first(v);
     if (ok1) out[px[1].obase + co * g.P] = E::second(v);
   }
