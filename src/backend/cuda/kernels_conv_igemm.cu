@@ -412,8 +412,9 @@ struct WarpMma : MmaAcc<S> {
 // k x 8 channels) is k 8 t .. 8 t + 7 of the lane's W row (channel g), two slices per
 // 16-byte LDS (A tile pitch 36: banks 4 g + 8 t + 0..3 in a quarter warp). Per K step a
 // warp does 8 + 8 LDS.128 for 32 mma (four k8 slices of 2 x 4 m16n8k8). The inputs are
-// TF32 already, the weights are rounded here. Accumulator tile [mt][nt]: (pair 8 mt + g, channel 8 nt + 2 t + c) has
-// pixel 0 in c and pixel 1 in 2 + c: one Pair of the output tile per channel.
+// TF32 already, the weights are rounded here. Accumulator tile [mt][nt]: (pair 8 mt + g,
+// channel 8 nt + 2 t + c) has pixel 0 in c and pixel 1 in 2 + c: one Pair of the output
+// tile per channel.
 template <>
 struct WarpMma<float> {
   using Acc = float[2][4][4];
@@ -556,8 +557,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   const int m0 = int(blockIdx.x % unsigned(g.m_tiles)) * kBM;
   const int n0 = int(blockIdx.x / unsigned(g.m_tiles)) * kBN;
 
-  // This thread's two pixels: columns col, col + 1 of the input and output tiles, for the
-  // whole block; it gathers (and writes) rows brow, brow + kBRows, ... of them.
+  // This thread's two pixels (InTile<S>::pixel: columns col, col + 1 of the output tile),
+  // for the whole block; it gathers (and writes) 8 rows of them (tap_slot).
   const int pair = tid % kPairs, col = 2 * pair, brow = tid / kPairs;
   const Pixel px[2] = {make_pixel<MASK>(g, n0 + InTile<S>::pixel(pair, 0)),
                        make_pixel<MASK>(g, n0 + InTile<S>::pixel(pair, 1))};
@@ -659,8 +660,8 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   store(0);
   __syncthreads();
   // TF32 with weight pieces: two steps per trip, so each buffer's shared addresses are
-  // constants rather than recomputed from the stage every step (238 -> 206 instructions
-  // per step); the scalar-weight variants would spill, the others keep their code as is.
+  // constants rather than recomputed from the stage every step (about 30 instructions
+  // fewer per step); the scalar-weight variants would spill, the others keep their code.
   constexpr int kUnroll = std::is_same_v<S, float> && VEC_W ? 2 : 1;
 #pragma unroll kUnroll
   for (int s = 0; s < steps; ++s) {
