@@ -296,39 +296,48 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
   }
 }
 
-// Hand-derived values that tell TF32 (rounded to nearest) from exact f32 and from TF32
-// by truncation. v = 1 + 3 * 2^-12 lies between the TF32 neighbours 1 and 1 + 2^-10
-// (spacing 2^-10) and nearer the upper one, so TF32 rounds it to 1 + 2^-10 (truncation
-// would give 1). A conv without padding whose every input (or weight) is v and the other
-// operand 1 sums K equal products: exactly K (1 + 2^-10) in TF32, K (1 + 3 * 2^-12) in
-// f32; every partial sum is a multiple of 2^-12 below 256, exact in f32 whatever the
-// summation order. Covers the gathered inputs and the weights (cp.async pieces when
-// K % 4 == 0, scalars otherwise) and the mask (K = 144, 27) and general (K = 98) paths,
-// with K >= 64 in most. With allow_tf32 off the result is the exact one: the TF32 kernel
-// ran exactly when it was allowed.
+// Hand-derived values that tell TF32 (rounded to nearest, ties to even) from exact f32
+// and from TF32 by truncation or with ties away from zero. v = 1 + 3 * 2^-12 lies between
+// the TF32 neighbours 1 and 1 + 2^-10 (spacing 2^-10) and nearer the upper one, so TF32
+// rounds it to 1 + 2^-10 (truncation would give 1); v = 1 + 2^-11 is a tie between them,
+// rounded to the even 1 (ties away would give 1 + 2^-10); v = 1 + 3 * 2^-11 a tie between
+// 1 + 2^-10 and 1 + 2^-9, rounded up to the even 1 + 2^-9. A conv without padding whose
+// every input (or weight) is v and the other operand 1 sums K equal products: exactly
+// K tf32(v) in TF32, K v in f32; every partial sum is a multiple of 2^-12 below 256,
+// exact in f32 whatever the summation order. Covers the gathered inputs and the weights
+// (cp.async pieces when K % 4 == 0, scalars otherwise) and the mask (K = 144, 27) and
+// general (K = 98) paths, with K >= 64 in most. With allow_tf32 off the result is the
+// exact one: the TF32 kernel ran exactly when it was allowed.
 // The CPU ignores allow_tf32(): exact either way.
 TEST_P(Conv, F32Tf32RoundsOperandsToNearest) {
-  const double v = 1.0 + 3.0 * std::ldexp(1.0, -12);
+  struct Value {
+    double v, tf32;
+  };
+  const std::vector<Value> values = {{1.0 + 3.0 * std::ldexp(1.0, -12), 1.0 + std::ldexp(1.0, -10)},
+                                     {1.0 + std::ldexp(1.0, -11), 1.0},
+                                     {1.0 + 3.0 * std::ldexp(1.0, -11), 1.0 + std::ldexp(1.0, -9)}};
   struct Case {
     std::vector<int64_t> x, w;
   };
   for (const Case& c :
        {Case{{2, 16, 6, 7}, {8, 16, 3, 3}}, Case{{1, 3, 5, 9}, {10, 3, 3, 3}}, Case{{2, 2, 9, 8}, {5, 2, 7, 7}}}) {
     const int64_t K = c.w[1] * c.w[2] * c.w[3];
-    for (bool v_in_x : {true, false}) {
-      SCOPED_TRACE("K " + std::to_string(K) + (v_in_x ? " v in x" : " v in w"));
-      const Tensor x = full(Shape(c.x), v_in_x ? v : 1.0, DType::F32, dev());
-      const Tensor w = full(Shape(c.w), v_in_x ? 1.0 : v, DType::F32, dev());
-      const Tensor b = full(Shape{c.w[0]}, 0.5, DType::F32, dev());
-      for (bool allow : {true, false}) {
-        const Tf32Scope scope(allow);
-        const Tensor y = conv2d(x, w, b).to(Device::cpu());
-        const bool tf32 = allow && dev().is_cuda();
-        const double want = 0.5 + double(K) * (tf32 ? 1.0 + std::ldexp(1.0, -10) : v);
-        const std::vector<float> got = y.to_vector<float>();
-        EXPECT_TRUE(test::bits_equal(got, std::vector<float>(got.size(), float(want)))) << "allow_tf32 " << allow;
+    for (const Value& val : values)
+      for (bool v_in_x : {true, false}) {
+        SCOPED_TRACE("K " + std::to_string(K) + " v - 1 = " + std::to_string(val.v - 1.0) +
+                     (v_in_x ? " v in x" : " v in w"));
+        const Tensor x = full(Shape(c.x), v_in_x ? val.v : 1.0, DType::F32, dev());
+        const Tensor w = full(Shape(c.w), v_in_x ? 1.0 : val.v, DType::F32, dev());
+        const Tensor b = full(Shape{c.w[0]}, 0.5, DType::F32, dev());
+        for (bool allow : {true, false}) {
+          const Tf32Scope scope(allow);
+          const Tensor y = conv2d(x, w, b).to(Device::cpu());
+          const bool tf32 = allow && dev().is_cuda();
+          const double want = 0.5 + double(K) * (tf32 ? val.tf32 : val.v);
+          const std::vector<float> got = y.to_vector<float>();
+          EXPECT_TRUE(test::bits_equal(got, std::vector<float>(got.size(), float(want)))) << "allow_tf32 " << allow;
+        }
       }
-    }
   }
 }
 

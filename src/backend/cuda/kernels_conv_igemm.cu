@@ -1,6 +1,6 @@
 // Implicit-GEMM conv2d forward: f16/bf16 on raw mma.sync m16n8k16 tensor cores; f32 on
-// m16n8k8 in TF32 when wick::allow_tf32() is on (operands rounded to nearest to TF32 with
-// cvt.rna, as cuDNN and cuBLAS do; f32 accumulation, bias and output); and exact f32 on
+// m16n8k8 in TF32 when wick::allow_tf32() is on (operands rounded to nearest to TF32, as
+// cuDNN and cuBLAS do, ties to even; f32 accumulation, bias and output); and exact f32 on
 // plain FFMA when it is off (the default: products exact, f32 sums, operands untouched),
 // so f32 convs are exact by default and still skip the column buffer.
 //
@@ -24,13 +24,16 @@
 //   values; zero-filled past C_out and K; one piece per thread for 16-bit, two for f32)
 //   when K is a multiple of a piece (and W is aligned), else a warp reads 32 consecutive
 //   k of a row into registers, 8 rows per thread.
-// - Input tile: each thread owns TWO adjacent pixels (columns) of the tile for the whole
-//   block, so their (b, oh, ow) decomposition happens once; a warp's lanes own 64
-//   consecutive pixels, which are contiguous in x along ow for stride 1 (coalesced). Its
-//   8 rows per step read k's gather from a per-step tap table in shared memory (32
-//   entries, built by warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast
-//   16-byte reads). Pairs go to shared as one store (16-bit: 32 bits from one PRMT of two
-//   zero-extended words; f32: 64 bits, each value rounded to TF32 on the way, or not).
+// - Input tile: each thread owns TWO pixels of the tile for the whole block, so their
+//   (b, oh, ow) decomposition happens once: adjacent ones (16-bit, exact f32: a warp's
+//   lanes own 64 consecutive pixels) or 32 apart (TF32: a warp's lanes own 32 consecutive
+//   pixels per load), contiguous in x along ow for stride 1 (coalesced). Its 8 rows per
+//   step read k's gather from a per-step tap table in shared memory (32 entries, built by
+//   warp 0 a step ahead, a thread's 8 rows adjacent: 4 broadcast 16-byte reads). The
+//   values go to shared memory as InTile places them: 16-bit, one 32-bit store per row
+//   (one PRMT of two zero-extended words); exact f32, one 64-bit store per row; TF32,
+//   each value rounded to TF32 (one F2FP) and two rows of both pixels as one 16-byte
+//   store, laid out as the mma's A fragments.
 //   * Mask path (kh * kw <= 32, every common kernel): per pixel, once per block, a 64-bit
 //     base address of (b, 0, oh*sh - ph, ow*sw - pw) and a 32-bit mask with bit i*kw + j
 //     set when tap (i, j) lies inside the image; a table entry is (offset of (ci, i*dh,
@@ -46,12 +49,14 @@
 //   flight at once and nothing waits for them before the mma.
 // - Fragments. 16-bit: A by ldmatrix, B by ldmatrix.trans, rows padded by 16 bytes so
 //   ldmatrix's 8 row addresses hit 8 distinct bank groups. TF32 (ldmatrix is b16 only):
-//   plain LDS. The B rows hold a step's k in the order b_row gives, chosen so that a
-//   lane's A values of two k8 slices are one 16-byte LDS per row (A rows padded by 4
-//   words: pitch 36) and its B values 32-bit LDS (B rows padded by 8 words: pitch 136),
-//   all conflict-free. Every TF32 operand is rounded (cvt.rna) once on its way to shared
-//   memory: gathered inputs and scalar weights from registers, cp.async weight pieces in
-//   place by the thread that copied them, so fragments need no conversion.
+//   the transposed product out^T = cols^T W^T (pixels as the mma's M), so that every
+//   fragment is one conflict-free 16-byte LDS straight into the registers the mma reads:
+//   A (pixels) from the input tile InTile<float> lays out as fragments, B (W^T) two k8
+//   slices of the lane's W row (k 8t .. 8t + 7; A rows padded by 4 words: pitch 36). Per
+//   K step a warp issues 16 LDS.128 for 32 mma (with W as A, a fragment spans two rows of
+//   W and took two LDS.128 and four register moves, plus 32-bit LDS for the input: 40
+//   LDS and about 80 moves). Gathered inputs are rounded to TF32 once on their way to
+//   shared memory, weights in the fragments (4 cvt per 16-byte LDS; see IgElem32).
 //   FFMA (exact f32): register blocking, each lane 8 C_out rows x 4 pixels; per 4 k, 8
 //   16-byte LDS of A (4 k of one of its rows) and 4 of B (its 4 pixels at one k) feed
 //   128 FFMA (10.7 per LDS), with broadcast / conflict-free banks (see WarpMma<ExactF32>).
@@ -102,31 +107,23 @@ struct IgElem {
   using Word = uint16_t;
   using Pair = uint32_t;  // lower column in the low half
   __device__ static Word operand(uint32_t v) { return uint16_t(v); }
-  __device__ static void round_piece(Word*) {}
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
   __device__ static Pair outputs(float lo, float hi) { return pack2<S>(lo, hi); }
   __device__ static Word first(Pair p) { return uint16_t(p); }
   __device__ static Word second(Pair p) { return uint16_t(p >> 16); }
 };
-// f32 as 32-bit words; outputs are the f32 sums. TF32 (IgElem<float>): every operand is
-// rounded to TF32 once, on its way to shared memory (each is read by 2 or 4 warps'
-// fragments): gathered inputs and scalar weights from registers; weight pieces that
-// cp.async copied straight to shared memory are rounded in place by the thread that
-// copied them, after its wait and before the barrier that publishes them (2 x (16-byte
-// LDS, 4 cvt, 16-byte STS) per thread and step, against 32 cvt per thread as fragments).
-// Exact (IgElem<ExactF32>): operands stay as they are.
+// f32 as 32-bit words; outputs are the f32 sums. TF32 (IgElem<float>): gathered inputs
+// are rounded to TF32 (operand) once, on their way to shared memory; weights go there as
+// they are and WarpMma<float> rounds its fragments of them (each weight is read by the 4
+// warps along pixels: 32 cvt per lane and step instead of 8 plus a 16-byte LDS and STS
+// per 4 weights through shared memory, whose bandwidth binds this kernel more than issue
+// does). Exact (IgElem<ExactF32>): operands stay as they are.
 template <bool TF32>
 struct IgElem32 {
   using Value = float;
   using Word = uint32_t;
   using Pair = uint2;
   __device__ static Word operand(uint32_t v) { return TF32 ? to_tf32(v) : v; }
-  __device__ static void round_piece(Word* p) {
-    if constexpr (TF32) {
-      const uint4 q = *reinterpret_cast<const uint4*>(p);
-      *reinterpret_cast<uint4*>(p) = uint4{to_tf32(q.x), to_tf32(q.y), to_tf32(q.z), to_tf32(q.w)};
-    }
-  }
   __device__ static Pair operands(uint32_t lo, uint32_t hi) { return {operand(lo), operand(hi)}; }
   __device__ static Pair outputs(float lo, float hi) { return {__float_as_uint(lo), __float_as_uint(hi)}; }
   __device__ static Word first(Pair p) { return p.x; }
@@ -145,16 +142,20 @@ constexpr int kBM = 64, kBN = 128, kBK = 32;  // output channels x pixels x redu
 constexpr int kIgThreads = 256;               // 8 warps: 2 along C_out x 4 along pixels
 constexpr int kWarpM = 32, kWarpN = 32;
 // Row pitches in elements. A ([m][k]) rows are padded by 16 bytes: ldmatrix's 8 row
-// addresses (16-bit) hit 8 distinct bank groups, and the TF32 A fragment's LDS (rows g,
-// columns t: bank 4g + t with a pitch of 36 words) hit 32 distinct banks. B ([k][pixel])
-// and output rows are padded by 8 elements: 16 bytes for ldmatrix.trans; 8 words for the
-// TF32 B fragment (k rows t, columns g: bank 8t + g) and the f32 output pairs.
+// addresses (16-bit) hit 8 distinct bank groups, and the TF32 weight fragments' 16-byte
+// LDS (rows g, words 8t ..: banks 4g + 8t + 0..3 in a quarter warp with a pitch of 36
+// words) are conflict-free. B ([k][pixel]) rows are padded by 8 elements: 16 bytes for
+// ldmatrix.trans, 8 words for the exact f32 rows (TF32 lays its input tile out as
+// fragments: kLdX). Output ([channel][pixel]) rows are padded by 8 elements, TF32's by 4
+// words: a half warp's pair stores (channels 2t + c, pairs g: banks 8t + 2g + 0..1) are
+// then conflict-free.
 template <class S>
 constexpr int kVec = 16 / int(sizeof(word_t<S>));  // elements per 16-byte cp.async
 template <class S>
 constexpr int kLdA = kBK + kVec<S>;
 constexpr int kLdB = kBN + 8;
-constexpr int kLdO = kBN + 8;
+template <class S>
+constexpr int kLdO = std::is_same_v<S, float> ? kBN + 4 : kBN + 8;
 template <class S>
 constexpr int kATile = (kBM * kLdA<S>);
 constexpr int kBTile = kBK * kLdB;
@@ -171,7 +172,8 @@ constexpr int kBLoads = kBK / kBRows;                           // 8 rows x 2 pi
 constexpr int kARows = kIgThreads / kBK;                        // weight rows one pass loads, scalar (lane = k)
 constexpr int kALoads = kBM / kARows;                           // 8 scalar weight elements per thread per step
 constexpr int kInvalid = -(1 << 30);                            // a row offset that puts any tap outside the image
-static_assert(kBM * kLdO <= 2 * kBTile, "the output tile reuses the two input buffers");
+static_assert(kBM * kLdO<__half> <= 2 * kBTile && kBM * kLdO<float> <= 2 * kBTile,
+              "the output tile reuses the two input buffers");
 static_assert(kBM == 2 * kWarpM && kBN == 4 * kWarpN && kIgThreads == 8 * 32, "warp layout");
 static_assert(kAPieces<__half> == 1 && kAPieces<float> == 2, "vector weight loads: whole pieces per thread");
 static_assert(kSmemBytes<float> % 16 == 0 && (2 * kATile<float> * sizeof(float)) % 128 == 0 &&
@@ -214,25 +216,18 @@ __device__ __forceinline__ Tap make_tap(const IgemmGeom& g, int k) {
   return t;
 }
 
-// The B tile row that holds column row k of a step (k < kBK). 16-bit and exact f32: row
-// k. TF32: row 8 kk + 4 e + t holds k = 8 t + 2 kk + e, so that k8 slice kk of the mma
-// pairs its k indices t and t + 4 with k = 8 t + 2 kk and 8 t + 2 kk + 1: a lane's A
-// values of all four slices (k 8t .. 8t + 7 of rows g and g + 8) are then contiguous in
-// the A row (two 16-byte LDS per row instead of eight 4-byte ones), while its B values
-// stay at rows 8 kk + t and 8 kk + 4 + t, column g: conflict-free.
-template <class S>
-__device__ __forceinline__ int b_row(int k) {
-  if constexpr (std::is_same_v<S, float>)
-    return ((k >> 1) & 3) * 8 + (k & 1) * 4 + (k >> 3);
-  else
-    return k;
-}
-// Slot of row k in a step's tap table: a thread's B rows brow, brow + kBRows, ... sit next
-// to each other, so it reads them with a few wide shared loads.
+// Slot of column row k (k < kBK) in a step's tap table. Thread (pair q, brow) gathers the
+// rows of slots brow * kBLoads + i (i < kBLoads): adjacent, so it reads them with a few
+// wide shared loads. 16-bit and exact f32: it gathers rows brow + kBRows * i (B row =
+// k). TF32: slot 8 kk + 2 t + e holds k = 8 t + 2 kk + e, the k of fragment position t
+// (e = 0) or t + 4 (e = 1) of k8 slice kk (see InTile<float>), so thread brow gathers
+// slice kk = brow, and its rows 2m, 2m + 1 are one k pair of one fragment position.
 template <class S>
 __device__ __forceinline__ int tap_slot(int k) {
-  const int r = b_row<S>(k);
-  return (r % kBRows) * kBLoads + r / kBRows;
+  if constexpr (std::is_same_v<S, float>)
+    return ((k >> 1) & 3) * 8 + (k >> 3) * 2 + (k & 1);
+  else
+    return (k % kBRows) * kBLoads + k / kBRows;
 }
 
 // *p if a < a_end and b < b_end (unsigned compares, so negatives fail), else 0, zero-
@@ -314,6 +309,43 @@ __device__ __forceinline__ Pixel make_pixel(const IgemmGeom& g, int n) {
   return q;
 }
 
+// Where a thread's gathered values go in the input tile, and which two pixels it owns
+// (for the whole block; column 2q + e of the output tile is its pixel e). 16-bit and
+// exact f32: pixels 2q and 2q + 1, B tile [k][pixel], one Pair per gathered row.
+template <class S>
+struct InTile {
+  __device__ static int pixel(int q, int e) { return 2 * q + e; }
+  __device__ static void store(word_t<S>* b, int q, int brow, const uint32_t (&rb)[kBLoads][2]) {
+#pragma unroll
+    for (int i = 0; i < kBLoads; ++i)
+      *reinterpret_cast<typename IgElem<S>::Pair*>(b + (brow + kBRows * i) * kLdB + 2 * q) =
+          IgElem<S>::operands(rb[i][0], rb[i][1]);
+  }
+};
+// TF32: the tile is made of the mma's A fragments (pixels are its M rows, see
+// WarpMma<float>): quad (j, q), 4 words at j * kLdX + 4 q, holds (pixel 0, k), (pixel 1,
+// k), (pixel 0, k + 1), (pixel 1, k + 1) of pair q, with k = 8 t + 2 kk for j = 4 kk + t
+// (k8 slice kk, fragment position t: a0..a3 of mma rows g, g + 8 when pair q is the
+// warp's row g), so a lane's A fragment is one 16-byte LDS straight into the four
+// registers the mma reads. Thread (q, brow) holds slice kk = brow's rows (tap_slot) and
+// stores them as 4 quads. Pair q's pixels are 32 apart (q % 32 + 64 (q / 32) and + 32):
+// a warp's 32 lanes (32 consecutive q) gather 32 consecutive pixels per load. Pitch kLdX
+// = 64 quads + 8 words: a quarter warp's 16-byte LDS (g < 2, t < 4: banks 8 t + 4 g +
+// 0..3) and a warp's stores (32 consecutive quads) are conflict-free.
+constexpr int kLdX = 4 * kPairs + 8;
+static_assert(kBK / 2 * kLdX <= kBTile, "the TF32 input tile fits the B buffer");
+template <>
+struct InTile<float> {
+  __device__ static int pixel(int q, int e) { return (q & 31) + 64 * (q >> 5) + 32 * e; }
+  __device__ static void store(uint32_t* b, int q, int brow, const uint32_t (&rb)[kBLoads][2]) {
+#pragma unroll
+    for (int m = 0; m < kBLoads / 2; ++m)
+      *reinterpret_cast<uint4*>(b + (kBLoads / 2 * brow + m) * kLdX + 4 * q) =
+          uint4{IgElem<float>::operand(rb[2 * m][0]), IgElem<float>::operand(rb[2 * m][1]),
+                IgElem<float>::operand(rb[2 * m + 1][0]), IgElem<float>::operand(rb[2 * m + 1][1])};
+  }
+};
+
 // A warp's share of a K step: acc (its 32 x 32 outputs) += the shared buffer `stage`;
 // write then puts acc + bias, rounded to S, into the output tile [channel][pixel]. The
 // lane's addresses in buffer 0 are formed once.
@@ -334,7 +366,7 @@ struct MmaAcc {
         const float bv = bias_of(r);
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt)
-          *reinterpret_cast<typename IgElem<S>::Pair*>(so + r * kLdO + c0 + nt * 8) =
+          *reinterpret_cast<typename IgElem<S>::Pair*>(so + r * kLdO<S> + c0 + nt * 8) =
               IgElem<S>::outputs(acc[mt][nt][2 * h] + bv, acc[mt][nt][2 * h + 1] + bv);
       }
   }
@@ -371,55 +403,73 @@ struct WarpMma : MmaAcc<S> {
     }
   }
 };
-// TF32: four k8 slices of 8 m16n8k8 mma (ldmatrix is b16 only, so plain LDS; operands
-// are TF32 already). With g = lane / 4, t = lane % 4 and B rows ordered by b_row, slice kk
-// pairs k indices t, t + 4 with k = 8 t + 2 kk, 8 t + 2 kk + 1: the lane's A values of two
-// slices are one 16-byte LDS per row (rows g and g + 8; bank 4g + 8t + 0..3 in a quarter
-// warp: conflict-free with the 36-word pitch), its B values 32-bit LDS of rows 8 kk + t
-// and 8 kk + 4 + t, column g (bank 8t + g with the 136-word pitch).
+// TF32: the transposed product, out^T (pixels x channels) += cols^T * W^T, so that both
+// fragments are whole 16-byte LDS with no register moves before the mma (ldmatrix is b16
+// only; an A fragment of W, rows g and g + 8 of one k, would take two LDS and four
+// moves). With g = lane / 4, t = lane % 4 and k = 8 t + 2 kk + e at fragment position t
+// + 4 e of k8 slice kk: A (pixels, M = 16 = pairs 8 mt .. 8 mt + 7 of the warp, row g
+// and g + 8 = pixels 0 and 1 of pair g) is one quad of InTile<float> per slice; B (W^T,
+// k x 8 channels) is k 8 t .. 8 t + 7 of the lane's W row (channel g), two slices per
+// 16-byte LDS (A tile pitch 36: banks 4 g + 8 t + 0..3 in a quarter warp). Per K step a
+// warp does 8 + 8 LDS.128 for 32 mma (four k8 slices of 2 x 4 m16n8k8). The inputs are
+// TF32 already, the weights are rounded here. Accumulator tile [mt][nt]: (pair 8 mt + g,
+// channel 8 nt + 2 t + c) has pixel 0 in c and pixel 1 in 2 + c: one Pair of the output
+// tile per channel.
 template <>
-struct WarpMma<float> : MmaAcc<float> {
-  const uint32_t* a_lane;
-  const uint32_t* b_lane;
+struct WarpMma<float> {
+  using Acc = float[2][4][4];
+  int ch0, q0;  // the lane's first channel (32 wm + 2 t) and pixel pair (16 wn + g) in the block tile
+  const uint32_t* w_lane;
+  const uint32_t* x_lane;
   __device__ WarpMma(const uint32_t* sA, const uint32_t* sB, int wm, int wn, int lane)
-      : MmaAcc<float>(wm, wn, lane),
-        a_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
-        b_lane(sB + (lane & 3) * kLdB + wn * kWarpN + (lane >> 2)) {}
+      : ch0(wm * kWarpM + 2 * (lane & 3)),
+        q0(wn * (kWarpN / 2) + (lane >> 2)),
+        w_lane(sA + (wm * kWarpM + (lane >> 2)) * kLdA<float> + 8 * (lane & 3)),
+        x_lane(sB + (lane & 3) * kLdX + 4 * q0) {}
   __device__ void run(Acc& acc, int stage) const {
-    constexpr int lda = kLdA<float>;
-    const uint32_t* a = a_lane + stage * kATile<float>;
-    const uint32_t* b = b_lane + stage * kBTile;
+    const uint32_t* w = w_lane + stage * kATile<float>;
+    const uint32_t* x = x_lane + stage * kBTile;
 #pragma unroll
-    for (int kh = 0; kh < 2; ++kh) {  // slices 2 kh and 2 kh + 1
-      uint4 ar[2][2];                 // [mt][row g, g + 8]: k 8t + 4kh .. + 3
+    for (int h = 0; h < 2; ++h) {  // slices 2 h and 2 h + 1
+      uint4 wf[4];                 // [nt]: k 8 t + 4 h .. + 3 of channel 8 nt + g
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) ar[mt][h] = *reinterpret_cast<const uint4*>(a + (mt * 16 + 8 * h) * lda + 4 * kh);
+      for (int nt = 0; nt < 4; ++nt) {
+        const uint4 v = *reinterpret_cast<const uint4*>(w + nt * 8 * kLdA<float> + 4 * h);
+        wf[nt] = uint4{to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w)};
+      }
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        const int kk = 2 * kh + j;
-        uint32_t af[2][4];
+        const int kk = 2 * h + j;
+        uint32_t xf[2][4];  // [mt]: quad (4 kk + t, pair 8 mt + g)
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt) {
-          af[mt][0] = j == 0 ? ar[mt][0].x : ar[mt][0].z;  // (g, k 8t + 2kk)
-          af[mt][1] = j == 0 ? ar[mt][1].x : ar[mt][1].z;  // (g + 8, 8t + 2kk)
-          af[mt][2] = j == 0 ? ar[mt][0].y : ar[mt][0].w;  // (g, 8t + 2kk + 1)
-          af[mt][3] = j == 0 ? ar[mt][1].y : ar[mt][1].w;  // (g + 8, 8t + 2kk + 1)
-        }
-        uint32_t bf[4][2];
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const uint32_t* q = b + kk * 8 * kLdB + nt * 8;
-          bf[nt][0] = q[0];         // row 8kk + t: k 8t + 2kk
-          bf[nt][1] = q[4 * kLdB];  // row 8kk + 4 + t: k 8t + 2kk + 1
+          const uint4 v = *reinterpret_cast<const uint4*>(x + 4 * kk * kLdX + 4 * 8 * mt);
+          xf[mt][0] = v.x;
+          xf[mt][1] = v.y;
+          xf[mt][2] = v.z;
+          xf[mt][3] = v.w;
         }
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-          for (int nt = 0; nt < 4; ++nt) mma1688_tf32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+          for (int nt = 0; nt < 4; ++nt)
+            mma1688_tf32(acc[mt][nt], xf[mt], j == 0 ? wf[nt].x : wf[nt].z, j == 0 ? wf[nt].y : wf[nt].w);
       }
     }
+  }
+  template <class Bias>
+  __device__ void write(const Acc& acc, uint32_t* so, const Bias& bias_of) const {
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int r = ch0 + 8 * nt + c;
+        const float bv = bias_of(r);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+          *reinterpret_cast<uint2*>(so + r * kLdO<float> + 2 * (q0 + 8 * mt)) =
+              IgElem<float>::outputs(acc[mt][nt][c] + bv, acc[mt][nt][2 + c] + bv);
+      }
   }
 };
 
@@ -471,7 +521,7 @@ struct WarpMma<ExactF32> {
     for (int i = 0; i < 8; ++i) {
       const int r = r0 + 4 * i;
       const float bv = bias_of(r);
-      *reinterpret_cast<uint4*>(so + r * kLdO + c0) =
+      *reinterpret_cast<uint4*>(so + r * kLdO<ExactF32> + c0) =
           uint4{__float_as_uint(acc[i][0] + bv), __float_as_uint(acc[i][1] + bv), __float_as_uint(acc[i][2] + bv),
                 __float_as_uint(acc[i][3] + bv)};
     }
@@ -507,10 +557,11 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   const int m0 = int(blockIdx.x % unsigned(g.m_tiles)) * kBM;
   const int n0 = int(blockIdx.x / unsigned(g.m_tiles)) * kBN;
 
-  // This thread's two pixels: columns col, col + 1 of the input and output tiles, for the
-  // whole block; it gathers (and writes) rows brow, brow + kBRows, ... of them.
-  const int col = 2 * (tid % kPairs), brow = tid / kPairs;
-  const Pixel px[2] = {make_pixel<MASK>(g, n0 + col), make_pixel<MASK>(g, n0 + col + 1)};
+  // This thread's two pixels (InTile<S>::pixel: columns col, col + 1 of the output tile),
+  // for the whole block; it gathers (and writes) 8 rows of them (tap_slot).
+  const int pair = tid % kPairs, col = 2 * pair, brow = tid / kPairs;
+  const Pixel px[2] = {make_pixel<MASK>(g, n0 + InTile<S>::pixel(pair, 0)),
+                       make_pixel<MASK>(g, n0 + InTile<S>::pixel(pair, 1))};
   // Mask path: the pixels' 64-bit base addresses (never dereferenced themselves; a tap
   // whose bit is set lands inside x).
   const uint64_t xbase[2] = {reinterpret_cast<uint64_t>(x) + sizeof(Word) * uint64_t(int64_t(px[0].pix)),
@@ -558,15 +609,11 @@ __global__ void __launch_bounds__(kIgThreads, 2)
     Word* b = sB + stage * kBTile;
     if constexpr (VEC_W) {
       cp_async_wait_all();  // this thread's pieces of A are in; the barrier after store publishes them
-#pragma unroll
-      for (int i = 0; i < kAPieces<S>; ++i) E::round_piece(a + a_piece_row(i) * kLdA<S> + a_piece_k(i));
     } else {
 #pragma unroll
-      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = E::operand(ra[i]);
+      for (int i = 0; i < kALoads; ++i) a[(warp + kARows * i) * kLdA<S> + lane] = Word(ra[i]);
     }
-#pragma unroll
-    for (int i = 0; i < kBLoads; ++i)
-      *reinterpret_cast<Pair*>(b + (brow + kBRows * i) * kLdB + col) = E::operands(rb[i][0], rb[i][1]);
+    InTile<S>::store(b, pair, brow, rb);
   };
 
   typename WarpMma<S>::Acc acc = {};
@@ -612,6 +659,11 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   load(0, tab[0], 0);
   store(0);
   __syncthreads();
+  // TF32 with weight pieces: two steps per trip, so each buffer's shared addresses are
+  // constants rather than recomputed from the stage every step (about 30 instructions
+  // fewer per step); the scalar-weight variants would spill, the others keep their code.
+  constexpr int kUnroll = std::is_same_v<S, float> && VEC_W ? 2 : 1;
+#pragma unroll kUnroll
   for (int s = 0; s < steps; ++s) {
     const int cur = s & 1;
     const bool next = s + 1 < steps;
@@ -635,7 +687,7 @@ __global__ void __launch_bounds__(kIgThreads, 2)
   for (int r = brow; r < kBM; r += kBRows) {
     const int co = m0 + r;
     if (co >= g.Cout) break;
-    const Pair v = *reinterpret_cast<const Pair*>(sB + r * kLdO + col);
+    const Pair v = *reinterpret_cast<const Pair*>(sB + r * kLdO<S> + col);
     if (ok0) out[px[0].obase + co * g.P] = E::first(v);
     if (ok1) out[px[1].obase + co * g.P] = E::second(v);
   }

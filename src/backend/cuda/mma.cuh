@@ -39,12 +39,18 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
   }
 }
 
-// f32 bits rounded to TF32 (10-bit mantissa) to nearest, ties away from zero, as cuDNN
-// and cuBLAS round TF32 operands; the low 13 bits of the result are zero. (The mma itself
-// would just ignore those bits: truncation, a biased error.)
+// f32 bits rounded to TF32 (10-bit mantissa) to nearest, ties to even (as wick rounds to
+// f16 / bf16; cuDNN and cuBLAS also round TF32 operands to nearest, the mma itself would
+// just ignore the low 13 bits: truncation, a biased error). sm_90 has this conversion in
+// hardware (one F2FP); sm_80 has only ties away from zero (cvt.rna, emulated in three
+// instructions), which differs from it on exact ties alone. Inf and NaN stay what they are.
 __device__ __forceinline__ uint32_t to_tf32(uint32_t f32_bits) {
   uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(f32_bits)));
+#else
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(f32_bits)));
+#endif
   return r;
 }
 
