@@ -331,6 +331,33 @@ TEST_P(QuantDevice, SmallMMatmulManyRows) {
   }
 }
 
+// Products chained on the device, each one's x the previous one's y, with no host
+// synchronization between them: on CUDA the matrix-vector kernels launch with
+// programmatic dependent launch (a product's grid may start while the previous kernel
+// runs), so a missing dependency wait would read a stale x or race on y. The chain must
+// match the same chain on the CPU; the square weights keep the values of order 1.
+TEST_P(QuantDevice, ChainedProductsSeeThePreviousOutput) {
+  const int64_t K = 1024;
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K}) {
+    std::vector<float> wv = random_values(size_t(K * K), 71);
+    for (float& v : wv) v /= std::sqrt(float(K));  // |W x| about |x|
+    const QuantTensor w = quantize(Tensor::from_vector(wv, Shape{K, K}), type, "w");
+    const QuantTensor wd = w.to(dev());
+    Tensor x = Tensor::from_vector(random_values(size_t(K), 72), Shape{1, K});
+    Tensor xd = x.to(dev());
+    for (int step = 0; step < 12; ++step) {
+      x = quant_matmul(x, w);
+      xd = quant_matmul(xd, wd);
+    }
+    SCOPED_TRACE(ggml_type_name(type));
+    // Twelve f32 products in different summation orders: a few ulps each, carried along
+    // (|W x| about |x|); a stale or raced x would be off by O(1).
+    float scale = 0.0f;
+    for (float v : x.to_vector<float>()) scale = std::max(scale, std::fabs(v));
+    EXPECT_CLOSE(xd.to(Device::cpu()), x, 1e-3, 1e-3 * scale);
+  }
+}
+
 TEST_P(QuantDevice, MatmulTakesStridedActivations) {
   const int64_t N = 37, K = 256;
   const QuantTensor w =

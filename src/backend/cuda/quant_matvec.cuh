@@ -150,6 +150,22 @@ struct ActQ8 {
   }
 };
 
+// Programmatic dependent launch (sm_90): wait until the grids this one depends on have
+// completed and their writes are visible; let the grids that depend on this one launch.
+// Both are no-ops for a grid launched without the attribute.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// The 128-byte line at p into L2 (no registers, no completion to wait for).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // sum_i a.byte[i] * b.byte[i] + c, a's bytes unsigned, b's signed.
 __device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c) {
   int d;
@@ -524,6 +540,28 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
     advance(next);
   };
 
+  // Programmatic dependent launch (the launcher's attribute): this grid may start while
+  // the previous kernel on the stream still runs. Until griddepcontrol.wait nothing it
+  // wrote may be read (x) or anything it reads be written (y), so meanwhile the warp pulls
+  // its first chunks of W into L2 only: L2 is the point of coherence, so a prefetch there
+  // cannot go stale even if a previous kernel wrote W; the copies into shared memory come
+  // after the wait. launch_dependents lets the next product's grid be set up early (its
+  // blocks still wait for free SM slots and for this grid's completion at their own wait).
+  if (const int g = group_of(0); g < groups && c_begin < c_end) {
+    const size_t first = (size_t(c_begin) * T::kChunkBytes) & ~size_t(127);
+    // Only what the pipeline copies first (S - 1 chunks): a whole round of a large W
+    // prefetched by the next product would evict the running one's data from L2.
+    const size_t end = std::min(size_t(std::min(c_end, c_begin + S - 1)) * T::kChunkBytes, p.row_bytes);
+    const int lines = int((end - first + 127) / 128);  // 128-byte lines of a row's share
+    const int rows_in = int(std::min<int64_t>(kRows, N - int64_t(g) * kRows));
+    for (int i = lane; i < rows_in * lines; i += kWarp) {
+      const int r = i / lines;
+      prefetch_l2(p.w + (size_t(g) * kRows + r) * p.row_bytes + first + size_t(128) * (i - r * lines));
+    }
+  }
+  grid_dependency_wait();
+  grid_launch_dependents();
+
   // The first chunks of W start streaming in while the block stages x.
   for (int s = 0; s < S - 1; ++s) issue();
   const float* xs = p.x;
@@ -690,7 +728,19 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   // block without a group.
   const int64_t blocks = std::min(groups, resident);
   p.rounds = int((groups + blocks * gpb - 1) / (blocks * gpb));
-  kernel<<<unsigned(blocks), kBlockWarps * kWarp, smem, be.stream()>>>(p);
+  // Programmatic dependent launch: the grid may start during the previous kernel's tail
+  // (the kernel's griddepcontrol.wait keeps x and y ordered after it).
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(blocks));
+  cfg.blockDim = dim3(kBlockWarps * kWarp);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = be.stream();
+  cudaLaunchAttribute pdl{};
+  pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  pdl.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &pdl;
+  cfg.numAttrs = 1;
+  (void)cudaLaunchKernelEx(&cfg, kernel, p);  // an error is also the last error: check_launch reports it
   check_launch("quant_matmul");
 }
 
