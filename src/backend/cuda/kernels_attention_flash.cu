@@ -30,6 +30,7 @@ namespace {
 constexpr int kBQ = kFlashBQ, kBK = kFlashBK, kWQ = kFlashWQ, kWarps = kFlashWarps;  // kernels_attention.cuh
 constexpr int kRows = kWQ / 4;                                                       // rows per lane
 constexpr int kKeys = kBK / 8;                                                       // keys per lane
+static_assert(kBQ == kBK && kWQ == 16 && kBK == 64, "load_tile stages kBK rows, Q too; lane blocks are 4 x 8");
 
 constexpr size_t round128(size_t n) { return (n + 127) / 128 * 128; }
 
