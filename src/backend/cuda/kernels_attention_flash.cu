@@ -44,11 +44,17 @@ struct FlashLayout {
   static constexpr int KLD = D + 4;
   static constexpr int VLD = D;  // a V load is one row, 32 consecutive floats
   static constexpr int PLD = kBK + 8;
+  // Head dim 128: the warps' P tiles go over K (free once every warp has its scores, at the
+  // cost of one more barrier per key tile), which brings a block from 116 to 98 KiB: two
+  // blocks per SM instead of one. Head dim 64 is held to three blocks by registers anyway.
+  static constexpr bool p_over_k = D > 64;
   static constexpr size_t q_off = 0;
   static constexpr size_t k_off = q_off + round128(sizeof(float) * kBQ * QLD);
   static constexpr size_t v_off = k_off + round128(sizeof(float) * kBK * KLD);
-  static constexpr size_t p_off = v_off + round128(sizeof(float) * kBK * VLD);
-  static constexpr size_t bytes = p_off + round128(sizeof(float) * kWarps * kWQ * PLD);
+  static constexpr size_t p_bytes = round128(sizeof(float) * kWarps * kWQ * PLD);
+  static constexpr size_t p_off = p_over_k ? k_off : v_off + round128(sizeof(float) * kBK * VLD);
+  static constexpr size_t bytes = p_over_k ? v_off + round128(sizeof(float) * kBK * VLD) : p_off + p_bytes;
+  static_assert(!p_over_k || p_bytes <= v_off - k_off);
 };
 
 // Rows [0, kBK) of a (rows, D) tile at src (row stride s_row, element stride s_d) into dst
@@ -154,75 +160,83 @@ __global__ void __launch_bounds__(kFlashThreads)
     load_tile<D>(Ks, L::KLD, kb + k0 * a.k.s[2], a.k.s[2], a.k.s[3], kv_valid, vec);
     load_tile<D>(Vs, L::VLD, vb + k0 * a.v.s[2], a.v.s[2], a.v.s[3], kv_valid, vec);
     __syncthreads();
-    if (k0 >= warp_end) continue;  // no row of this warp sees these keys (warp-uniform)
+    // A warp none of whose rows sees these keys skips them (warp-uniform), but still meets
+    // the barrier that frees K for P where P lives over K.
+    const bool active = k0 < warp_end;
+    float s[kRows][kKeys];  // scores, then probabilities: row rg + 4 r, key kg + 8 j
+    if (active) {
+      // Raw scores Q K^T.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int j = 0; j < kKeys; ++j) s[r][j] = 0.0f;
+#pragma unroll 2
+      for (int d = 0; d < D; d += 4) {
+        float4 qv[kRows], kv[kKeys];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) qv[r] = lds4(qw + 4 * r * L::QLD + d);
+#pragma unroll
+        for (int j = 0; j < kKeys; ++j) kv[j] = lds4(kl + 8 * j * L::KLD + d);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int j = 0; j < kKeys; ++j) {
+            s[r][j] = fmaf(qv[r].x, kv[j].x, s[r][j]);
+            s[r][j] = fmaf(qv[r].y, kv[j].y, s[r][j]);
+            s[r][j] = fmaf(qv[r].z, kv[j].z, s[r][j]);
+            s[r][j] = fmaf(qv[r].w, kv[j].w, s[r][j]);
+          }
+      }
 
-    // Raw scores Q K^T: s[r][j] = row rg + 4 r, key kg + 8 j.
-    float s[kRows][kKeys];
+      // Scale; keys a row does not see (causal, past Tk, or the whole row past Tq) are -inf.
+      int lim[kRows];  // row r sees tile keys [0, lim[r])
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t n = row_end[r] - k0;
+        lim[r] = n < 0 ? 0 : n > kBK ? kBK : int(n);
+#pragma unroll
+        for (int j = 0; j < kKeys; ++j) s[r][j] = kg + 8 * j < lim[r] ? s[r][j] * scale : -INFINITY;
+      }
+      if (masked) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int j = 0; j < kKeys; ++j)
+            if (kg + 8 * j < lim[r]) s[r][j] += float(a.mask.at(b, h, wq0 + rg + 4 * r, k0 + kg + 8 * j));
+      }
+
+      // Online softmax: a row's 64 keys lie on the 8 lanes of its row group.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float tmax = s[r][0];
+#pragma unroll
+        for (int j = 1; j < kKeys; ++j) tmax = fmaxf(tmax, s[r][j]);
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 4));
+        const float m_new = fmaxf(m_run[r], tmax);
+        // Every key so far masked (m_new = -inf): subtracting 0 keeps p = exp(-inf) = 0 (and
+        // corr = 0 on an accumulator that is still 0) instead of NaN from -inf - -inf.
+        const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
+        const float corr = expf(m_run[r] - m_ref);
+        m_run[r] = m_new;
+        float tsum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kKeys; ++j) {
+          s[r][j] = expf(s[r][j] - m_ref);
+          tsum += s[r][j];
+        }
+        l_run[r] = l_run[r] * corr + tsum;
+#pragma unroll
+        for (int e = 0; e < 4 * T; ++e) o[r][e] *= corr;
+      }
+    }
+    if constexpr (L::p_over_k) __syncthreads();  // every warp is done reading K
+    if (!active) continue;
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int j = 0; j < kKeys; ++j) s[r][j] = 0.0f;
-#pragma unroll 2
-    for (int d = 0; d < D; d += 4) {
-      float4 qv[kRows], kv[kKeys];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) qv[r] = lds4(qw + 4 * r * L::QLD + d);
-#pragma unroll
-      for (int j = 0; j < kKeys; ++j) kv[j] = lds4(kl + 8 * j * L::KLD + d);
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int j = 0; j < kKeys; ++j) {
-          s[r][j] = fmaf(qv[r].x, kv[j].x, s[r][j]);
-          s[r][j] = fmaf(qv[r].y, kv[j].y, s[r][j]);
-          s[r][j] = fmaf(qv[r].z, kv[j].z, s[r][j]);
-          s[r][j] = fmaf(qv[r].w, kv[j].w, s[r][j]);
-        }
-    }
-
-    // Scale; keys a row does not see (causal, past Tk, or the whole row past Tq) are -inf.
-    int lim[kRows];  // row r sees tile keys [0, lim[r])
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int64_t n = row_end[r] - k0;
-      lim[r] = n < 0 ? 0 : n > kBK ? kBK : int(n);
-#pragma unroll
-      for (int j = 0; j < kKeys; ++j) s[r][j] = kg + 8 * j < lim[r] ? s[r][j] * scale : -INFINITY;
-    }
-    if (masked) {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int j = 0; j < kKeys; ++j)
-          if (kg + 8 * j < lim[r]) s[r][j] += float(a.mask.at(b, h, wq0 + rg + 4 * r, k0 + kg + 8 * j));
-    }
-
-    // Online softmax: a row's 64 keys lie on the 8 lanes of its row group.
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float tmax = s[r][0];
-#pragma unroll
-      for (int j = 1; j < kKeys; ++j) tmax = fmaxf(tmax, s[r][j]);
-      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
-      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
-      tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 4));
-      const float m_new = fmaxf(m_run[r], tmax);
-      // Every key so far masked (m_new = -inf): subtracting 0 keeps p = exp(-inf) = 0 (and
-      // corr = 0 on an accumulator that is still 0) instead of NaN from -inf - -inf.
-      const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
-      const float corr = expf(m_run[r] - m_ref);
-      m_run[r] = m_new;
-      float tsum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kKeys; ++j) {
-        const float p = expf(s[r][j] - m_ref);
-        tsum += p;
-        pw[4 * r * L::PLD + kg + 8 * j] = p;
-      }
-      l_run[r] = l_run[r] * corr + tsum;
-#pragma unroll
-      for (int e = 0; e < 4 * T; ++e) o[r][e] *= corr;
-    }
+      for (int j = 0; j < kKeys; ++j) pw[4 * r * L::PLD + kg + 8 * j] = s[r][j];
     __syncwarp();
 
     // o += P V: per 4 keys, 4 P loads (this lane's rows) and T V loads per key.
@@ -249,7 +263,7 @@ __global__ void __launch_bounds__(kFlashThreads)
         }
       }
     }
-    __syncwarp();  // Ps is rewritten by the next tile
+    __syncwarp();  // Ps is rewritten by the next tile (over K: after the next barriers)
   }
 
   // The row sums over the row group's 8 lanes.
