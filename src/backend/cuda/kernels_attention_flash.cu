@@ -131,6 +131,7 @@ __global__ void __launch_bounds__(kFlashThreads)
     const int64_t qi = wq0 + rg + 4 * r;
     row_end[r] = qi < a.Tq ? last_key(a, qi) + 1 : 0;  // <= Tk; 0 for rows past Tq
   }
+  const int64_t row_end_min = std::min(std::min(row_end[0], row_end[1]), std::min(row_end[2], row_end[3]));
   const float scale = float(a.scale);
   const bool masked = a.mask.kind != MaskKind::None;
 
@@ -189,13 +190,23 @@ __global__ void __launch_bounds__(kFlashThreads)
       }
 
       // Scale; keys a row does not see (causal, past Tk, or the whole row past Tq) are -inf.
+      // Most tiles lie wholly before every row's last key and skip the per-key test.
       int lim[kRows];  // row r sees tile keys [0, lim[r])
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int64_t n = row_end[r] - k0;
         lim[r] = n < 0 ? 0 : n > kBK ? kBK : int(n);
+      }
+      if (k0 + kBK <= row_end_min) {
 #pragma unroll
-        for (int j = 0; j < kKeys; ++j) s[r][j] = kg + 8 * j < lim[r] ? s[r][j] * scale : -INFINITY;
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int j = 0; j < kKeys; ++j) s[r][j] *= scale;
+      } else {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int j = 0; j < kKeys; ++j) s[r][j] = kg + 8 * j < lim[r] ? s[r][j] * scale : -INFINITY;
       }
       if (masked) {
 #pragma unroll
