@@ -132,6 +132,16 @@ TEST_P(Attention, PackedQkvViewsLikeGpt2) {
         return scaled_dot_product_attention(v[0].contiguous(), v[1].contiguous(), v[2].contiguous());
       });
     }
+    // The causal pattern as an additive -inf mask (the tiled kernel's masked path, at head
+    // dims 64 and 128): the same result as causal.
+    std::vector<float> m(100 * 100);
+    for (int64_t i = 0; i < 100; ++i)
+      for (int64_t j = 0; j < 100; ++j) m[size_t(i * 100 + j)] = j > i ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const Tensor causal_mask = Tensor::from_vector(m, Shape{1, 1, 100, 100});
+    check_all(H == 2 ? "qkv.h2d64.causal" : "qkv.h1d128.causal", [&](DType dt) {
+      auto v = views(dt);
+      return scaled_dot_product_attention(v[0], v[1], v[2], causal_mask.to(dt).to(dev()));
+    });
   }
 }
 
