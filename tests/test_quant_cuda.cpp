@@ -17,6 +17,7 @@
 #include "support/devices.h"
 #include "support/golden.h"
 #include "wick/gguf.h"
+#include "wick/graph.h"
 #include "wick/quant.h"
 
 namespace wick {
@@ -334,27 +335,47 @@ TEST_P(QuantDevice, SmallMMatmulManyRows) {
 // Products chained on the device, each one's x the previous one's y, with no host
 // synchronization between them: on CUDA the matrix-vector kernels launch with
 // programmatic dependent launch (a product's grid may start while the previous kernel
-// runs), so a missing dependency wait would read a stale x or race on y. The chain must
-// match the same chain on the CPU; the square weights keep the values of order 1.
+// runs), so a missing dependency wait would read a stale x or race on y. The chain
+// alternates a wide x (16384: read from global memory, after a rounding pre-pass in the
+// q8 form) and a narrow one (256: staged in shared memory), in both activation forms,
+// eagerly and recorded as a CUDA graph replayed twice; it must match the same chain on
+// the CPU. The weights keep |W x| about |x|.
 TEST_P(QuantDevice, ChainedProductsSeeThePreviousOutput) {
-  const int64_t K = 1024;
+  const int64_t wide = 16384, narrow = 256;
+  auto scaled = [](int64_t n, int64_t k, uint32_t seed) {
+    std::vector<float> v = random_values(size_t(n * k), seed);
+    for (float& e : v) e /= std::sqrt(float(k));
+    return Tensor::from_vector(v, Shape{n, k});
+  };
   for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K}) {
-    std::vector<float> wv = random_values(size_t(K * K), 71);
-    for (float& v : wv) v /= std::sqrt(float(K));  // |W x| about |x|
-    const QuantTensor w = quantize(Tensor::from_vector(wv, Shape{K, K}), type, "w");
-    const QuantTensor wd = w.to(dev());
-    Tensor x = Tensor::from_vector(random_values(size_t(K), 72), Shape{1, K});
-    Tensor xd = x.to(dev());
-    for (int step = 0; step < 12; ++step) {
-      x = quant_matmul(x, w);
-      xd = quant_matmul(xd, wd);
+    const QuantTensor down = quantize(scaled(narrow, wide, 71), type, "down");  // wide -> narrow
+    const QuantTensor up = quantize(scaled(wide, narrow, 73), type, "up");      // narrow -> wide
+    const QuantTensor down_d = down.to(dev()), up_d = up.to(dev());
+    const Tensor x0 = Tensor::from_vector(random_values(size_t(wide), 72), Shape{1, wide});
+    for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+      SCOPED_TRACE(std::string(ggml_type_name(type)) + (act == QuantActivation::Q8 ? " q8" : " f32"));
+      auto chain = [&](Tensor x, const QuantTensor& wd, const QuantTensor& wu) {
+        for (int step = 0; step < 4; ++step) x = quant_matmul(quant_matmul(x, wd, act), wu, act);
+        return x;
+      };
+      const Tensor want = chain(x0, down, up);
+      float scale = 0.0f;
+      for (float v : want.to_vector<float>()) scale = std::max(scale, std::fabs(v));
+      // f32: eight products in different summation orders, a few ulps each. q8: x is
+      // rounded to q8_0 before every product, and a last-ulp difference can move a value
+      // across a rounding boundary (one step of max|x| / 127 in one element). A stale or
+      // raced x would be off by O(1).
+      const double atol = (act == QuantActivation::Q8 ? 3e-2 : 1e-3) * scale;
+      const Tensor xd0 = x0.to(dev());
+      EXPECT_CLOSE(chain(xd0, down_d, up_d).to(Device::cpu()), want, 1e-3, atol);
+      if (dev().is_cpu()) continue;
+      Tensor out;
+      const CudaGraph g = CudaGraph::capture(dev(), [&] { out = chain(xd0, down_d, up_d); });
+      for (int replay = 0; replay < 2; ++replay) {
+        g.replay();
+        EXPECT_CLOSE(out.to(Device::cpu()), want, 1e-3, atol);
+      }
     }
-    SCOPED_TRACE(ggml_type_name(type));
-    // Twelve f32 products in different summation orders: a few ulps each, carried along
-    // (|W x| about |x|); a stale or raced x would be off by O(1).
-    float scale = 0.0f;
-    for (float v : x.to_vector<float>()) scale = std::max(scale, std::fabs(v));
-    EXPECT_CLOSE(xd.to(Device::cpu()), x, 1e-3, 1e-3 * scale);
   }
 }
 

@@ -323,6 +323,7 @@ __device__ __forceinline__ void tile_dot(const uint8_t* tile, int lane, int e_ti
     // S < kScaleVals (the legacy 32-value blocks) and an x scale when S < 32.
     constexpr int S = D::kWideStride;
     constexpr bool kTwoScales = S >= D::kScaleVals, kTwoX = S >= kQ8Group;
+    static_assert(!(kLegacyBlocks<D> && kTwoScales), "the legacy-block scales fill a and b only");
     const int e_in = 2 * S * (lane / (S / 8)) + 8 * (lane % (S / 8));
     float a2[kRows], b2[kRows];
     if constexpr (kLegacyBlocks<D>) {
@@ -671,6 +672,13 @@ inline size_t smem_per_sm(int device, bool reserved) {
   return size_t(v - 1);
 }
 
+// Whether every image of the kernels has the dependency wait (see launch_matvec).
+#if defined(WICK_CUDA_MIN_ARCH) && WICK_CUDA_MIN_ARCH >= 90
+inline constexpr bool kDependentLaunchBuilt = true;
+#else
+inline constexpr bool kDependentLaunchBuilt = false;
+#endif
+
 // Blocks of quantize_q8_kernel for total values (2 warp steps in flight).
 inline unsigned quantize_q8_blocks(int64_t total) {
   const int64_t warps = (total + 2 * kQ8WarpStep - 1) / (2 * kQ8WarpStep);
@@ -705,16 +713,25 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
     }
   }
   const size_t smem = staged_x_bytes<Act>(p) + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
-  // Above the default 48 KB of dynamic shared memory: opt in to the most this kernel can
-  // ask for, once per device (the attribute is per device).
-  static std::atomic<uint64_t> opted_in{0};
+  // Once per device (the attributes are per device): opt in to the most dynamic shared
+  // memory this kernel can ask for (above the default 48 KB), and find out whether it may
+  // take programmatic dependent launch: only when every image of the kernel has the
+  // dependency wait, i.e. the build's oldest architecture is sm_90 or later (a compute_80
+  // image JIT-compiled for an H100 has none, and would race with the previous kernel),
+  // on a device of compute capability 9.0 or later.
+  static std::atomic<uint64_t> opted_in{0}, dependent_launch{0};
   const uint64_t bit = uint64_t(1) << (be.ordinal() & 63);
-  if (!(opted_in.load(std::memory_order_relaxed) & bit)) {
+  if (!(opted_in.load(std::memory_order_acquire) & bit)) {
     const size_t most = Budget<Act, MB>::kXSmemMax + kPartialBytes<MB> + kBlockWarps * T::kWarpSmem;
     WICK_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)) == cudaSuccess,
                Internal, "quant_matmul: cannot raise the shared memory limit of the matvec kernel");
-    opted_in.fetch_or(bit, std::memory_order_relaxed);
+    int major = 0;
+    WICK_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, be.ordinal()) == cudaSuccess, Device,
+               "quant_matmul: cannot read the compute capability of cuda:", be.ordinal());
+    if (kDependentLaunchBuilt && major >= 9) dependent_launch.fetch_or(bit, std::memory_order_relaxed);
+    opted_in.fetch_or(bit, std::memory_order_release);
   }
+  const bool pdl = dependent_launch.load(std::memory_order_relaxed) & bit;
   const int64_t sms = be.sm_count();
   const size_t sm_bytes = smem_per_sm(be.ordinal(), false), reserved = smem_per_sm(be.ordinal(), true);
   const int64_t per_sm = std::clamp<int64_t>(int64_t(sm_bytes / (smem + reserved)), 1, kBlocksPerSm<D, Act, MB>);
@@ -735,11 +752,11 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   cfg.blockDim = dim3(kBlockWarps * kWarp);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = be.stream();
-  cudaLaunchAttribute pdl{};
-  pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  pdl.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &pdl;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
   (void)cudaLaunchKernelEx(&cfg, kernel, p);  // an error is also the last error: check_launch reports it
   check_launch("quant_matmul");
 }
