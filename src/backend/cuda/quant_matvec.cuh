@@ -258,13 +258,8 @@ struct SharedRow {
   uint32_t base;  // shared address of row 0
   uint32_t roff;  // r * kRowBuffer
   __device__ __forceinline__ quant::Bytes8 bytes8(int64_t off) const {
-    const uint32_t a = base + uint32_t(off), lo2 = a & 3u, w = a - lo2 + roff, shift = lo2 * 8;
-    uint32_t w0, w1, w2;
-    // volatile: kept in order with the kernel's cp.async waits.
-    asm volatile("ld.shared.u32 %0, [%3];\n\tld.shared.u32 %1, [%3+4];\n\tld.shared.u32 %2, [%3+8];"
-                 : "=r"(w0), "=r"(w1), "=r"(w2)
-                 : "r"(w));
-    return {__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift)};
+    const uint32_t a = base + uint32_t(off), lo2 = a & 3u;
+    return quant::bytes8_shared(a - lo2 + roff, lo2 * 8);
   }
   __device__ __forceinline__ uint32_t byte(int64_t off) const {
     uint32_t v;

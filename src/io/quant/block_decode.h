@@ -63,19 +63,25 @@ WICK_HD inline float f16_fast(const uint8_t* p) {
 struct Bytes8 {
   uint32_t lo, hi;  // bytes 0..3 and 4..7, little endian
 };
-WICK_HD inline Bytes8 bytes8_at(const uint8_t* p) {
-#if defined(__CUDA_ARCH__)
-  // Three aligned word loads and two funnel shifts instead of eight byte loads, as
-  // shared-memory loads on 32-bit addresses (p is in shared memory; a generic pointer
-  // turned into an integer would take generic loads and 64-bit address arithmetic).
-  // volatile: kept in order with the kernel's cp.async waits.
-  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  const unsigned w = addr & ~3u, shift = (addr & 3u) * 8;
+#if defined(__CUDACC__)
+// The 8 bytes that start shift / 8 bytes into the 4-byte-aligned shared address w: three
+// aligned word loads and two funnel shifts instead of eight byte loads, as shared-memory
+// loads on 32-bit addresses (a generic pointer turned into an integer would take generic
+// loads and 64-bit address arithmetic). volatile: kept in order with the kernels'
+// cp.async waits.
+__device__ __forceinline__ Bytes8 bytes8_shared(uint32_t w, uint32_t shift) {
   uint32_t w0, w1, w2;
   asm volatile("ld.shared.u32 %0, [%3];\n\tld.shared.u32 %1, [%3+4];\n\tld.shared.u32 %2, [%3+8];"
                : "=r"(w0), "=r"(w1), "=r"(w2)
                : "r"(w));
   return {__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift)};
+}
+#endif
+
+WICK_HD inline Bytes8 bytes8_at(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));  // p is in shared memory
+  return bytes8_shared(addr & ~3u, (addr & 3u) * 8);
 #else
   auto word = [](const uint8_t* q) {
     return uint32_t(q[0]) | (uint32_t(q[1]) << 8) | (uint32_t(q[2]) << 16) | (uint32_t(q[3]) << 24);
