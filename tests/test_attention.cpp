@@ -73,18 +73,28 @@ TEST_P(Attention, SelfAttentionTiled) {
 
 TEST_P(Attention, ManyHeadsOneBlockPerQueryTile) {
   // 100 heads (a stride-0 broadcast of one): enough query tiles to fill the GPU, so the
-  // tiled kernel writes its output directly instead of splitting keys and merging.
-  const Shape s{1, 100, 300, 64};
-  check_all("self300.causal", [&](DType dt) {
-    const Tensor out = scaled_dot_product_attention(in("pool.q", dt).broadcast_as(s), in("pool.k", dt).broadcast_as(s),
-                                                    in("pool.v", dt).broadcast_as(s), {}, {.causal = true});
-    EXPECT_EQ(out.shape(), s);
-    return out.narrow(1, 99, 1);  // every head is the same; spot-check the last
-  });
-  const Tensor all =
-      scaled_dot_product_attention(in("pool.q", DType::F32).broadcast_as(s), in("pool.k", DType::F32).broadcast_as(s),
-                                   in("pool.v", DType::F32).broadcast_as(s), {}, {.causal = true});
-  EXPECT_CLOSE(all, gold("self300.causal").broadcast_as(s), tol(DType::F32), tol(DType::F32));
+  // tiled kernel writes its output directly instead of splitting keys and merging; for
+  // f16/bf16 that is the kernel with two row tiles per warp (128-query blocks: the last one
+  // has 44 rows, so its second half is empty). 30 heads: a few key splits per query tile
+  // (merged by the few-splits combine kernel). Every head is checked, with causal and with
+  // the causal pattern as an additive mask (the masked instantiation).
+  std::vector<float> m(300 * 300);
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 300; ++j) m[size_t(i * 300 + j)] = j > i ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const Tensor causal_mask = Tensor::from_vector(m, Shape{1, 1, 300, 300});
+  for (int64_t heads : {100, 30}) {
+    const Shape s{1, heads, 300, 64};
+    const Tensor want = gold("self300.causal").broadcast_as(s);
+    for (DType dt : kDTypes) {
+      SCOPED_TRACE(std::to_string(heads) + " heads " + std::string(dtype_name(dt)));
+      const Tensor q = in("pool.q", dt).broadcast_as(s), k = in("pool.k", dt).broadcast_as(s),
+                   v = in("pool.v", dt).broadcast_as(s);
+      const Tensor out = scaled_dot_product_attention(q, k, v, {}, {.causal = true});
+      EXPECT_EQ(out.shape(), s);
+      EXPECT_CLOSE(out, want, tol(dt), tol(dt));
+      EXPECT_CLOSE(scaled_dot_product_attention(q, k, v, causal_mask.to(dt).to(dev())), want, tol(dt), tol(dt));
+    }
+  }
 }
 
 TEST_P(Attention, CausalWithMoreQueriesThanKeysGivesNaNRows) {
@@ -272,6 +282,24 @@ TEST_P(Attention, TiledKernelUnalignedAndStridedHeadDim) {
     auto strided = [&](const char* n) { return in(n, dt).transpose(2, 3).contiguous().transpose(2, 3); };
     return scaled_dot_product_attention(strided("pool.q"), strided("pool.k"), strided("pool.v"), {}, {.causal = true});
   });
+}
+
+TEST_P(Attention, NegativeAndZeroScale) {
+  // The tiled f16/bf16 kernel takes row maxima of the unscaled scores, which holds for a
+  // positive scale only; other scales must still give softmax(scale q k^T) v.
+  // scale -s on q equals scale s on -q (the golden "self300.causal" is with s = 1/8):
+  check_all("self300.causal", [&](DType dt) {
+    return scaled_dot_product_attention(neg(in("pool.q", dt)), in("pool.k", dt), in("pool.v", dt), {},
+                                        {.causal = true, .scale = -0.125});
+  });
+  // Scale 0: every visible key weighs the same, so each row is the mean of the values.
+  const Tensor mean_v = mean(gold("pool.v").to(DType::F64), {2}, true).broadcast_as(Shape{1, 1, 300, 64});
+  for (DType dt : kDTypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor got =
+        scaled_dot_product_attention(in("pool.q", dt), in("pool.k", dt), in("pool.v", dt), {}, {.scale = 0.0});
+    EXPECT_CLOSE(got, mean_v, tol(dt), tol(dt));
+  }
 }
 
 TEST_P(Attention, RopeInterleavedAndHalfSplit) {

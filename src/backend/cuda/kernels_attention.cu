@@ -214,6 +214,44 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
   }
 }
 
+// The same merge for the prefill kernels' few splits (at most kFewSplits) of f32 partials
+// with D % 4 == 0: a thread per 4 consecutive elements of a row, every load a 16-byte
+// vector (the warp-per-row kernel above spent ~300 instructions on a row of 3 splits).
+constexpr int kFewSplits = 4;
+template <class S>
+__global__ void attention_combine_few_kernel(int64_t rows, int D, int splits, const float* __restrict__ acc,
+                                             const float2* __restrict__ ml, S* __restrict__ out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int quads = D / 4;
+  const int64_t row = i / quads;
+  if (row >= rows) return;
+  const int d0 = int(i - row * quads) * 4;
+  float2 st[kFewSplits];
+  float4 part[kFewSplits];
+  float m = -INFINITY;
+#pragma unroll
+  for (int s = 0; s < kFewSplits; ++s) {  // absent splits read split 0 and weigh 0
+    const int64_t prow = (s < splits ? s : 0) * rows + row;
+    st[s] = ml[prow];
+    part[s] = *reinterpret_cast<const float4*>(acc + prow * D + d0);
+    if (s < splits) m = fmaxf(m, st[s].x);
+  }
+  float sum = 0.0f;
+  float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (m != -INFINITY) {
+#pragma unroll
+    for (int s = 0; s < kFewSplits; ++s) {
+      const float w = s < splits && st[s].x != -INFINITY ? math::wexp(st[s].x - m) : 0.0f;
+      sum += w * st[s].y;
+      o.x += w * part[s].x, o.y += w * part[s].y, o.z += w * part[s].z, o.w += w * part[s].w;
+    }
+  }
+  const float inv = sum > 0.0f ? 1.0f / sum : NAN;  // no split saw a key: NaN, as PyTorch (0/0)
+  S* op = out + row * D + d0;
+  op[0] = from_compute<S>(o.x * inv), op[1] = from_compute<S>(o.y * inv);
+  op[2] = from_compute<S>(o.z * inv), op[3] = from_compute<S>(o.w * inv);
+}
+
 template <class S, int EPL>
 void launch_warp_attention(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& out) {
@@ -286,9 +324,19 @@ void cuda::launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, 
     using S = dev_t<T>;
     using A = dcompute_t<S>;
     const unsigned blocks = unsigned((rows * 32 + kThreads - 1) / kThreads);
+    S* o = dptr<S>(out) + out.offset();
+    if constexpr (std::is_same_v<A, float>) {
+      if (splits <= kFewSplits && D % 4 == 0) {
+        const int64_t threads = rows * (D / 4);
+        attention_combine_few_kernel<S><<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, be.stream()>>>(
+            rows, int(D), int(splits), static_cast<const float*>(acc), static_cast<const float2*>(ml), o);
+        check_launch("scaled_dot_product_attention (combine)");
+        return;
+      }
+    }
     auto go = [&]<int EPL>() {
       attention_combine_kernel<S, EPL><<<blocks, kThreads, 0, be.stream()>>>(
-          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), dptr<S>(out) + out.offset());
+          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), o);
     };
     if (D <= 64)
       go.template operator()<2>();

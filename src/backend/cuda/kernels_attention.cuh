@@ -66,6 +66,7 @@ __host__ __device__ inline int64_t last_key(const AttnArgs& a, int64_t i) {
 // Tile geometry of the prefill kernels (kernels_attention_flash.cu for f32,
 // kernels_attention_mma.cu for f16/bf16): a block of kFlashWarps warps takes kFlashBQ
 // queries (kFlashWQ per warp) of one (batch, head) and walks its keys in tiles of kFlashBK.
+// (The f16/bf16 kernel can also take twice the queries per warp and block.)
 inline constexpr int kFlashBQ = 64, kFlashBK = 64, kFlashWQ = 16;
 inline constexpr int kFlashWarps = kFlashBQ / kFlashWQ, kFlashThreads = 32 * kFlashWarps;
 
@@ -78,14 +79,15 @@ struct PrefillTile {
   const S *qb, *kb, *vb;
 };
 template <class S>
-__device__ __forceinline__ PrefillTile<S> prefill_tile(const AttnArgs& a, const S* q, const S* k, const S* v) {
+__device__ __forceinline__ PrefillTile<S> prefill_tile(const AttnArgs& a, const S* q, const S* k, const S* v,
+                                                       int bq = kFlashBQ) {
   PrefillTile<S> t;
-  const int64_t n_qt = (a.Tq + kFlashBQ - 1) / kFlashBQ, bh_count = a.B * a.H;
-  t.q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * kFlashBQ;
+  const int64_t n_qt = (a.Tq + bq - 1) / bq, bh_count = a.B * a.H;
+  t.q0 = (n_qt - 1 - int64_t(blockIdx.x) / bh_count) * bq;
   t.bh = int64_t(blockIdx.x) % bh_count;
   t.b = t.bh / a.H;
   t.h = t.bh % a.H;
-  t.q_valid = a.Tq - t.q0 < kFlashBQ ? a.Tq - t.q0 : kFlashBQ;
+  t.q_valid = a.Tq - t.q0 < bq ? a.Tq - t.q0 : bq;
   t.qb = q + a.q.off + t.b * a.q.s[0] + t.h * a.q.s[1] + t.q0 * a.q.s[2];
   t.kb = k + a.k.off + t.b * a.k.s[0] + t.h * a.k.s[1];
   t.vb = v + a.v.off + t.b * a.v.s[0] + t.h * a.v.s[1];
@@ -147,17 +149,18 @@ int prefill_blocks_per_sm(size_t smem) {
 }
 
 // Runs a prefill kernel, Kernel(a, rows_aligned, chunk_keys, q, k, v, out, part_acc,
-// part_ml), over every (query tile, batch, head). When the tiles alone cannot fill the GPU
-// (batch-1 prefill) the keys are split over several blocks per tile (whole key tiles each)
-// whose partials launch_attention_combine merges; otherwise the kernel writes out itself.
+// part_ml), over every (query tile of bq rows, batch, head). When the tiles alone cannot
+// fill the GPU (batch-1 prefill) the keys are split over several blocks per tile (whole
+// key tiles each) whose partials launch_attention_combine merges; otherwise the kernel
+// writes out itself.
 template <auto Kernel, class S>
-void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, const Tensor& q, const Tensor& k, const Tensor& v,
-                    const Tensor& out) {
+void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, int bq, const Tensor& q, const Tensor& k,
+                    const Tensor& v, const Tensor& out) {
   const int per_sm = prefill_blocks_per_sm<Kernel>(smem);
   constexpr int vec = 16 / sizeof(S);
   const bool aligned =
       flash_rows_aligned(q, a.q, vec) && flash_rows_aligned(k, a.k, vec) && flash_rows_aligned(v, a.v, vec);
-  const int64_t blocks = (a.Tq + kFlashBQ - 1) / kFlashBQ * a.B * a.H;
+  const int64_t blocks = (a.Tq + bq - 1) / bq * a.B * a.H;
   const FlashSplit sp = flash_key_split(blocks, int64_t(per_sm) * be.sm_count(), a.Tk, kFlashBK);
   const dim3 grid{unsigned(blocks), unsigned(sp.splits)};
   const int64_t chunk_keys = sp.chunk_tiles * kFlashBK;

@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(kFlashThreads)
 template <class S, int D>
 void launch_flash(CudaBackend& be, const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v,
                   const Tensor& out) {
-  launch_prefill<flash_attention_kernel<S, D>, S>(be, a, FlashLayout<D>::bytes, q, k, v, out);
+  launch_prefill<flash_attention_kernel<S, D>, S>(be, a, FlashLayout<D>::bytes, kFlashBQ, q, k, v, out);
 }
 
 template <class S>
