@@ -96,6 +96,17 @@ __device__ __forceinline__ void load_chunk(const S* __restrict__ p, int64_t stri
   }
 }
 
+// Elements [e0, e0 + VW) of a strided vector in its storage type; the chunk must be
+// whole (the row kernel's chunks are: VW divides n, or is 1).
+template <int VW, class S>
+__device__ __forceinline__ Vec<S, VW> load_raw_chunk(const S* __restrict__ p, int64_t stride, int64_t e0, bool vec) {
+  if (vec) return *reinterpret_cast<const Vec<S, VW>*>(p + e0);
+  Vec<S, VW> t;
+#pragma unroll
+  for (int k = 0; k < VW; ++k) t.v[k] = p[(e0 + k) * stride];
+  return t;
+}
+
 template <int VW, class S, class C>
 __device__ __forceinline__ void store_chunk(S* __restrict__ p, int64_t e0, int64_t n, bool vec, const C (&v)[VW]) {
   if (vec) {
@@ -139,16 +150,16 @@ __device__ __forceinline__ C row_output(C v, const RowStats<C>& st, C w, C bias)
 // The row stays in registers in its storage type (16-bit floats take half the registers
 // of their f32 values; the conversion on each use is exact and one instruction), except
 // that softmax keeps exp(x - max) in the compute type so exp runs once per element.
-// Register bounds: 16-bit softmax/rms_norm fit 64 (four blocks, 32 warps, 64 KB of row in
-// flight per SM); layer_norm, whose two passes over the widened row and weight/bias chunks
-// need more, and f32 80 (three blocks). The scalar path (strided or unaligned rows, a
+// Register bounds: 16-bit rows fit 64 (four blocks, 32 warps, 64 KB of row in flight per
+// SM; layer_norm with a 16-byte spill: at three blocks, 48 KB in flight, bf16 layer_norm
+// read at 79% of copy bandwidth); f32 80 (three blocks). The scalar path (strided or unaligned rows, a
 // fallback) computes 32 64-bit addresses too: 128 (two blocks). f64 (rare on GPUs; 64
 // registers of row alone) is left unbounded.
 template <RowMode M, bool kVec, class S>
 constexpr int row_warp_min_blocks() {
   if (sizeof(S) > 4) return 1;
   if (!kVec) return 2;
-  return sizeof(S) == 4 || M == RowMode::LayerNorm ? 3 : 4;
+  return sizeof(S) == 4 ? 3 : 4;
 }
 
 // exp(v - m), given ml = m * log2(e). 16-bit outputs take exp2 of one fused multiply-add
@@ -284,16 +295,20 @@ __global__ void __launch_bounds__(kThreads, row_warp_min_blocks<M, kVec, S>())
     for (int j = 0; j < J; ++j) {
       const int e0 = (j * 32 + lane) * VW;
       if (e0 >= len) continue;
-      C w[VW], b[VW], y[VW];
-#pragma unroll
-      for (int k = 0; k < VW; ++k) w[k] = C(1), b[k] = C(0);
+      // Weight and bias chunks stay in their storage type until used (converted per
+      // element): the unrolled loop hoists every chunk's loads, and 16-bit chunks take
+      // half the registers of their f32 values.
+      Vec<S, VW> wr, br;
       if constexpr (M == RowMode::LayerNorm || M == RowMode::RmsNorm) {
-        if (weight) load_chunk<VW>(weight, g.ws, e0, g.n, g.w_vec, w);
-        if (bias) load_chunk<VW>(bias, g.bs, e0, g.n, g.b_vec, b);
+        if (weight) wr = load_raw_chunk<VW>(weight, g.ws, e0, g.w_vec);
+        if (bias) br = load_raw_chunk<VW>(bias, g.bs, e0, g.b_vec);
       }
+      C y[VW];
 #pragma unroll
-      for (int k = 0; k < VW; ++k)
-        y[k] = kKeepExp ? ex[kKeepExp ? j : 0][k] * st.b : row_output<M>(v_at(j, k), st, w[k], b[k]);
+      for (int k = 0; k < VW; ++k) {
+        const C w = weight ? C(to_compute(wr.v[k])) : C(1), b = bias ? C(to_compute(br.v[k])) : C(0);
+        y[k] = kKeepExp ? ex[kKeepExp ? j : 0][k] * st.b : row_output<M>(v_at(j, k), st, w, b);
+      }
       if constexpr (kVec)
         *reinterpret_cast<Vec<S, VW>*>(orow + e0) = pack_chunk<S>(y);
       else
