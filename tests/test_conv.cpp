@@ -558,7 +558,9 @@ TEST_P(Conv, F32ExactMisalignedOperandsAgainstF64Cpu) {
     const Tensor xd = c.x_narrow_dim < 0 ? x.to(dev()) : narrowed_view(x, c.x_narrow_dim, dev());
     if (c.x_narrow_dim >= 0) {
       EXPECT_EQ(xd.is_contiguous(), c.x_narrow_dim == 0 || (c.x_narrow_dim == 1 && c.x[0] == 1));
-      if (xd.is_contiguous()) EXPECT_EQ(xd.offset() % 2, 1);
+      if (xd.is_contiguous()) {
+        EXPECT_EQ(xd.offset() % 2, 1);
+      }
     }
     const Tensor wd = c.w_offset < 0 ? permuted_weight(w, dev()) : at_offset(w, c.w_offset, dev());
     if (c.w_offset < 0)
