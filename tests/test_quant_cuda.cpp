@@ -446,7 +446,9 @@ TEST_P(QuantDevice, ProductsSeeAnInPlaceRewriteOfX) {
           const double atol = (act == QuantActivation::Q8 ? 3e-2 : 1e-3) * scale;
           EXPECT_EQ(got[size_t(s)].device(), dev());
           EXPECT_CLOSE(got[size_t(s)].to(Device::cpu()), want[size_t(s)], 1e-3, atol);
-          if (s > 0) EXPECT_FALSE(test::all_close(want[size_t(s)], want[size_t(s - 1)], 1e-3, atol)) << "x unchanged";
+          if (s > 0) {
+            EXPECT_FALSE(test::all_close(want[size_t(s)], want[size_t(s - 1)], 1e-3, atol)) << "x unchanged";
+          }
         }
       }
     }
