@@ -1,7 +1,8 @@
 // conv1d/conv2d/conv_transpose1d/conv_transpose2d against PyTorch goldens
 // (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, f32 in TF32
-// under allow_tf32() and exact (bit for bit where the sums are exact) without it, and the
-// argument errors.
+// under allow_tf32() and exact (bit for bit where the sums are exact) without it, exact f32
+// over misaligned and strided operands and through Inf and NaN (against the f64 conv on
+// the CPU), the argument errors, and the AllowTf32Scope guard.
 #include <gtest/gtest.h>
 
 #include <cmath>
