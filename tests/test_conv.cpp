@@ -1,10 +1,14 @@
 // conv1d/conv2d/conv_transpose1d/conv_transpose2d against PyTorch goldens
 // (tests/data/gen_conv.py), every float dtype, contiguous and strided inputs, f32 in TF32
-// under allow_tf32() and exact (bit for bit where the sums are exact) without it, and the
-// argument errors.
+// under allow_tf32() and exact (bit for bit where the sums are exact) without it, exact f32
+// over misaligned and strided operands and through Inf and NaN (against the f64 conv on
+// the CPU), the argument errors, and the AllowTf32Scope guard.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
 
 #include "support/conv_goldens.h"
 #include "support/devices.h"
@@ -200,19 +204,6 @@ TEST_P(Conv, HalfPrecisionAgainstF32Cpu) {
   }
 }
 
-// Turns wick::allow_tf32 on or off for a scope and restores the previous setting on exit,
-// also when an assertion fails (ASSERT_* returns early) or a conv throws.
-class Tf32Scope {
- public:
-  explicit Tf32Scope(bool allow) : previous_(allow_tf32()) { set_allow_tf32(allow); }
-  ~Tf32Scope() { set_allow_tf32(previous_); }
-  Tf32Scope(const Tf32Scope&) = delete;
-  Tf32Scope& operator=(const Tf32Scope&) = delete;
-
- private:
-  bool previous_;
-};
-
 // f32 convs under allow_tf32() (on cuda: the implicit-GEMM kernel in TF32) against the
 // exact f32 conv of the same values on the CPU. Bound: TF32 keeps 10 mantissa bits and
 // rounds to nearest, so each operand carries a relative error of at most u = 2^-11,
@@ -283,13 +274,13 @@ TEST_P(Conv, F32Tf32AgainstF32Cpu) {
     const double K = double(c.w[1] * c.w[2] * c.w[3]);
     const double sigma = std::sqrt(2.0 * K / 3.0) * std::ldexp(1.0, -11) * 0.5;
     {
-      const Tf32Scope tf32(true);
+      const AllowTf32Scope tf32(true);
       const Tensor y = conv2d(xd, wd, bd, c.o);
       ASSERT_EQ(y.dtype(), DType::F32);
       EXPECT_CLOSE(y.to(Device::cpu()), want, 1e-5, 8 * sigma);
     }
     {
-      const Tf32Scope exact(false);
+      const AllowTf32Scope exact(false);
       const double sigma_f32 = std::ldexp(1.0, -24) * 0.5 * K / std::sqrt(3.0);
       EXPECT_CLOSE(conv2d(xd, wd, bd, c.o).to(Device::cpu()), want, 1e-6, 8 * sigma_f32);
     }
@@ -330,7 +321,7 @@ TEST_P(Conv, F32Tf32RoundsOperandsToNearest) {
         const Tensor w = full(Shape(c.w), v_in_x ? 1.0 : val.v, DType::F32, dev());
         const Tensor b = full(Shape{c.w[0]}, 0.5, DType::F32, dev());
         for (bool allow : {true, false}) {
-          const Tf32Scope scope(allow);
+          const AllowTf32Scope scope(allow);
           const Tensor y = conv2d(x, w, b).to(Device::cpu());
           const bool tf32 = allow && dev().is_cuda();
           const double want = 0.5 + double(K) * (tf32 ? val.tf32 : val.v);
@@ -362,7 +353,7 @@ TEST_P(Conv, F32ExactSumsAreBitExact) {
       {{2, 4, 6, 7}, {8, 4, 1, 1}, {}, true},
   };
   const double f = 1.0 + std::ldexp(1.0, -12);
-  const Tf32Scope exact(false);
+  const AllowTf32Scope exact(false);
   manual_seed(5);
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const ConvCase& c = cases[ci];
@@ -397,14 +388,249 @@ TEST_P(Conv, Tf32LeavesHalfPrecisionAlone) {
     const Conv2dOptions o{.padding = {1, 1}};
     Tensor off, on;
     {
-      const Tf32Scope scope(false);
+      const AllowTf32Scope scope(false);
       off = conv2d(x, w, b, o).to(DType::F32).to(Device::cpu());
     }
     {
-      const Tf32Scope scope(true);
+      const AllowTf32Scope scope(true);
       on = conv2d(x, w, b, o).to(DType::F32).to(Device::cpu());
     }
     EXPECT_TRUE(test::bits_equal(on.to_vector<float>(), off.to_vector<float>()));
+  }
+}
+
+// ---- AllowTf32Scope -------------------------------------------------------------------------
+
+// Each scope sets the flag and gives back exactly what it found, however deep the nesting
+// and whichever value it started from.
+TEST(AllowTf32Scope, NestedScopesRestoreThePreviousValue) {
+  static_assert(!std::is_copy_constructible_v<AllowTf32Scope> && !std::is_copy_assignable_v<AllowTf32Scope>);
+  static_assert(!std::is_convertible_v<bool, AllowTf32Scope>);  // explicit
+  for (bool start : {false, true}) {
+    SCOPED_TRACE(start ? "from on" : "from off");
+    const AllowTf32Scope outer(start);  // a known starting value, itself restored at the end
+    ASSERT_EQ(allow_tf32(), start);
+    {
+      const AllowTf32Scope flip(!start);
+      EXPECT_EQ(allow_tf32(), !start);
+      {
+        const AllowTf32Scope back(start);
+        EXPECT_EQ(allow_tf32(), start);
+        {
+          const AllowTf32Scope same(start);  // setting the value it already has
+          EXPECT_EQ(allow_tf32(), start);
+        }
+        EXPECT_EQ(allow_tf32(), start);
+        const AllowTf32Scope again(!start);
+        EXPECT_EQ(allow_tf32(), !start);
+      }
+      EXPECT_EQ(allow_tf32(), !start);
+    }
+    EXPECT_EQ(allow_tf32(), start);
+  }
+}
+
+// An exception thrown inside the scope (a wick::Error from a conv with a bad input, as a
+// benchmark or test would meet it) still restores the previous value.
+TEST(AllowTf32Scope, RestoresWhenAnExceptionLeavesTheScope) {
+  for (bool start : {false, true}) {
+    SCOPED_TRACE(start ? "from on" : "from off");
+    const AllowTf32Scope outer(start);
+    EXPECT_THROW(
+        {
+          const AllowTf32Scope flip(!start);
+          EXPECT_EQ(allow_tf32(), !start);
+          const AllowTf32Scope inner(start);
+          const AllowTf32Scope inner2(!start);
+          (void)conv2d(zeros(Shape{4, 5, 5}), zeros(Shape{6, 4, 3, 3}));  // rank 3: throws
+        },
+        Error);
+    EXPECT_EQ(allow_tf32(), start);
+  }
+}
+
+// ---- exact f32 over misaligned and strided operands, Inf and NaN ---------------------------
+
+// t's values (a CPU tensor) in a new contiguous tensor on device whose data begins offset
+// elements into its buffer (allocations are 256-byte aligned, so an offset of 1 or 3 f32
+// is not 16-byte aligned, 4 is). The elements before it hold NaN: a kernel that read them
+// would turn outputs into NaN.
+Tensor at_offset(const Tensor& t, int64_t offset, Device device) {
+  Tensor v = full(Shape{t.numel() + offset}, std::nan(""), t.dtype(), device).narrow(0, offset, t.numel());
+  v = v.reshape(t.shape());
+  v.copy_(t.to(device));
+  return v;
+}
+
+// t's values (a CPU tensor) as a view on device narrowed along dim: indices [1, 1 + n) of a
+// tensor 2 larger there, the rest NaN (read by mistake, it shows). Along the batch, a
+// contiguous view at an offset of one image; along the channels, one at an offset of one
+// H x W plane when the batch is 1 (strided otherwise); along the width, strided, every row
+// one element in.
+Tensor narrowed_view(const Tensor& t, int64_t dim, Device device) {
+  std::vector<int64_t> big = t.shape().dims();
+  big[size_t(dim)] += 2;
+  Tensor v = full(Shape(big), std::nan(""), t.dtype(), device).narrow(dim, 1, t.dim(dim));
+  v.copy_(t.to(device));
+  return v;
+}
+
+// w's values (a CPU tensor) as a non-contiguous view on device: stored as
+// (kh, kw, C_in, C_out) and permuted back to (C_out, C_in, kh, kw).
+Tensor permuted_weight(const Tensor& w, Device device) {
+  return w.permute({2, 3, 1, 0}).contiguous().to(device).permute({3, 2, 0, 1});
+}
+
+// An f32 conv y (on any device) against the f64 conv of the same f32 values x, w, b on the
+// CPU, element by element: NaN where the reference is NaN, the same infinity where it is
+// infinite, elsewhere within 2 (K + 1) 2^-24 (|b| + sum |x| |w|) of it: twice Higham's
+// worst-case bound gamma_(K+1) for a sum of the bias and K products, rounded once per
+// term (FFMA), in any order (the factor 2 also covers products rounded before their add).
+// Reassociation stays far inside it (the typical error is about sqrt(K) 2^-24 of that
+// magnitude), while a wrong, missing or doubled tap moves an output by a whole |x w| term,
+// about 1/K of the magnitude: hundreds of times the bound at these K (<= 153).
+::testing::AssertionResult matches_f64_conv(const Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b,
+                                            const Conv2dOptions& o) {
+  const Tensor x64 = x.to(DType::F64), w64 = w.to(DType::F64);
+  const Tensor b64 = b.defined() ? b.to(DType::F64) : Tensor{};
+  const Tensor want_t = conv2d(x64, w64, b64, o);
+  if (y.dtype() != DType::F32) return ::testing::AssertionFailure() << "dtype " << dtype_name(y.dtype());
+  if (y.shape() != want_t.shape())
+    return ::testing::AssertionFailure() << "shape " << y.shape() << " != expected " << want_t.shape();
+  const std::vector<double> want = want_t.to_vector<double>();
+  const std::vector<double> mag = conv2d(abs(x64), abs(w64), b.defined() ? abs(b64) : Tensor{}, o).to_vector<double>();
+  const std::vector<double> got = y.to(Device::cpu()).to_vector<double>();
+  const double rel = 2.0 * double(w.dim(1) * w.dim(2) * w.dim(3) + 1) * std::ldexp(1.0, -24);
+  std::ostringstream os;
+  size_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double g = got[i], e = want[i];
+    const bool ok = std::isnan(e) ? std::isnan(g) : std::isinf(e) ? g == e : std::fabs(g - e) <= rel * mag[i];
+    if (!ok && ++bad <= 5)
+      os << "\n  [" << i << "] got " << g << ", expected " << e << " (bound " << rel * mag[i] << ")";
+  }
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << want.size() << " values differ:" << os.str();
+  return ::testing::AssertionSuccess();
+}
+
+// One geometry of the misaligned exact-f32 test.
+struct MisalignedCase {
+  std::vector<int64_t> x, w;
+  Conv2dOptions o;
+  bool bias;
+  int64_t x_narrow_dim;  // -1: x contiguous; else narrowed_view along this dim (0, 1 or 3)
+  int64_t w_offset;      // > 0: w at_offset this many elements; -1: a permuted_weight view
+  int64_t b_offset = 0;  // > 0: the bias at_offset this many elements
+};
+
+// f32 convs with allow_tf32() off (on cuda: the implicit GEMM on FFMA,
+// kernels_conv_igemm.cu) on operands that are not where its fast paths want them,
+// against the f64 conv on the CPU (matches_f64_conv). The kernel loads the weight tile
+// as 16-byte cp.async pieces only when K % 4 == 0 and w is 16-byte aligned, else as
+// scalars: weights at element offsets 1 and 3 (misaligned; with K % 4 == 0 too: C_in 8
+// and 16, K = 72, 16, 144), 4 (aligned, but not at the start of its buffer) and
+// permuted (non-contiguous: the front end makes the copy the kernel sees). Inputs at an
+// odd element offset (narrowed along the batch, or the channels of a batch of 1: the
+// kernel sees the offset) or strided (narrowed channels of a batch of 3, or the width:
+// every row misaligned; the front end makes them contiguous), biases at offsets 1 and 3.
+// Channel counts off the multiples of 4/8/16 (C_in 3, 5, 7, 17; C_out 7, 33, 70), batch
+// 1 and 3, 7x9 and 11x13 images (odd pixel counts per image and per channel row of the
+// output), 3x3 with padding 1 and 1x1 (with padding 1 too: border outputs see only the
+// bias), stride 1 and 2. Everything around an offset or narrowed operand is NaN.
+TEST_P(Conv, F32ExactMisalignedOperandsAgainstF64Cpu) {
+  const Conv2dOptions p1{.padding = {1, 1}}, s2p1{.stride = {2, 2}, .padding = {1, 1}}, s2{.stride = {2, 2}};
+  const std::vector<MisalignedCase> cases = {
+      {{1, 3, 7, 9}, {7, 3, 3, 3}, p1, true, 0, 1},       {{3, 5, 7, 9}, {33, 5, 3, 3}, s2p1, true, 0, 3},
+      {{1, 17, 7, 9}, {7, 17, 3, 3}, p1, false, 1, 1},    {{3, 17, 7, 9}, {33, 17, 3, 3}, p1, true, 1, -1, 1},
+      {{3, 17, 7, 9}, {33, 17, 1, 1}, {}, true, 0, 3},    {{3, 5, 7, 9}, {7, 5, 1, 1}, s2, true, 3, -1},
+      {{1, 3, 7, 9}, {33, 3, 3, 3}, s2p1, true, 3, 1, 3}, {{1, 8, 7, 9}, {33, 8, 3, 3}, p1, true, 1, 1},
+      {{3, 8, 7, 9}, {7, 8, 3, 3}, s2p1, true, 3, 4},     {{1, 16, 7, 9}, {33, 16, 1, 1}, p1, true, 1, 1},
+      {{3, 16, 7, 9}, {33, 16, 1, 1}, s2, false, 3, 3},   {{3, 7, 11, 13}, {70, 7, 3, 3}, p1, true, 0, 1, 1},
+      {{3, 16, 7, 9}, {33, 16, 3, 3}, p1, true, -1, 4},   {{3, 16, 7, 9}, {33, 16, 3, 3}, s2p1, true, -1, 3},
+  };
+  const AllowTf32Scope exact(false);
+  manual_seed(13);
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const MisalignedCase& c = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    const Tensor x = randn(Shape(c.x));
+    const Tensor w = randn(Shape(c.w)) * 0.5;
+    const Tensor b = c.bias ? randn(Shape{c.w[0]}) : Tensor{};
+    const Tensor xd = c.x_narrow_dim < 0 ? x.to(dev()) : narrowed_view(x, c.x_narrow_dim, dev());
+    if (c.x_narrow_dim >= 0) {
+      EXPECT_EQ(xd.is_contiguous(), c.x_narrow_dim == 0 || (c.x_narrow_dim == 1 && c.x[0] == 1));
+      if (xd.is_contiguous()) {
+        EXPECT_EQ(xd.offset() % 2, 1);
+      }
+    }
+    const Tensor wd = c.w_offset < 0 ? permuted_weight(w, dev()) : at_offset(w, c.w_offset, dev());
+    if (c.w_offset < 0)
+      ASSERT_FALSE(wd.is_contiguous());
+    else
+      ASSERT_EQ(wd.offset(), c.w_offset);
+    const Tensor bd = !c.bias ? Tensor{} : c.b_offset ? at_offset(b, c.b_offset, dev()) : b.to(dev());
+    EXPECT_TRUE(matches_f64_conv(conv2d(xd, wd, bd, c.o), x, w, b, c.o));
+  }
+}
+
+// IEEE propagation through exact-f32 convs (allow_tf32() off), against the f64 conv of the
+// same values on the CPU (matches_f64_conv: NaN exactly where the reference is NaN, the
+// same infinity where it is infinite). The input holds a NaN, a +Inf in a corner (its
+// outputs clipped by the border) and a -Inf in the channel that meets the weight's +Inf
+// (an Inf * Inf product, and outputs whose infinite terms differ in sign: NaN). The weight's
+// +Inf sits at the kernel's centre tap, which with padding (k - 1) / 2 and any stride
+// only ever meets real input pixels: at a tap over the zero padding 0 * Inf would make
+// NaN only where an implementation multiplies the padding, which the test leaves open.
+// Operands at odd offsets (the kernel's scalar paths) and not, 3x3 with stride 1 and 2,
+// 1x1, C_in 5 and 17, C_out 7 and 33. An output touching none of the specials stays finite
+// and within the f32 bound (a NaN or Inf that leaked through a wrong tap or tile shows).
+TEST_P(Conv, F32ExactPropagatesInfAndNan) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    Conv2dOptions o;
+    bool misaligned;  // x narrowed along the batch (an odd offset), w at offset 1
+  };
+  const std::vector<Case> cases = {
+      {{2, 5, 7, 9}, {7, 5, 3, 3}, {.padding = {1, 1}}, false},
+      {{2, 5, 7, 9}, {7, 5, 3, 3}, {.stride = {2, 2}, .padding = {1, 1}}, true},
+      {{2, 5, 7, 9}, {33, 5, 1, 1}, {}, true},
+      {{2, 17, 7, 9}, {33, 17, 3, 3}, {.padding = {1, 1}}, true},
+      {{2, 17, 7, 9}, {7, 17, 1, 1}, {.stride = {2, 2}}, false},
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const AllowTf32Scope exact(false);
+  manual_seed(17);
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    const int64_t C = c.x[1], H = c.x[2], W = c.x[3], Ci = c.w[1], KH = c.w[2], KW = c.w[3];
+    std::vector<float> xv = randn(Shape(c.x)).to_vector<float>();
+    std::vector<float> wv = (randn(Shape(c.w)) * 0.5).to_vector<float>();
+    auto xat = [&](int64_t n, int64_t ch, int64_t h, int64_t w_) -> float& {
+      return xv[size_t(((n * C + ch) * H + h) * W + w_)];
+    };
+    xat(0, 1, 2, 4) = std::nanf("");  // even coordinates: 1x1 stride 2 samples them
+    xat(1, 4, 0, W - 1) = float(inf);
+    xat(1, 2, 4, 4) = float(-inf);
+    wv[size_t(((3 * Ci + 2) * KH + KH / 2) * KW + KW / 2)] = float(inf);
+    const Tensor x = Tensor::from_vector(xv, Shape(c.x)), w = Tensor::from_vector(wv, Shape(c.w));
+    const Tensor b = randn(Shape{c.w[0]});
+    const Tensor xd = c.misaligned ? narrowed_view(x, 0, dev()) : x.to(dev());
+    const Tensor wd = c.misaligned ? at_offset(w, 1, dev()) : w.to(dev());
+    if (c.misaligned) {
+      ASSERT_EQ(xd.offset() % 2, 1);
+      ASSERT_EQ(wd.offset(), 1);
+    }
+    // The reference must show all three kinds, and the NaN in every output channel.
+    const std::vector<double> want = conv2d(x.to(DType::F64), w.to(DType::F64), b.to(DType::F64), c.o)
+                                         .narrow(0, 0, 1)
+                                         .to_vector<double>();  // image 0: the NaN's
+    size_t nan = 0, infinite = 0, finite = 0;
+    for (double v : want) (std::isnan(v) ? nan : std::isinf(v) ? infinite : finite) += 1;
+    EXPECT_GE(nan, size_t(c.w[0]));
+    EXPECT_GT(infinite, 0u);
+    EXPECT_GT(finite, want.size() / 2);
+    EXPECT_TRUE(matches_f64_conv(conv2d(xd, wd, b.to(dev()), c.o), x, w, b, c.o));
   }
 }
 

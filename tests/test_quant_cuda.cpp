@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -374,6 +375,81 @@ TEST_P(QuantDevice, ChainedProductsSeeThePreviousOutput) {
       for (int replay = 0; replay < 2; ++replay) {
         g.replay();
         EXPECT_CLOSE(out.to(Device::cpu()), want, 1e-3, atol);
+      }
+    }
+  }
+}
+
+// Products each right after a kernel that rewrites x IN PLACE, with no host
+// synchronization between them: on CUDA the matrix-vector product launches with
+// programmatic dependent launch, so its grid may start while that kernel still writes x,
+// and it must not read x (nor the q8 pre-pass its rounding of x) before its
+// griddepcontrol.wait. The rewrites rotate through three in-place ops, each a kernel
+// launched right before the product: fill_ with a constant, copy_ from a strided (1, K)
+// view (the elementwise copy kernel; a contiguous source would be a cudaMemcpyAsync) and
+// index_copy_ of the previous product's output, tiled over K and scattered to permuted
+// positions (so x also depends on the product before). A product that read x early would
+// compute W times the previous x, i.e. repeat the previous output; the test checks on the
+// CPU that every output is far from the previous one beyond the tolerance. K = 4096 (M = 1:
+// x staged in shared memory by the product itself, in both activation forms) and 16384 (x
+// read from global memory; in the q8 form after a rounding pre-pass, itself an ordinary
+// launch after the rewrite), q4_0, q8_0 and q4_K, both forms, against the same sequence on
+// the CPU. The weights keep |W x| about |x|.
+TEST_P(QuantDevice, ProductsSeeAnInPlaceRewriteOfX) {
+  const int64_t N = 256;
+  constexpr int kSteps = 9;  // three rounds of the three rewrites
+  for (int64_t K : {int64_t(4096), int64_t(16384)}) {
+    std::vector<float> wv = random_values(size_t(N * K), uint32_t(K + 1));
+    for (float& e : wv) e /= std::sqrt(float(K));
+    const Tensor wsrc = Tensor::from_vector(wv, Shape{N, K});
+    // Column s of sources, transposed, is step s's strided (1, K) copy source.
+    const Tensor sources = Tensor::from_vector(random_values(size_t(K * kSteps), uint32_t(K + 2)), Shape{K, kSteps});
+    std::vector<int64_t> perm(static_cast<size_t>(K));
+    std::iota(perm.begin(), perm.end(), int64_t(0));
+    std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(K + 3)));
+    const Tensor positions = Tensor::from_vector(perm, Shape{K});
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K}) {
+      const QuantTensor w = quantize(wsrc, type, "w");
+      const QuantTensor w_dev = w.to(dev());
+      for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K) +
+                     (act == QuantActivation::Q8 ? " q8" : " f32"));
+        // The whole sequence on wq's device, outputs kept (read back only afterwards).
+        auto run = [&](const QuantTensor& wq) {
+          const Device d = wq.device();
+          const Tensor src = sources.to(d), pos = positions.to(d);
+          Tensor x = zeros(Shape{1, K}, DType::F32, d);
+          std::vector<Tensor> ys;
+          for (int s = 0; s < kSteps; ++s) {
+            switch (s % 3) {
+              case 0: x.copy_(src.narrow(1, s, 1).t()); break;
+              case 1: {
+                const Tensor tiled = ys.back().reshape({1, 1, N}).expand(Shape{1, K / N, N}).reshape({1, K});
+                index_copy_(x, 1, pos, tiled);
+                break;
+              }
+              default: x.fill_((s % 2 ? -0.75 : 1.25) * double(1 + s / 3)); break;
+            }
+            ys.push_back(quant_matmul(x, wq, act));
+          }
+          return ys;
+        };
+        const std::vector<Tensor> got = run(w_dev), want = run(w);
+        ASSERT_EQ(got.size(), want.size());
+        for (int s = 0; s < kSteps; ++s) {
+          SCOPED_TRACE("step " + std::to_string(s));
+          float scale = 0.0f;
+          for (float v : want[size_t(s)].to_vector<float>()) scale = std::max(scale, std::fabs(v));
+          // As ChainedProductsSeeThePreviousOutput: f32, summation-order differences; q8,
+          // a last-ulp difference in the previous output can move one value of x across a
+          // q8_0 rounding boundary.
+          const double atol = (act == QuantActivation::Q8 ? 3e-2 : 1e-3) * scale;
+          EXPECT_EQ(got[size_t(s)].device(), dev());
+          EXPECT_CLOSE(got[size_t(s)].to(Device::cpu()), want[size_t(s)], 1e-3, atol);
+          if (s > 0) {
+            EXPECT_FALSE(test::all_close(want[size_t(s)], want[size_t(s - 1)], 1e-3, atol)) << "x unchanged";
+          }
+        }
       }
     }
   }

@@ -41,4 +41,21 @@ void set_allocator(Device device, AllocatorKind kind);
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// Sets allow_tf32() for the lifetime of a scope and restores the value it had before on
+// exit, also when an exception or an early return leaves the scope: a benchmark or test
+// that flips the flag by hand (set, run, set back) leaks the setting into everything
+// after it as soon as the run in between throws. Scopes nest (each restores what it
+// found). The flag is process-wide, not per thread: scopes on several threads at once
+// overwrite each other's setting.
+class AllowTf32Scope {
+ public:
+  explicit AllowTf32Scope(bool allow) : previous_(allow_tf32()) { set_allow_tf32(allow); }
+  ~AllowTf32Scope() { set_allow_tf32(previous_); }
+  AllowTf32Scope(const AllowTf32Scope&) = delete;
+  AllowTf32Scope& operator=(const AllowTf32Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace wick

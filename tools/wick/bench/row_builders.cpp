@@ -159,10 +159,8 @@ Row conv2d_row(int64_t n, int64_t c, int64_t h, int64_t w, int64_t cout, int64_t
                  Conv2dOptions opt;
                  opt.padding = {pad, pad};
                  return Prepared{[x, wgt, opt, tf32] {
-                                   const bool before = allow_tf32();
-                                   set_allow_tf32(tf32);
+                                   const AllowTf32Scope scope(tf32);
                                    (void)conv2d(x, wgt, Tensor(), opt);
-                                   set_allow_tf32(before);
                                  },
                                  {}};
                });
