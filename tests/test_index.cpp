@@ -71,6 +71,27 @@ TEST_P(Index, GatherGolden) {
   }
 }
 
+TEST_P(Index, GatherManyElementsPerThread) {
+  // 1000 x 2200 gathered from 1000 x 3000 (2.2 M outputs: on cuda more than the capped
+  // grid's threads, so every thread takes several grid-stride steps). The values are their
+  // own flat positions, so each output must equal row * 3000 + index exactly.
+  const int64_t rows = 1000, cols = 3000, k = 2200;
+  std::vector<float> pos(size_t(rows * cols));
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = float(i);
+  std::vector<int64_t> idx(size_t(rows * k));
+  uint64_t st = 42;
+  for (auto& v : idx) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    v = int64_t((st >> 33) % uint64_t(cols));
+  }
+  const Tensor src = Tensor::from_vector(pos, Shape{rows, cols}).to(dev());
+  const std::vector<float> got = gather(src, 1, Tensor::from_vector(idx, Shape{rows, k}).to(dev())).to_vector<float>();
+  ASSERT_EQ(got.size(), idx.size());
+  int64_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != float(int64_t(i) / k * cols + idx[i]);
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST_P(Index, ScatterAndScatterAddGolden) {
   const Tensor src = g("index.src"), upd = g("index.upd");
   const auto before = src.to_vector<double>();
