@@ -589,7 +589,9 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
       if (g < groups) {  // the same for the whole warp
         const size_t start = size_t(c) * T::kChunkBytes;
         const uint8_t* chunk = buffers + size_t(cur.stage) * kRows * T::kRowBuffer + (kAligned ? (start & 15) : 0);
-#pragma unroll 1
+        // Unrolled (a few tiles per chunk): later tiles reuse the first one's lane offsets
+        // and addresses, which the 64-register bound made the rolled loop recompute.
+#pragma unroll
         for (int t = 0; t < T::kTiles; ++t) {
           const int e_tile = c * T::kChunkVals + t * T::kTileVals;  // < K + kChunkVals < 2^31 (launcher)
           if (e_tile >= K) break;
