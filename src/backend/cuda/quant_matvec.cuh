@@ -497,43 +497,62 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
   constexpr int kLanesPerRow = kWarp / kRows, kStride = 16 * kLanesPerRow;
   const int lane_row = lane / kLanesPerRow, lane_first = 16 * (lane % kLanesPerRow);
   const uint32_t lane_src = uint32_t(lane_row) * uint32_t(p.row_bytes) + uint32_t(lane_first);
+  const uint32_t row_bytes = uint32_t(p.row_bytes);  // < 2^31 (launcher)
+  // What a chunk's copy needs of its round, worked out once per round (a chunk then costs
+  // 32-bit offset math only): whether the round's group exists (the same for the whole
+  // warp), and the lane's source, row lane_row of the group from byte lane_first, with
+  // whether that row exists (a short last group).
+  struct RoundSrc {
+    const uint8_t* lane_row_src;
+    bool group_ok, row_ok;
+  };
+  auto round_src = [&](int round) {
+    const int g = group_of(round);
+    RoundSrc r;
+    r.group_ok = g < groups;
+    r.row_ok = r.group_ok && int64_t(g) * kRows + lane_row < N;
+    r.lane_row_src = p.w + (r.row_ok ? size_t(g) * kRows * p.row_bytes + lane_src : 0);
+    return r;
+  };
   // Starts the copy of the next item into its buffer (commits an empty group past the
   // end or for a group past N, so the wait below always counts the same number of groups).
   Cursor next{0, c_begin, 0, 0};
+  RoundSrc next_src = round_src(0);
   auto issue = [&]() {
-    const int g = group_of(next.round);
-    if (next.it < items && g < groups) {
-      const size_t start = size_t(next.c) * T::kChunkBytes;
-      const size_t end = std::min(start + size_t(T::kChunkBytes), p.row_bytes);
-      uint8_t* dst = buffers + size_t(next.stage) * kRows * T::kRowBuffer;
-      const uint8_t* rows = p.w + size_t(g) * kRows * p.row_bytes;
-      const int rows_in = int(std::min<int64_t>(kRows, N - int64_t(g) * kRows));  // the last group may be short
+    if (next.it < items && next_src.group_ok) {
+      const uint32_t start = uint32_t(next.c) * uint32_t(T::kChunkBytes);  // < row_bytes + a chunk < 2^31
+      const uint32_t end = std::min(start + uint32_t(T::kChunkBytes), row_bytes);
+      uint8_t* dst = buffers + next.stage * (kRows * T::kRowBuffer);
       if constexpr (kAligned) {
-        // Pieces past the window (the row's end) and of rows past N are zero-filled from a
-        // valid placeholder address (the group's first row).
+        // Pieces past the window (the row's end) and of rows past N are zero-filled (read
+        // from nowhere; cp_async16 still wants a valid address: W's first byte).
         constexpr int kSlots = (T::kPieces + kLanesPerRow - 1) / kLanesPerRow;
-        const size_t g0 = start & ~size_t(15);
-        const int window = int(((end + 15) & ~size_t(15)) - g0);  // <= kPieces * 16; end <= row_bytes
-        const uint8_t* base = rows + g0;                          // the group's first row: also the placeholder
-        const bool row_ok = lane_row < rows_in;
+        const uint32_t g0 = start & ~15u;
+        const int window = int(((end + 15u) & ~15u) - g0);  // <= kPieces * 16; end <= row_bytes
+        const uint8_t* src = next_src.lane_row_src + g0;
         uint8_t* d = dst + lane_row * T::kRowBuffer + lane_first;
 #pragma unroll
         for (int j = 0; j < kSlots; ++j) {
           const int off = lane_first + kStride * j;
           if (j < kSlots - 1 || off < T::kPieces * 16) {  // inside the row's buffer
-            const bool ok = row_ok && off < window;
-            cp_async16(d + kStride * j, base + (ok ? lane_src + kStride * j : 0u), ok ? 16 : 0);
+            const bool ok = next_src.row_ok && off < window;
+            cp_async16(d + kStride * j, ok ? src + kStride * j : p.w, ok ? 16 : 0);
           }
         }
       } else {
+        const int g = group_of(next.round);
+        const uint8_t* rows = p.w + size_t(g) * kRows * p.row_bytes;
+        const int rows_in = int(std::min<int64_t>(kRows, N - int64_t(g) * kRows));  // the last group may be short
         for (int r = 0; r < kRows; ++r, dst += T::kRowBuffer) {
           const uint8_t* src = rows + size_t(std::min(r, rows_in - 1)) * p.row_bytes;
-          for (size_t i = start + lane; i < end; i += kWarp) dst[i - start] = src[i];
+          for (uint32_t i = start + lane; i < end; i += kWarp) dst[i - start] = src[i];
         }
       }
     }
     cp_async_commit();
+    const int round = next.round;
     advance(next);
+    if (next.round != round) next_src = round_src(next.round);
   };
 
   // Programmatic dependent launch (the launcher's attribute): this grid may start while
