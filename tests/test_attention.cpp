@@ -4,6 +4,7 @@
 // tensor cores; long causal, key tails, aligned and unaligned layouts) and the split-key
 // warp kernel (decode, short query blocks, odd head dims, f64), including KV-cache shapes
 // whose key chunks are entirely masked.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -266,6 +267,44 @@ TEST_P(Attention, TiledKernelHeadDim128FifteenHeads) {
     const Tensor v = gather_pool(pair("pool.v", "pool.q"), ik, {3, 5, 200, 128});
     return index_select(scaled_dot_product_attention(q, k, v, {}, {.causal = true}), 2, rows);
   });
+}
+
+TEST_P(Attention, MaskedRowsUnderKeySplitHeadDim128) {
+  // One head of 70 queries (two query tiles) at head dim 128: too few blocks to fill the
+  // GPU, so each tile's keys are split over several blocks (Tk 300: 5 splits of one key
+  // tile; Tk 200: 4, merged by the few-splits combine). The additive mask leaves row 3 no
+  // key (NaN), row 10 only the last 40 keys and row 20 only the first 40, so for those
+  // rows every other split sees nothing but -inf and must weigh 0. Each restricted row
+  // equals one query over just its visible keys (the decode kernel, no mask).
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t tk : {300, 200}) {
+    SCOPED_TRACE("Tk " + std::to_string(tk));
+    const std::pair<int64_t, int64_t> visible[] = {{0, 0}, {tk - 40, tk}, {0, 40}};  // rows 3, 10, 20
+    const int64_t masked_rows[] = {3, 10, 20};
+    std::vector<float> m(size_t(70 * tk), 0.0f);
+    for (int i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < tk; ++j)
+        if (j < visible[i].first || j >= visible[i].second) m[size_t(masked_rows[i] * tk + j)] = -inf;
+    const Tensor mask = Tensor::from_vector(m, Shape{1, 1, 70, tk});
+    for (DType dt : kDTypes) {
+      SCOPED_TRACE(dtype_name(dt));
+      const Tensor q = cat({in("pool.q", dt), in("pool.k", dt)}, 3).narrow(2, 0, 70);
+      const Tensor k = cat({in("pool.k", dt), in("pool.v", dt)}, 3).narrow(2, 0, tk);
+      const Tensor v = cat({in("pool.v", dt), in("pool.q", dt)}, 3).narrow(2, 0, tk);
+      const Tensor out = scaled_dot_product_attention(q, k, v, mask.to(dt).to(dev()));
+      const std::vector<double> row3 = out.narrow(2, 3, 1).to_vector<double>();
+      EXPECT_TRUE(std::all_of(row3.begin(), row3.end(), [](double x) { return std::isnan(x); }));
+      for (int i = 1; i < 3; ++i) {
+        const auto [a, b] = visible[i];
+        const Tensor want = scaled_dot_product_attention(q.narrow(2, masked_rows[i], 1), k.narrow(2, a, b - a),
+                                                         v.narrow(2, a, b - a), {}, {.scale = 1.0 / std::sqrt(128.0)});
+        EXPECT_CLOSE(out.narrow(2, masked_rows[i], 1), want, tol(dt), tol(dt));
+      }
+      // An unmasked row is finite.
+      const std::vector<double> row0 = out.narrow(2, 0, 1).to_vector<double>();
+      EXPECT_TRUE(std::all_of(row0.begin(), row0.end(), [](double x) { return std::isfinite(x); }));
+    }
+  }
 }
 
 TEST_P(Attention, TiledKernelUnalignedAndStridedHeadDim) {
