@@ -78,7 +78,8 @@ TEST_P(Attention, ManyHeadsOneBlockPerQueryTile) {
   // f16/bf16 that is the kernel with two row tiles per warp (128-query blocks: the last one
   // has 44 rows, so its second half is empty). 30 heads: a few key splits per query tile
   // (merged by the few-splits combine kernel). Every head is checked, with causal and with
-  // the causal pattern as an additive mask (the masked instantiation).
+  // the causal pattern as an additive mask (the masked instantiation), and on cuda for
+  // f16/bf16 with a strided head dim too.
   std::vector<float> m(300 * 300);
   for (int64_t i = 0; i < 300; ++i)
     for (int64_t j = 0; j < 300; ++j) m[size_t(i * 300 + j)] = j > i ? -std::numeric_limits<float>::infinity() : 0.0f;
@@ -94,6 +95,15 @@ TEST_P(Attention, ManyHeadsOneBlockPerQueryTile) {
       EXPECT_EQ(out.shape(), s);
       EXPECT_CLOSE(out, want, tol(dt), tol(dt));
       EXPECT_CLOSE(scaled_dot_product_attention(q, k, v, causal_mask.to(dt).to(dev())), want, tol(dt), tol(dt));
+      if (heads == 100 && dev().is_cuda() && (dt == DType::F16 || dt == DType::BF16)) {
+        // A strided head dim: the same kernel staging its tiles element by element.
+        auto strided = [&](const char* n) {
+          return in(n, dt).transpose(2, 3).contiguous().transpose(2, 3).broadcast_as(s);
+        };
+        EXPECT_CLOSE(
+            scaled_dot_product_attention(strided("pool.q"), strided("pool.k"), strided("pool.v"), {}, {.causal = true}),
+            want, tol(dt), tol(dt));
+      }
     }
   }
 }
