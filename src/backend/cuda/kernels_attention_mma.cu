@@ -81,8 +81,10 @@ __device__ __forceinline__ float tree_reduce(float (&v)[N], Op op) {
 // row0 + RSTEP, ... at columns [d0, d0 + 8). The 16-byte path (s_d == 1, rows 16-byte
 // aligned) takes the source pointer of its first row per tile and steps it by a
 // precomputed stride, so a tile costs a few adds per piece instead of 64-bit index math.
-// Rows >= valid (>= 1) are zero, so keys past the end weigh 0 times 0 instead of garbage
-// that could be NaN; the fallback path does plain element loads and stores.
+// Rows >= valid are zero (all of them when valid <= 0: the empty second half of a last
+// query tile), so keys past the end weigh 0 times 0 instead of garbage that could be NaN;
+// src must be a valid address even then. The fallback path does plain element loads and
+// stores.
 template <class S, int D>
 struct TileStager {
   static constexpr int LD = D + 8, CH = D / 8;  // as MmaLayout; 16-byte chunks per row
