@@ -344,9 +344,7 @@ TEST_P(QuantDevice, SmallMMatmulManyRows) {
 TEST_P(QuantDevice, ChainedProductsSeeThePreviousOutput) {
   const int64_t wide = 16384, narrow = 256;
   auto scaled = [](int64_t n, int64_t k, uint32_t seed) {
-    std::vector<float> v = random_values(size_t(n * k), seed);
-    for (float& e : v) e /= std::sqrt(float(k));
-    return Tensor::from_vector(v, Shape{n, k});
+    return Tensor::from_vector(random_values(size_t(n * k), seed, 1.0f / std::sqrt(float(k))), Shape{n, k});
   };
   for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K}) {
     const QuantTensor down = quantize(scaled(narrow, wide, 71), type, "down");  // wide -> narrow
@@ -360,8 +358,7 @@ TEST_P(QuantDevice, ChainedProductsSeeThePreviousOutput) {
         return x;
       };
       const Tensor want = chain(x0, down, up);
-      float scale = 0.0f;
-      for (float v : want.to_vector<float>()) scale = std::max(scale, std::fabs(v));
+      const double scale = test::max_abs(want);
       // f32: eight products in different summation orders, a few ulps each. q8: x is
       // rounded to q8_0 before every product, and a last-ulp difference can move a value
       // across a rounding boundary (one step of max|x| / 127 in one element). A stale or
@@ -399,9 +396,8 @@ TEST_P(QuantDevice, ProductsSeeAnInPlaceRewriteOfX) {
   const int64_t N = 256;
   constexpr int kSteps = 9;  // three rounds of the three rewrites
   for (int64_t K : {int64_t(4096), int64_t(16384)}) {
-    std::vector<float> wv = random_values(size_t(N * K), uint32_t(K + 1));
-    for (float& e : wv) e /= std::sqrt(float(K));
-    const Tensor wsrc = Tensor::from_vector(wv, Shape{N, K});
+    const Tensor wsrc =
+        Tensor::from_vector(random_values(size_t(N * K), uint32_t(K + 1), 1.0f / std::sqrt(float(K))), Shape{N, K});
     // Column s of sources, transposed, is step s's strided (1, K) copy source.
     const Tensor sources = Tensor::from_vector(random_values(size_t(K * kSteps), uint32_t(K + 2)), Shape{K, kSteps});
     std::vector<int64_t> perm(static_cast<size_t>(K));
@@ -438,8 +434,7 @@ TEST_P(QuantDevice, ProductsSeeAnInPlaceRewriteOfX) {
         ASSERT_EQ(got.size(), want.size());
         for (int s = 0; s < kSteps; ++s) {
           SCOPED_TRACE("step " + std::to_string(s));
-          float scale = 0.0f;
-          for (float v : want[size_t(s)].to_vector<float>()) scale = std::max(scale, std::fabs(v));
+          const double scale = test::max_abs(want[size_t(s)]);
           // As ChainedProductsSeeThePreviousOutput: f32, summation-order differences; q8,
           // a last-ulp difference in the previous output can move one value of x across a
           // q8_0 rounding boundary.

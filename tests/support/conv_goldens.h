@@ -57,11 +57,4 @@ class ConvGoldens {
   std::map<std::string, nlohmann::json> cases_;
 };
 
-// Largest |value| of a tensor (scales absolute tolerances for low-precision dtypes).
-inline double max_abs(const Tensor& t) {
-  double m = 0;
-  for (double v : t.to_vector<double>()) m = std::max(m, std::fabs(v));
-  return m;
-}
-
 }  // namespace wick::test

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ std::string shared_fixture_path(const std::string& name);
 
 // Tolerances for results computed in dtype.
 double default_rtol(DType dtype);
+
+// Largest |value| of a tensor (scales absolute tolerances).
+inline double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double v : t.to_vector<double>()) m = std::max(m, std::fabs(v));
+  return m;
+}
 
 }  // namespace wick::test
 
