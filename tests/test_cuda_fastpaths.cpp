@@ -10,7 +10,9 @@
 //    aligned rows whose width is a multiple of 8, scalar loads else; widths around the
 //    warp/block boundary).
 // On cpu the same code runs CPU against CPU, which checks the test itself.
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "support/devices.h"
@@ -214,6 +216,41 @@ TEST_P(CudaFastPaths, Bf16RowOpsInRegistersMatchCpu) {
   ASSERT_EQ(got.size(), ref.size());
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_TRUE(got[i] == ref[i] || (std::isnan(got[i]) && std::isnan(ref[i]))) << "element " << i;
+}
+
+// More than 2^31 elements through the contiguous elementwise path: the CUDA kernel's index
+// math is 32-bit and the host launches it in chunks of 2^30 elements, aligned (vector
+// kernel) and misaligned (element kernel). Marked elements at the chunk edges and the
+// tail, and the sum of all, show every element computed once from its own inputs.
+TEST_P(CudaFastPaths, ContiguousAddBeyondTwoToThe31Elements) {
+  if (!dev().is_cuda()) GTEST_SKIP() << "23 GiB of operands and sums: the chunked launch is the CUDA kernel's";
+  const int64_t n = (int64_t(1) << 31) + 4099, chunk = int64_t(1) << 30;
+  Tensor a = full({n}, 1, DType::U8, dev());
+  const Tensor b = full({n}, 2, DType::U8, dev());
+  const int64_t marks[] = {0, chunk - 1, chunk, 2 * chunk - 1, 2 * chunk, 2 * chunk + 1, n - 1};
+  int64_t marked = 0;  // sum of (mark value - 1) over the marks
+  for (int64_t k = 0; k < int64_t(std::size(marks)); ++k) {
+    a.narrow(0, marks[k], 1).fill_(10 + k);
+    marked += 9 + k;
+  }
+  for (int64_t shift : {0, 1}) {
+    SCOPED_TRACE(::testing::Message() << "operands offset by " << shift << " element");
+    const int64_t m = n - shift;
+    const Tensor out = add(a.narrow(0, shift, m), b.narrow(0, shift, m));
+    for (int64_t k = 0; k < int64_t(std::size(marks)); ++k) {
+      const int64_t at = marks[k] - shift;
+      if (at < 0) continue;
+      const int64_t lo = std::max<int64_t>(at - 1, 0), hi = std::min(at + 2, m);
+      const auto got = out.narrow(0, lo, hi - lo).to_vector<int64_t>();
+      for (int64_t i = lo; i < hi; ++i) {
+        const auto* mark = std::find(std::begin(marks), std::end(marks), i + shift);
+        const int64_t want = mark == std::end(marks) ? 3 : 12 + (mark - std::begin(marks));
+        EXPECT_EQ(got[size_t(i - lo)], want) << "element " << i << " of " << m;
+      }
+    }
+    const int64_t skipped = shift == 0 ? 0 : 9;  // the mark at element 0 is outside the view
+    EXPECT_EQ(sum(out.to(DType::I64)).item<int64_t>(), 3 * m + marked - skipped);
+  }
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(CudaFastPaths);

@@ -34,7 +34,7 @@ struct VecRun {
 };
 
 template <int V, int U, class T>
-__device__ __forceinline__ VecRun<T, V, U> load_run(const T* __restrict__ p, int64_t i, int64_t stride) {
+__device__ __forceinline__ VecRun<T, V, U> load_run(const T* __restrict__ p, uint32_t i, uint32_t stride) {
   VecRun<T, V, U> r;
 #pragma unroll
   for (int u = 0; u < U; ++u) r.v[u] = reinterpret_cast<const Vec<T, V>*>(p)[i + u * stride];
@@ -42,7 +42,7 @@ __device__ __forceinline__ VecRun<T, V, U> load_run(const T* __restrict__ p, int
 }
 
 template <int V, int U, class F, class Out, class... In>
-__device__ __forceinline__ void store_run(const F& f, Out* __restrict__ out, int64_t i, int64_t stride,
+__device__ __forceinline__ void store_run(const F& f, Out* __restrict__ out, uint32_t i, uint32_t stride,
                                           const VecRun<In, V, U>&... x) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
@@ -56,6 +56,12 @@ __device__ __forceinline__ void store_run(const F& f, Out* __restrict__ out, int
 template <int kInputs>
 inline constexpr int kEwUnroll = kInputs <= 2 ? 4 : 2;
 
+// Elements per launch of the contiguous kernel: its index math is 32-bit (64-bit index
+// math costs 16-bit unary ops registers and so occupancy; PyTorch's kernels split large
+// tensors the same way), so the host launches larger tensors in chunks of this size. A
+// multiple of every tile, so each chunk but the last has no tail and stays aligned.
+inline constexpr int64_t kEwChunk = int64_t(1) << 30;
+
 // A block takes tiles of blockDim x U consecutive vectors (grid-stride over tiles); each
 // thread loads its U vectors of every input (blockDim apart, so each warp load is one
 // contiguous 512-byte run) before computing any: U x 16 bytes per input in flight per
@@ -67,25 +73,26 @@ inline constexpr int kEwUnroll = kInputs <= 2 ? 4 : 2;
 // blocks per SM.
 //
 // Launched with kThreads threads (both launches below), so the tile is a compile-time
-// power of two: no 64-bit division by a runtime value (a slow-path call of some 70
-// instructions, a visible share of a tiny op's kernel) and fewer registers.
+// power of two: no division by a runtime value (a slow-path call of some 70 instructions,
+// a visible share of a tiny op's kernel) and fewer registers. n <= kEwChunk, so no index
+// below overflows 32 bits.
 template <int V, class F, class Out, class... In>
-__global__ void ew_contiguous_kernel(int64_t n, F f, Out* __restrict__ out, const In* __restrict__... in) {
+__global__ void ew_contiguous_kernel(uint32_t n, F f, Out* __restrict__ out, const In* __restrict__... in) {
   constexpr int U = kEwUnroll<sizeof...(In)>;
-  constexpr int64_t tile = int64_t(kThreads) * U;
-  const int64_t nvec = n / V;
-  const int64_t full = nvec / tile * tile;
-  for (int64_t t = int64_t(blockIdx.x) * tile; t < full; t += int64_t(gridDim.x) * tile) {
-    const int64_t i = t + threadIdx.x;
+  constexpr uint32_t tile = uint32_t(kThreads) * U;
+  const uint32_t nvec = n / V;
+  const uint32_t full = nvec / tile * tile;
+  for (uint32_t t = blockIdx.x * tile; t < full; t += gridDim.x * tile) {
+    const uint32_t i = t + threadIdx.x;
     store_run<V, U>(f, out, i, kThreads, load_run<V, U>(in, i, kThreads)...);
   }
-  const int64_t stride = int64_t(gridDim.x) * kThreads;
-  for (int64_t i = full + int64_t(blockIdx.x) * kThreads + threadIdx.x; i < nvec; i += stride) {
+  const uint32_t stride = gridDim.x * kThreads;
+  for (uint32_t i = full + blockIdx.x * kThreads + threadIdx.x; i < nvec; i += stride) {
     Vec<Out, V> r;
     apply_vec<V>(f, r, reinterpret_cast<const Vec<In, V>*>(in)[i]...);
     reinterpret_cast<Vec<Out, V>*>(out)[i] = r;
   }
-  for (int64_t j = nvec * V + int64_t(blockIdx.x) * kThreads + threadIdx.x; j < n; j += stride) out[j] = f(in[j]...);
+  for (uint32_t j = nvec * V + blockIdx.x * kThreads + threadIdx.x; j < n; j += stride) out[j] = f(in[j]...);
 }
 
 template <class I, class F, class Out, class... In, size_t... Ks>
@@ -469,14 +476,17 @@ void launch_elementwise_impl(const char* op, cudaStream_t stream, const F& f, co
   if (g.contiguous) {
     const bool aligned = aligned_to(o, g.base[0], sizeof(Out) * V) &&
                          (aligned_to(dptr<const In>(*ins[Ks]), ins[Ks]->offset(), sizeof(In) * V) && ...);
-    if (aligned) {
-      ew_contiguous_kernel<V><<<grid_for(g.numel, V * kEwUnroll<sizeof...(In)>), kThreads, 0, stream>>>(
-          g.numel, f, o + g.base[0], (dptr<const In>(*ins[Ks]) + ins[Ks]->offset())...);
-    } else {
-      ew_contiguous_kernel<1><<<std::min(grid_for(g.numel, 4), max_blocks), kThreads, 0, stream>>>(
-          g.numel, f, o + g.base[0], (dptr<const In>(*ins[Ks]) + ins[Ks]->offset())...);
+    for (int64_t s = 0; s < g.numel; s += kEwChunk) {
+      const int64_t m = std::min(kEwChunk, g.numel - s);
+      if (aligned) {
+        ew_contiguous_kernel<V><<<grid_for(m, V * kEwUnroll<sizeof...(In)>), kThreads, 0, stream>>>(
+            uint32_t(m), f, o + g.base[0] + s, (dptr<const In>(*ins[Ks]) + ins[Ks]->offset() + s)...);
+      } else {
+        ew_contiguous_kernel<1><<<std::min(grid_for(m, 4), max_blocks), kThreads, 0, stream>>>(
+            uint32_t(m), f, o + g.base[0] + s, (dptr<const In>(*ins[Ks]) + ins[Ks]->offset() + s)...);
+      }
+      check_launch(op);
     }
-    check_launch(op);
     return;
   }
   if constexpr (sizeof...(In) > 0) {
