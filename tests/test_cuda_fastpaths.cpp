@@ -125,6 +125,33 @@ TEST_P(CudaFastPaths, LastDimReductionsMatchCpu) {
       }
 }
 
+// Rows of 8..64 KiB, more of them than 64 warps per SM: a warp per row instead of a block
+// (the choice of plan_reduction in kernels_reduce.cu; 9000 rows fill the 132 SMs of an
+// H200 once). Odd widths and a view starting at element 1 put the vector loads at every
+// alignment; NaNs in some rows.
+TEST_P(CudaFastPaths, ManyLongRowsReduceAsOneWarpPerRow) {
+  if (!dev().is_cuda()) GTEST_SKIP() << "40 M elements: the warp-per-row plan is the CUDA backend's";
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t rows = 9000, w = 4501;
+  std::vector<float> v(size_t(rows * w));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float((int64_t(i) * 37) % 101) - 50.0f;
+  for (int64_t r = 5; r < rows; r += 997) v[size_t(r * w + (r * 13) % w)] = nan;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const Tensor x = Tensor::from_vector(v, {rows, w}).to(dt), dx = x.to(dev());
+    for (int64_t start : {0, 1}) {
+      SCOPED_TRACE(::testing::Message() << dt << " columns from " << start);
+      const Tensor xs = x.narrow(1, start, w - start), dxs = dx.narrow(1, start, w - start);
+      EXPECT_CLOSE(sum(dxs, {1}).to(Device::cpu()), sum(xs, {1}), 1e-5, 1e-5);
+      const auto mx = V(max(dxs, {1})), mx_ref = V(max(xs, {1}));
+      ASSERT_EQ(mx.size(), mx_ref.size());
+      for (size_t i = 0; i < mx.size(); ++i)
+        EXPECT_TRUE(mx[i] == mx_ref[i] || (std::isnan(mx[i]) && std::isnan(mx_ref[i]))) << "row " << i;
+      EXPECT_EQ(V(argmax(dxs, 1)), V(argmax(xs, 1)));
+      EXPECT_EQ(V(argmin(dxs, 1)), V(argmin(xs, 1)));
+    }
+  }
+}
+
 TEST_P(CudaFastPaths, ArgmaxTiesTakeTheFirstIndexByHand) {
   // Row 0: maximum 9 at 2 and 5; row 1: NaN at 2 and 5 beats every number.
   const float nan = std::numeric_limits<float>::quiet_NaN();

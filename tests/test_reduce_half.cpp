@@ -1,5 +1,5 @@
 // bf16/f16 max/min/argmax/argmin along the last dim (the CUDA packed row path,
-// src/backend/cuda/reduce_packed.cuh) against a hand-written reference on the same
+// src/backend/cuda/reduce_packed.cuh) and the first (the column path) against a hand-written reference on the same
 // stored values: NaN propagates (max/min NaN, argmax/argmin the first NaN), ties and
 // equal zeros of either sign take the first index. Rows cover the warp mode (<= 4096
 // elements), the block mode, splits across blocks (few long rows), lengths that are not
@@ -143,6 +143,42 @@ TEST_P(ReduceHalf, SegmentedRowsAndFlat) {
       EXPECT_EQ(argmax(x).to(Device::cpu()).item<int64_t>(), ref.amx);
       EXPECT_EQ(argmin(x).to(Device::cpu()).item<int64_t>(), ref.amn);
     }
+}
+
+// The same rows as columns of an n x cols tensor reduced over dim 0 (the column kernel;
+// 8 adjacent columns at a 16-byte boundary take its packed min/max). Columns start at
+// element `off` of a NaN-padded row, so off = 3 misaligns the vectors (element path);
+// n = 20011 splits the reduction across blocks.
+TEST_P(ReduceHalf, FirstDimExtremesMatchReference) {
+  for (DType dt : {DType::BF16, DType::F16})
+    for (int64_t cols : {8, 40, 13, 1024})
+      for (int64_t n : {1, 5, 1003, 20011})
+        for (int64_t off : {0, 3, 8}) {
+          if (cols == 1024 && n > 1003) continue;  // keeps the test in seconds
+          SCOPED_TRACE(::testing::Message() << dt << " " << n << " x " << cols << " from column " << off);
+          const int64_t w = off + cols + 5;
+          std::vector<float> full(size_t(n * w), kNaN);
+          for (int64_t c = 0; c < cols; ++c) {
+            const auto column = make_row(c, n);
+            for (int64_t r = 0; r < n; ++r) full[size_t(r * w + off + c)] = column[size_t(r)];
+          }
+          const Tensor x = Tensor::from_vector(full, {n, w}).to(dt).to(dev()).narrow(1, off, cols);
+          const auto stored = x.to(Device::cpu()).t().contiguous().to_vector<double>();  // column-major values
+          const auto mx = max(x, {0}).to(Device::cpu()).to_vector<double>();
+          const auto mn = min(x, {0}).to(Device::cpu()).to_vector<double>();
+          const auto amx = argmax(x, 0).to(Device::cpu()).to_vector<int64_t>();
+          const auto amn = argmin(x, 0).to(Device::cpu()).to_vector<int64_t>();
+          int failures = 0;
+          for (int64_t c = 0; c < cols && failures < 5; ++c) {
+            const RowRef ref = reference(stored.data() + c * n, n);
+            const bool ok = same_value(mx[size_t(c)], ref.mx) && same_value(mn[size_t(c)], ref.mn) &&
+                            amx[size_t(c)] == ref.amx && amn[size_t(c)] == ref.amn;
+            if (!ok) ++failures;
+            EXPECT_TRUE(ok) << "column " << c << ": max " << mx[size_t(c)] << " vs " << ref.mx << ", min "
+                            << mn[size_t(c)] << " vs " << ref.mn << ", argmax " << amx[size_t(c)] << " vs " << ref.amx
+                            << ", argmin " << amn[size_t(c)] << " vs " << ref.amn;
+          }
+        }
 }
 
 // Hand-derived: one row per case, 40 elements (warp mode), bf16 and f16.

@@ -179,11 +179,13 @@ __global__ void __launch_bounds__(kRowBlockThreads, kRowMinBlocks)
 }
 
 // Outputs per thread of the column strategy when they are contiguous and aligned: one
-// 16-byte load feeds OV accumulators (bounded so the shared merge buffer stays <= 16 KiB).
+// 16-byte load feeds OV accumulators (bounded so the shared merge buffer stays <= 32 KiB;
+// 16-bit argmax takes 8 outputs per thread, not 4: bf16 argmax over the first dim of
+// 16384 x 16384 162 -> 155 us on the H200).
 template <class Op, class S>
 constexpr int col_vec_width() {
   constexpr int by_load = vec_width<S>();
-  constexpr int by_acc = int(64 / sizeof(typename Op::acc_t));
+  constexpr int by_acc = int(128 / sizeof(typename Op::acc_t));
   return std::max(1, std::min(by_load, by_acc));
 }
 
@@ -206,6 +208,18 @@ __global__ void reduce_col_kernel(Op op, ReduceGeom g, const S* __restrict__ x, 
   for (int u = 0; u < KA; ++u)
 #pragma unroll
     for (int k = 0; k < OV; ++k) acc[u][k] = op.init();
+  using Packed = typename red::PackedColumnFolder<Op, OV>::type;
+  constexpr bool kPacked = !std::is_void_v<Packed>;
+  std::conditional_t<kPacked, Packed, char> packed{};
+  // Folds the vector of reduction index r into accumulator set u (increasing r per set).
+  auto fold = [&](int u, const Vec<S, OV>& v, int64_t r) {
+    if constexpr (kPacked) {
+      packed.fold(v);
+    } else {
+#pragma unroll
+      for (int k = 0; k < OV; ++k) acc[u % KA][k] = op.combine(acc[u % KA][k], v.v[k], r);
+    }
+  };
   if (o < g.n_out) {
     int64_t koff[1];
     g.kept.get(o, koff);
@@ -218,25 +232,18 @@ __global__ void reduce_col_kernel(Op op, ReduceGeom g, const S* __restrict__ x, 
 #pragma unroll
         for (int u = 0; u < kAcc; ++u) v[u] = *reinterpret_cast<const Vec<S, OV>*>(base + (r + u * int64_t(by)) * st);
 #pragma unroll
-        for (int u = 0; u < kAcc; ++u)
-#pragma unroll
-          for (int k = 0; k < OV; ++k) acc[u % KA][k] = op.combine(acc[u % KA][k], v[u].v[k], r + u * int64_t(by));
+        for (int u = 0; u < kAcc; ++u) fold(u, v[u], r + u * int64_t(by));
       }
-      for (; r < re; r += by) {
-        const Vec<S, OV> v = *reinterpret_cast<const Vec<S, OV>*>(base + r * st);
-#pragma unroll
-        for (int k = 0; k < OV; ++k) acc[0][k] = op.combine(acc[0][k], v.v[k], r);
-      }
+      for (; r < re; r += by) fold(0, *reinterpret_cast<const Vec<S, OV>*>(base + r * st), r);
     } else {
       for (; r < re; r += by) {
         int64_t ooff[1];
         g.outer.get(r / g.inner, ooff);
-        const Vec<S, OV> v = *reinterpret_cast<const Vec<S, OV>*>(base + ooff[0] + (r % g.inner) * st);
-#pragma unroll
-        for (int k = 0; k < OV; ++k) acc[0][k] = op.combine(acc[0][k], v.v[k], r);
+        fold(0, *reinterpret_cast<const Vec<S, OV>*>(base + ooff[0] + (r % g.inner) * st), r);
       }
     }
   }
+  if constexpr (kPacked) packed.finish(op, acc[0]);
 #pragma unroll
   for (int k = 0; k < OV; ++k) {
 #pragma unroll
@@ -318,7 +325,14 @@ Plan plan_reduction(ReduceGeom& g, size_t esize, int sm_count, int row_blocks_pe
   g.chunk = g.n_red;
   p.row = g.n_red > 0 && g.inner_stride == 1 && g.inner >= 32;
   if (p.row) {
-    p.warp_mode = g.n_red * int64_t(esize) <= 8192;
+    // A warp per row for short rows, and for rows up to 64 KiB when the rows fill the GPU
+    // with warps (64 per SM) at least once: a block per row pays a block-wide merge (two
+    // barriers, shared memory, nine warp merges) every few vectors per thread, which cost
+    // 20% of the bandwidth of argmax over 16384 x 16384 (H200: f32 320 -> 264 us, bf16
+    // 169 -> 133 us as a warp per row; max 271 -> 255 us; sum 245 -> 250 us, still above
+    // the copy bandwidth).
+    const int64_t row_bytes = g.n_red * int64_t(esize);
+    p.warp_mode = row_bytes <= 8192 || (row_bytes <= 65536 && g.n_out >= int64_t(sm_count) * 64);
     if (p.warp_mode) {
       p.block = dim3(kThreads);
       p.grid = dim3(unsigned(std::min(ceil_div(g.n_out, kThreads / 32), kMaxGridX)));
