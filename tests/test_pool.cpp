@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "support/conv_goldens.h"
 #include "support/devices.h"
@@ -174,6 +176,121 @@ TEST_P(Pool, BadInputs) {
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(Pool);
+
+// The device kernels against the CPU backend on shapes that reach every CUDA path: the
+// row-vector kernels (output rows a multiple of 16 / sizeof(dtype) elements or not: the
+// element kernel), the span path of kh == kw == sw <= 4 without column padding (rows of
+// x 16-byte aligned or not: an input at a one-element offset), the unrolled and looped
+// window paths, the dyadic and float nearest rules. Values are small integers (NaN in
+// some float windows), so every dtype is exact; avg sums in the same order on both
+// backends (rows, then columns, in the compute type), so it matches exactly too.
+class PoolVsCpu : public test::DeviceTest {
+ protected:
+  // N x C x H x W small integers in dtype on dev(); NaN at every 29th element for floats
+  // when nan is set; at a one-element offset in its storage when misaligned is set.
+  Tensor input(const Shape& shape, DType dtype, bool nan, bool misaligned) const {
+    std::vector<double> v(size_t(shape.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double((i * 7 + 3) % 13);
+    if (nan && is_float(dtype))
+      for (size_t i = 5; i < v.size(); i += 29) v[i] = std::numeric_limits<double>::quiet_NaN();
+    const Tensor x = Tensor::from_vector(v, shape).to(dtype);
+    if (!misaligned) return x.to(dev());
+    Tensor flat = zeros(Shape{shape.numel() + 1}, dtype, dev());
+    Tensor view = flat.narrow(0, 1, shape.numel()).reshape(shape.dims());
+    EXPECT_EQ(view.offset(), 1);
+    view.copy_(x);
+    return view;
+  }
+};
+
+TEST_P(PoolVsCpu, Pooling) {
+  struct Window {
+    std::array<int64_t, 2> k, s, p;
+  };
+  const std::vector<Window> windows = {
+      {{2, 2}, {2, 2}, {0, 0}},  // span, k2s2
+      {{3, 3}, {3, 3}, {0, 0}},  // span, k3s3
+      {{4, 4}, {4, 4}, {1, 0}},  // span, row padding only
+      {{3, 3}, {2, 2}, {1, 1}},  // rows, unrolled kw 3 (ResNet's stem)
+      {{2, 2}, {1, 1}, {0, 0}},  // rows, unrolled kw 2, overlapping
+      {{3, 3}, {3, 3}, {1, 1}},  // kw == sw with column padding: rows
+      {{2, 3}, {2, 3}, {0, 0}},  // kh != kw: rows
+      {{5, 5}, {5, 5}, {2, 2}},  // rows, looped kw 5
+  };
+  // Output widths around 1, 2, 4, 8 and 16 vector lanes, and between them.
+  const std::vector<int64_t> out_widths = {1, 4, 8, 9, 16, 32, 33};
+  int n = 0;
+  for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::U8, DType::U32, DType::I64}) {
+    for (const Window& win : windows)
+      for (int64_t wo : out_widths)
+        for (bool misaligned : {false, true}) {
+          const int64_t spare = win.s[1] > 1 ? wo % 2 : 0;  // odd widths: a column no window reaches
+          const int64_t w = (wo - 1) * win.s[1] + win.k[1] - 2 * win.p[1] + spare;
+          const Shape shape{2, 3, 5 + win.k[0], w};
+          SCOPED_TRACE(std::string(dtype_name(dt)) + " kernel " + std::to_string(win.k[0]) + "x" +
+                       std::to_string(win.k[1]) + " stride " + std::to_string(win.s[1]) + " pad " +
+                       std::to_string(win.p[0]) + "x" + std::to_string(win.p[1]) + " input " + shape.to_string() +
+                       (misaligned ? " at offset 1" : ""));
+          const Tensor x = input(shape, dt, true, misaligned);
+          const Tensor xc = x.to(Device::cpu());
+          for (bool include_pad : {true, false}) {
+            const Pool2dOptions o{.kernel = win.k, .stride = win.s, .padding = win.p, .count_include_pad = include_pad};
+            if (include_pad) {
+              const Tensor y = max_pool2d(x, o);
+              ASSERT_EQ(y.dim(3), wo);
+              EXPECT_CLOSE(y.to(Device::cpu()), max_pool2d(xc, o), 0, 0);
+              ++n;
+            }
+            if (is_float(dt)) {
+              EXPECT_CLOSE(avg_pool2d(x, o).to(Device::cpu()), avg_pool2d(xc, o), 0, 0);
+              ++n;
+            }
+          }
+        }
+  }
+  EXPECT_EQ(n, 7 * 8 * 7 * 2 + 4 * 8 * 7 * 2 * 2);
+}
+
+TEST_P(PoolVsCpu, Upsampling) {
+  struct Resize {
+    int64_t h, w, ho, wo;
+  };
+  const std::vector<Resize> sizes = {
+      {5, 8, 10, 16},  // x2: the dyadic rule
+      {3, 16, 6, 32},  // x2, 16 u8 lanes per row
+      {4, 6, 12, 18},  // x3: the float rule, rows not a multiple of most vectors
+      {4, 8, 12, 24},  // x3, whole bf16 / f32 vectors
+      {5, 5, 7, 7},    // 5 -> 7: element kernel
+      {5, 6, 7, 16},   // 6 -> 16: the float rule in the row-vector kernel
+      {8, 32, 4, 16},  // x 1/2: dyadic downsampling
+      {6, 16, 6, 16},  // same size
+      {1, 5, 1, 16},   // 1-D
+      {1, 3, 1, 7},    // 1-D, odd
+  };
+  for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::U8, DType::U32, DType::I64})
+    for (const Resize& r : sizes)
+      for (bool misaligned : {false, true}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + std::to_string(r.h) + "x" + std::to_string(r.w) + " -> " +
+                     std::to_string(r.ho) + "x" + std::to_string(r.wo) + (misaligned ? " at offset 1" : ""));
+        const Tensor x = input(Shape{2, 3, r.h, r.w}, dt, false, misaligned);
+        const Tensor xc = x.to(Device::cpu());
+        EXPECT_CLOSE(upsample_nearest2d(x, r.ho, r.wo).to(Device::cpu()), upsample_nearest2d(xc, r.ho, r.wo), 0, 0);
+        if (r.h == 1) {
+          const Tensor x1 = x.reshape({2, 3, r.w});
+          EXPECT_CLOSE(upsample_nearest1d(x1, r.wo).to(Device::cpu()),
+                       upsample_nearest1d(xc.reshape({2, 3, r.w}), r.wo), 0, 0);
+        }
+        if (!is_float(dt)) continue;
+        // Bilinear: the same rounded operations on both sides, up to the host compiler's
+        // freedom to contract a * b + c into an FMA.
+        const double tol = dt == DType::F64 ? 1e-12 : dt == DType::F32 ? 1e-6 : 1e-2;
+        for (bool align : {false, true})
+          EXPECT_CLOSE(upsample_bilinear2d(x, r.ho, r.wo, align).to(Device::cpu()),
+                       upsample_bilinear2d(xc, r.ho, r.wo, align), tol, tol * 12);
+      }
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(PoolVsCpu);
 
 }  // namespace
 }  // namespace wick

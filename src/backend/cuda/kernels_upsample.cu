@@ -1,15 +1,24 @@
 // Nearest and bilinear resampling on CUDA of contiguous NCHW planes to out's H x W (1-D
-// arrives as H = 1), one thread per output element, with the semantics of the CPU
+// arrives as H = 1), with the semantics of the CPU
 // backend (src/backend/cpu/cpu_upsample.cpp) and PyTorch's source-index rules:
 //   nearest:  src = min(floor(dst * (float)in / out), in - 1)   (float math)
 //   bilinear: src = align_corners ? dst * (in-1)/(out-1) : max((dst + 0.5) * in/out - 0.5, 0)
 // in the compute type (f32 for f32/f16/bf16, f64 for f64). Every product and sum goes
 // through the _rn intrinsics so nvcc cannot contract them into FMAs: the results then
 // round exactly as the CPU kernel's do.
+//
+// When out's rows hold whole 16-byte vectors (and every index fits 32 bits) a thread
+// writes V = 16 / sizeof(D) outputs of one row with one vector store: the row's source
+// index and plane are found once per vector (FastDiv32, no hardware division), the
+// column sources per output, and the scalar loads (L1 hits: neighbours share sources)
+// all issue before the store. Otherwise one thread per output element.
 #include <algorithm>
+#include <bit>
+#include <numeric>
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/row_vector.cuh"
 #include "wick/tensor.h"
 
 namespace wick {
@@ -40,9 +49,8 @@ struct ResampleGeom {
 
 template <class I>
 __device__ __forceinline__ I nearest_src(I o, I in, I out, float scale) {
-  if (in == out) return o;
   const I s = I(floorf(__fmul_rn(float(o), scale)));
-  return s < in - 1 ? s : in - 1;
+  return in == out ? o : (s < in - 1 ? s : in - 1);  // selects: no branch between loads
 }
 
 template <class I, class D>
@@ -56,6 +64,44 @@ __global__ void nearest_kernel(I total, ResampleGeom<I> g, float scale_h, float 
   }
 }
 
+// Nearest column sources without float conversions where they are exact: when w / wo
+// reduces to a / 2^e and wo * w < 2^24, float(o) * scale is exact in float, so PyTorch's
+// floor(o * scale) is (o * a) >> e (x2: o >> 1; same size: o). Otherwise the float rule,
+// whose three conversions per output (I2F, FRND, F2I: 16 per clock per SM) would bound
+// the kernel below the memory speed.
+struct DyadicRatio {
+  uint32_t num = 0, shift = 0;  // num == 0: not dyadic, use the float rule
+};
+inline DyadicRatio dyadic_ratio(int64_t in, int64_t out) {
+  if (out * in >= (int64_t(1) << 24)) return {};
+  const int64_t g = std::gcd(in, out), den = out / g;
+  if ((den & (den - 1)) != 0) return {};
+  return {uint32_t(in / g), uint32_t(std::countr_zero(uint64_t(den)))};
+}
+
+template <class D, bool kDyadic>
+__global__ void __launch_bounds__(kThreads)
+    nearest_rows_kernel(RowVecGeom g, ResampleGeom<uint32_t> r, float scale_h, float scale_w, DyadicRatio ratio_w,
+                        const D* __restrict__ x, D* __restrict__ out) {
+  constexpr int V = kRowVec<D>;
+  const uint32_t vi = blockIdx.x * blockDim.x + threadIdx.x;
+  if (vi >= g.vecs) return;
+  const RowVecPos pos = row_vec_pos<V>(g, vi);
+  const D* src = x + (pos.plane * r.h + nearest_src(pos.oh, r.h, r.ho, scale_h)) * r.w;
+  RowVec<D> res;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const uint32_t o = pos.ow0 + j;
+    uint32_t s;
+    if constexpr (kDyadic)
+      s = (o * ratio_w.num) >> ratio_w.shift;
+    else
+      s = r.w == r.wo ? o : ::min(__float2uint_rd(__fmul_rn(float(o), scale_w)), r.w - 1);
+    res.v[j] = src[s];
+  }
+  reinterpret_cast<RowVec<D>*>(out)[vi] = res;
+}
+
 // One axis' linear taps: indices i0, i1 (= i0 at the last index) and weights l0, l1.
 template <class I, class C>
 struct Tap {
@@ -65,13 +111,11 @@ struct Tap {
 
 template <class I, class C>
 __device__ __forceinline__ Tap<I, C> linear_tap(I o, I in, C scale, bool align_corners) {
-  C real;
-  if (align_corners) {
-    real = mul_rn(scale, C(o));
-  } else {
-    real = add_rn(mul_rn(scale, add_rn(C(o), C(0.5))), C(-0.5));
-    real = real > C(0) ? real : C(0);
-  }
+  // Both forms, then a select: no branch between the loads of an unrolled caller.
+  const C corners = mul_rn(scale, C(o));
+  C centers = add_rn(mul_rn(scale, add_rn(C(o), C(0.5))), C(-0.5));
+  centers = centers > C(0) ? centers : C(0);
+  const C real = align_corners ? corners : centers;
   I i0;
   if constexpr (std::is_same_v<C, float>)
     i0 = I(floorf(real));
@@ -100,6 +144,38 @@ __global__ void bilinear_kernel(I total, ResampleGeom<I> g, dcompute_t<D> scale_
   }
 }
 
+template <class D>
+__global__ void __launch_bounds__(kThreads)
+    bilinear_rows_kernel(RowVecGeom g, ResampleGeom<uint32_t> r, dcompute_t<D> scale_h, dcompute_t<D> scale_w,
+                         bool align_corners, const D* __restrict__ x, D* __restrict__ out) {
+  using C = dcompute_t<D>;
+  constexpr int V = kRowVec<D>;
+  const uint32_t vi = blockIdx.x * blockDim.x + threadIdx.x;
+  if (vi >= g.vecs) return;
+  const RowVecPos pos = row_vec_pos<V>(g, vi);
+  const Tap<uint32_t, C> th = linear_tap(pos.oh, r.h, scale_h, align_corners);
+  const D* r0 = x + (pos.plane * r.h + th.i0) * r.w;
+  const D* r1 = x + (pos.plane * r.h + th.i1) * r.w;
+  D a[V][2], b[V][2];  // the four taps of each output, loaded before any arithmetic
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const Tap<uint32_t, C> tw = linear_tap(pos.ow0 + j, r.w, scale_w, align_corners);
+    a[j][0] = r0[tw.i0];
+    a[j][1] = r0[tw.i1];
+    b[j][0] = r1[tw.i0];
+    b[j][1] = r1[tw.i1];
+  }
+  RowVec<D> res;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const Tap<uint32_t, C> tw = linear_tap(pos.ow0 + j, r.w, scale_w, align_corners);
+    const C top = add_rn(mul_rn(tw.l0, C(to_compute(a[j][0]))), mul_rn(tw.l1, C(to_compute(a[j][1]))));
+    const C bottom = add_rn(mul_rn(tw.l0, C(to_compute(b[j][0]))), mul_rn(tw.l1, C(to_compute(b[j][1]))));
+    res.v[j] = from_compute<D>(add_rn(mul_rn(th.l0, top), mul_rn(th.l1, bottom)));
+  }
+  reinterpret_cast<RowVec<D>*>(out)[vi] = res;
+}
+
 // The bilinear scale along one axis, in the compute type, exactly as the CPU computes it.
 template <class C>
 C linear_scale(int64_t in, int64_t out, bool align_corners) {
@@ -112,6 +188,24 @@ void upsample_launch(cudaStream_t stream, const UpsampleParams& p, const Tensor&
   const int64_t total = out.numel(), h = x.dim(2), w = x.dim(3), ho = out.dim(2), wo = out.dim(3);
   const D* xd = dptr<const D>(x) + x.offset();
   D* od = dptr<D>(out) + out.offset();
+  if (row_vec_fits<D>(out, std::max(total, x.numel()))) {
+    const RowVecGeom g(total, ho, wo, kRowVec<D>);
+    const ResampleGeom<uint32_t> r{uint32_t(h), uint32_t(w), uint32_t(ho), uint32_t(wo)};
+    if (p.mode == UpsampleMode::Nearest) {
+      const float sh = float(h) / float(ho), sw = float(w) / float(wo);
+      const DyadicRatio ratio = dyadic_ratio(w, wo);
+      if (ratio.num != 0)
+        nearest_rows_kernel<D, true><<<g.blocks(kThreads), kThreads, 0, stream>>>(g, r, sh, sw, ratio, xd, od);
+      else
+        nearest_rows_kernel<D, false><<<g.blocks(kThreads), kThreads, 0, stream>>>(g, r, sh, sw, ratio, xd, od);
+    } else if constexpr (is_float_v<T>) {
+      using C = dcompute_t<D>;
+      bilinear_rows_kernel<D><<<g.blocks(kThreads), kThreads, 0, stream>>>(
+          g, r, linear_scale<C>(h, ho, p.align_corners), linear_scale<C>(w, wo, p.align_corners), p.align_corners, xd,
+          od);
+    }
+    return;
+  }
   const unsigned blocks = std::min(grid_for(total), 132u * 16u);
   auto run = [&]<class I>() {
     const ResampleGeom<I> g{I(h), I(w), I(ho), I(wo)};
