@@ -198,7 +198,7 @@ class PoolVsCpu : public test::DeviceTest {
     Tensor flat = zeros(Shape{shape.numel() + 1}, dtype, dev());
     Tensor view = flat.narrow(0, 1, shape.numel()).reshape(shape.dims());
     EXPECT_EQ(view.offset(), 1);
-    view.copy_(x);
+    view.copy_(x.to(dev()));
     return view;
   }
 };
