@@ -92,6 +92,23 @@ TEST_P(Index, GatherManyElementsPerThread) {
   EXPECT_EQ(wrong, 0);
 }
 
+TEST_P(Index, GatherAlongDimZeroInRunsOfFour) {
+  // src holds its own flat positions, so out[i][j] = src[idx[i][j]][j] = idx * 8 + j (exact
+  // in every float dtype here); runs of four along j step through src's columns.
+  std::vector<float> pos(6 * 8);
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = float(i);
+  std::vector<int64_t> idx(3 * 8);
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t((i * 5 + 1) % 6);
+  const Tensor index = Tensor::from_vector(idx, Shape{3, 8}).to(dev());
+  for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
+    const Tensor src = Tensor::from_vector(pos, Shape{6, 8}).to(dt).to(dev());
+    const auto got = gather(src, 0, index).to_vector<double>();
+    ASSERT_EQ(got.size(), idx.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], double(idx[i] * 8 + int64_t(i % 8))) << dtype_name(dt) << " element " << i;
+  }
+}
+
 TEST_P(Index, ScatterAndScatterAddGolden) {
   const Tensor src = g("index.src"), upd = g("index.upd");
   const auto before = src.to_vector<double>();
@@ -157,6 +174,10 @@ TEST_P(Index, OutOfRangeErrorsLeaveInputsUnchanged) {
   EXPECT_WICK_ERROR(run(index_select(src, 0, neg)), IndexOutOfRange, msg("index_select", "-1", "0", "5"));
   EXPECT_WICK_ERROR(run(index_select(src, 1, bad.to(DType::U8))), IndexOutOfRange, msg("index_select", "7", "1", "3"));
   EXPECT_WICK_ERROR(run(gather(src, 0, bad.reshape({3, 1}))), IndexOutOfRange, msg("gather", "7", "0", "5"));
+  // Rows of a multiple of four indices (cuda: four per thread, a bad one among them).
+  const Tensor wide = small_ints({5, 8}, DType::F32, dev());
+  const Tensor bad4 = Tensor::from_vector<int64_t>({0, 1, 2, 9, 3, 3, 3, 3}, Shape{2, 4}).to(dev());
+  EXPECT_WICK_ERROR(run(gather(wide, 1, bad4)), IndexOutOfRange, msg("gather", "9", "1", "8"));
   const Tensor upd = ones({3, 1}, DType::F32, dev());
   EXPECT_WICK_ERROR(run(scatter(src, 0, bad.reshape({3, 1}), upd)), IndexOutOfRange, "scatter: index 7 out of range");
   EXPECT_WICK_ERROR(run(scatter_add(src, 0, bad.reshape({3, 1}), upd)), IndexOutOfRange, "scatter_add: index 7");

@@ -167,6 +167,38 @@ __global__ void gather_kernel(I n, OffsetCalc<3, I> oc, D* __restrict__ out, con
   }
 }
 
+// The common layout (out and index with stride 1 along their innermost collapsed dim, its
+// size a multiple of kGatherRun): a thread takes kGatherRun consecutive elements of one
+// innermost run, so one offset computation serves them all and their index loads, then
+// their source loads, are all in flight together (the element kernel has one index ->
+// source round trip in flight per thread). A bad index loads element 0 of the run's
+// source row instead (bound > 0, so it exists) and skips its write.
+constexpr int kGatherRun = 4;
+
+template <class I, class D, class Idx>
+__global__ void gather_runs_kernel(I runs, OffsetCalc<3, I> oc, D* __restrict__ out, const Idx* __restrict__ index,
+                                   const D* __restrict__ src, int64_t src_dim_stride, int64_t src_inner_stride,
+                                   int64_t bound, DeviceErrorRecord* rec) {
+  const I step = I(gridDim.x) * blockDim.x;
+  for (I v = I(blockIdx.x) * blockDim.x + threadIdx.x; v < runs; v += step) {
+    I off[3];
+    oc.get(v * kGatherRun, off);
+    Idx raw[kGatherRun];
+#pragma unroll
+    for (int k = 0; k < kGatherRun; ++k) raw[k] = index[off[1] + k];
+    bool ok[kGatherRun];
+    D val[kGatherRun];
+#pragma unroll
+    for (int k = 0; k < kGatherRun; ++k) {
+      ok[k] = index_ok(raw[k], bound, rec, IndexOpId::Gather);
+      val[k] = src[int64_t(off[2]) + k * src_inner_stride + (ok[k] ? int64_t(raw[k]) : 0) * src_dim_stride];
+    }
+#pragma unroll
+    for (int k = 0; k < kGatherRun; ++k)
+      if (ok[k]) out[off[0] + k] = val[k];
+  }
+}
+
 }  // namespace
 
 void CudaBackend::gather(const Tensor& src, size_t dim, const Tensor& index, const Tensor& out) {
@@ -176,12 +208,20 @@ void CudaBackend::gather(const Tensor& src, size_t dim, const Tensor& index, con
   const Geometry<3> g({&out.layout(), &index.layout(), &src_rest}, "gather");
   const int64_t sds = src.strides()[dim], bound = src.shape()[dim];
   DeviceErrorRecord* rec = error_record();
+  const bool runs = bound > 0 && !g.dims.shape.empty() && g.dims.shape.back() % kGatherRun == 0 &&
+                    g.dims.strides[0].back() == 1 && g.dims.strides[1].back() == 1;
   dispatch_index(index.dtype(), "gather", [&]<class Idx>() {
     dispatch(src.dtype(), [&]<class T>() {
       using D = dev_t<T>;
       with_index_type(g, [&]<class I>(const OffsetCalc<3, I>& oc) {
-        gather_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
-            I(g.numel), oc, dptr<D>(out), dptr<const Idx>(index), dptr<const D>(src), sds, bound, rec);
+        if (runs) {
+          gather_runs_kernel<I, D, Idx><<<grid_for(g.numel / kGatherRun), kThreads, 0, stream_>>>(
+              I(g.numel / kGatherRun), oc, dptr<D>(out), dptr<const Idx>(index), dptr<const D>(src), sds,
+              g.dims.strides[2].back(), bound, rec);
+        } else {
+          gather_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
+              I(g.numel), oc, dptr<D>(out), dptr<const Idx>(index), dptr<const D>(src), sds, bound, rec);
+        }
       });
     });
   });
