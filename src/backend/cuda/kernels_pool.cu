@@ -114,6 +114,22 @@ __device__ __forceinline__ WindowSpan window_span(int o, int stride, int pad, in
   return {lo, hi, area};
 }
 
+// The output vector of this thread of a row-vector pool kernel (vi >= g.vecs: none), where
+// it lies and its window's input rows.
+struct PoolVecTask {
+  uint32_t vi;
+  RowVecPos pos;
+  WindowSpan wr;
+};
+template <int V>
+__device__ __forceinline__ PoolVecTask pool_vec_task(const RowVecGeom& g, const PoolGeom32& p) {
+  PoolVecTask t;
+  t.vi = blockIdx.x * blockDim.x + threadIdx.x;
+  t.pos = row_vec_pos<V>(g, t.vi);  // past the end: harmless arithmetic, the caller returns
+  t.wr = window_span(int(t.pos.oh), p.sh, p.ph, p.kh, p.h);
+  return t;
+}
+
 // kh == kw == sw == K, pw == 0, x's rows 16-byte aligned. The V outputs of a thread read
 // input columns [ow0 * K, (ow0 + V) * K): K whole vectors per window row (aligned as
 // ow0 is a multiple of V, inside the row as wo * K <= w). Rows a window lacks (clipped
@@ -124,10 +140,10 @@ __global__ void __launch_bounds__(kThreads)
     pool_span_kernel(RowVecGeom g, PoolGeom32 p, bool count_include_pad, const D* __restrict__ x, D* __restrict__ out) {
   using C = dcompute_t<D>;
   constexpr int V = kRowVec<D>;
-  const uint32_t vi = blockIdx.x * blockDim.x + threadIdx.x;
-  if (vi >= g.vecs) return;
-  const RowVecPos pos = row_vec_pos<V>(g, vi);
-  const WindowSpan wr = window_span(int(pos.oh), p.sh, p.ph, p.kh, p.h);
+  const PoolVecTask t = pool_vec_task<V>(g, p);
+  if (t.vi >= g.vecs) return;
+  const RowVecPos pos = t.pos;
+  const WindowSpan wr = t.wr;
   const int rows = wr.hi - wr.lo;
   const D* src = x + (pos.plane * uint32_t(p.h)) * uint32_t(p.w) + pos.ow0 * uint32_t(K);
   RowVec<D> buf[K][K];  // [window row][vector]
@@ -157,7 +173,7 @@ __global__ void __launch_bounds__(kThreads)
     else
       res.v[j] = from_compute<D>(acc / C(count_include_pad ? wr.area * K : rows * K));
   }
-  reinterpret_cast<RowVec<D>*>(out)[vi] = res;
+  reinterpret_cast<RowVec<D>*>(out)[t.vi] = res;
 }
 
 // Any window; V outputs of one row per thread, one 16-byte store. Column windows are
@@ -169,10 +185,10 @@ __global__ void __launch_bounds__(kThreads)
     pool_rows_kernel(RowVecGeom g, PoolGeom32 p, bool count_include_pad, const D* __restrict__ x, D* __restrict__ out) {
   using C = dcompute_t<D>;
   constexpr int V = kRowVec<D>;
-  const uint32_t vi = blockIdx.x * blockDim.x + threadIdx.x;
-  if (vi >= g.vecs) return;
-  const RowVecPos pos = row_vec_pos<V>(g, vi);
-  const WindowSpan wr = window_span(int(pos.oh), p.sh, p.ph, p.kh, p.h);
+  const PoolVecTask t = pool_vec_task<V>(g, p);
+  if (t.vi >= g.vecs) return;
+  const RowVecPos pos = t.pos;
+  const WindowSpan wr = t.wr;
   const D* src = x + pos.plane * uint32_t(p.h) * uint32_t(p.w);
   C acc[V];
 #pragma unroll
@@ -217,7 +233,7 @@ __global__ void __launch_bounds__(kThreads)
       res.v[j] = from_compute<D>(acc[j] / C(count));
     }
   }
-  reinterpret_cast<RowVec<D>*>(out)[vi] = res;
+  reinterpret_cast<RowVec<D>*>(out)[t.vi] = res;
 }
 
 template <class D, bool kMax>

@@ -43,11 +43,14 @@ struct OffsetCalc {
     for (int d = 0; d < rank; ++d) divs[d] = FastDiv32(uint32_t(sizes[d]));
   }
 
-  // Element offsets (from each operand's storage start) of linear index i.
+  // Element offsets (from each operand's storage start) of linear index i, which must be
+  // below the product of the sizes (every caller's is): what is left of i at the outermost
+  // dim is then its index there, without a division (for rank 1, none at all: a 64-bit
+  // division is a ~70-instruction call, once per row of the row kernels).
   __device__ __forceinline__ void get(I i, I (&out)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) out[k] = base[k];
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = rank - 1; d >= 1; --d) {
       I q;
       if constexpr (std::is_same_v<I, uint32_t>)
         q = divs[d].div(i);
@@ -57,6 +60,10 @@ struct OffsetCalc {
       i = q;
 #pragma unroll
       for (int k = 0; k < N; ++k) out[k] += idx * strides[k][d];
+    }
+    if (rank > 0) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) out[k] += i * strides[k][0];
     }
   }
 };
