@@ -33,48 +33,6 @@ struct PoolGeom {
   I h, w, ho, wo, kh, kw, sh, sw, ph, pw;
 };
 
-template <class I, class D, bool kMax>
-__global__ void pool2d_kernel(I total, PoolGeom<I> g, bool count_include_pad, const D* __restrict__ x,
-                              D* __restrict__ out) {
-  using C = dcompute_t<D>;
-  using S = std::make_signed_t<I>;
-  const I step = I(gridDim.x) * blockDim.x;
-  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
-    const I ow = idx % g.wo, oh = (idx / g.wo) % g.ho, plane = idx / (g.wo * g.ho);
-    S h0 = S(oh * g.sh) - S(g.ph), w0 = S(ow * g.sw) - S(g.pw);
-    S h1 = std::min(h0 + S(g.kh), S(g.h + g.ph)), w1 = std::min(w0 + S(g.kw), S(g.w + g.pw));
-    const S area = (h1 - h0) * (w1 - w0);  // inside the padded input
-    h0 = std::max(h0, S(0));
-    w0 = std::max(w0, S(0));
-    h1 = std::min(h1, S(g.h));
-    w1 = std::min(w1, S(g.w));
-    const D* src = x + plane * g.h * g.w;
-    if constexpr (kMax) {
-      C m;
-      if constexpr (std::numeric_limits<C>::has_infinity)
-        m = -std::numeric_limits<C>::infinity();
-      else
-        m = std::numeric_limits<C>::lowest();
-      for (S i = h0; i < h1; ++i)
-        for (S j = w0; j < w1; ++j) {
-          const C v = to_compute(src[I(i) * g.w + I(j)]);
-          if constexpr (std::is_floating_point_v<C>) {
-            if (v > m || v != v) m = v;
-          } else {
-            m = v > m ? v : m;
-          }
-        }
-      out[idx] = from_compute<D>(m);
-    } else {
-      C sum = 0;
-      for (S i = h0; i < h1; ++i)
-        for (S j = w0; j < w1; ++j) sum += to_compute(src[I(i) * g.w + I(j)]);
-      const S count = count_include_pad ? area : (h1 - h0) * (w1 - w0);
-      out[idx] = from_compute<D>(sum / C(count));
-    }
-  }
-}
-
 // The reduction of one window in the compute type: max (NaN wins) or sum.
 template <class C, bool kMax>
 __device__ __forceinline__ C pool_init() {
@@ -101,17 +59,42 @@ struct PoolGeom32 {
 };
 
 // One axis of a window: the real input range [lo, hi) of output index o, and the
-// window's extent inside the padded input (for count_include_pad).
+// window's extent inside the padded input (for count_include_pad). S: a signed index type.
+template <class S>
 struct WindowSpan {
-  int lo, hi, area;
+  S lo, hi, area;
 };
-__device__ __forceinline__ WindowSpan window_span(int o, int stride, int pad, int k, int in) {
-  int lo = o * stride - pad;
-  int hi = ::min(lo + k, in + pad);
-  const int area = hi - lo;
-  lo = ::max(lo, 0);
-  hi = ::min(hi, in);
+template <class S>
+__device__ __forceinline__ WindowSpan<S> window_span(S o, S stride, S pad, S k, S in) {
+  S lo = o * stride - pad;
+  S hi = lo + k < in + pad ? lo + k : in + pad;
+  const S area = hi - lo;
+  lo = lo > 0 ? lo : S(0);
+  hi = hi < in ? hi : in;
   return {lo, hi, area};
+}
+
+template <class I, class D, bool kMax>
+__global__ void pool2d_kernel(I total, PoolGeom<I> g, bool count_include_pad, const D* __restrict__ x,
+                              D* __restrict__ out) {
+  using C = dcompute_t<D>;
+  using S = std::make_signed_t<I>;
+  const I step = I(gridDim.x) * blockDim.x;
+  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const I ow = idx % g.wo, oh = (idx / g.wo) % g.ho, plane = idx / (g.wo * g.ho);
+    const WindowSpan<S> wr = window_span(S(oh), S(g.sh), S(g.ph), S(g.kh), S(g.h));
+    const WindowSpan<S> wc = window_span(S(ow), S(g.sw), S(g.pw), S(g.kw), S(g.w));
+    const D* src = x + plane * g.h * g.w;
+    C acc = pool_init<C, kMax>();
+    for (S i = wr.lo; i < wr.hi; ++i)
+      for (S j = wc.lo; j < wc.hi; ++j) pool_add<kMax>(acc, C(to_compute(src[I(i) * g.w + I(j)])));
+    if constexpr (kMax) {
+      out[idx] = from_compute<D>(acc);
+    } else {
+      const S count = count_include_pad ? wr.area * wc.area : (wr.hi - wr.lo) * (wc.hi - wc.lo);
+      out[idx] = from_compute<D>(acc / C(count));
+    }
+  }
 }
 
 // The output vector of this thread of a row-vector pool kernel (vi >= g.vecs: none), where
@@ -119,7 +102,7 @@ __device__ __forceinline__ WindowSpan window_span(int o, int stride, int pad, in
 struct PoolVecTask {
   uint32_t vi;
   RowVecPos pos;
-  WindowSpan wr;
+  WindowSpan<int> wr;
 };
 template <int V>
 __device__ __forceinline__ PoolVecTask pool_vec_task(const RowVecGeom& g, const PoolGeom32& p) {
@@ -143,7 +126,7 @@ __global__ void __launch_bounds__(kThreads)
   const PoolVecTask t = pool_vec_task<V>(g, p);
   if (t.vi >= g.vecs) return;
   const RowVecPos pos = t.pos;
-  const WindowSpan wr = t.wr;
+  const WindowSpan<int> wr = t.wr;
   const int rows = wr.hi - wr.lo;
   const D* src = x + (pos.plane * uint32_t(p.h)) * uint32_t(p.w) + pos.ow0 * uint32_t(K);
   RowVec<D> buf[K][K];  // [window row][vector]
@@ -188,7 +171,7 @@ __global__ void __launch_bounds__(kThreads)
   const PoolVecTask t = pool_vec_task<V>(g, p);
   if (t.vi >= g.vecs) return;
   const RowVecPos pos = t.pos;
-  const WindowSpan wr = t.wr;
+  const WindowSpan<int> wr = t.wr;
   const D* src = x + pos.plane * uint32_t(p.h) * uint32_t(p.w);
   C acc[V];
 #pragma unroll
@@ -199,13 +182,13 @@ __global__ void __launch_bounds__(kThreads)
       D vals[V][KW];
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        const WindowSpan ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
+        const WindowSpan<int> ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
 #pragma unroll
         for (int c = 0; c < KW; ++c) vals[j][c] = row[::min(ws.lo + c, ws.hi - 1)];
       }
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        const WindowSpan ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
+        const WindowSpan<int> ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
 #pragma unroll
         for (int c = 0; c < KW; ++c)
           if (c < ws.hi - ws.lo) pool_add<kMax>(acc[j], C(to_compute(vals[j][c])));
@@ -215,7 +198,7 @@ __global__ void __launch_bounds__(kThreads)
     // Large windows: one output at a time (one live accumulator), rows then columns.
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      const WindowSpan ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
+      const WindowSpan<int> ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
       for (int i = wr.lo; i < wr.hi; ++i) {
         const D* row = src + uint32_t(i) * uint32_t(p.w);
         for (int c = ws.lo; c < ws.hi; ++c) pool_add<kMax>(acc[j], C(to_compute(row[c])));
@@ -228,7 +211,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kMax) {
       res.v[j] = from_compute<D>(acc[j]);
     } else {
-      const WindowSpan ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
+      const WindowSpan<int> ws = window_span(int(pos.ow0) + j, p.sw, p.pw, p.kw, p.w);
       const int count = count_include_pad ? wr.area * ws.area : (wr.hi - wr.lo) * (ws.hi - ws.lo);
       res.v[j] = from_compute<D>(acc[j] / C(count));
     }

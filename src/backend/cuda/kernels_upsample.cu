@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <type_traits>
 
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
@@ -47,9 +48,16 @@ struct ResampleGeom {
   I h, w, ho, wo;
 };
 
+// floor(o * scale) by one round-down conversion (the product is never negative), not a
+// floor and a conversion.
 template <class I>
 __device__ __forceinline__ I nearest_src(I o, I in, I out, float scale) {
-  const I s = I(floorf(__fmul_rn(float(o), scale)));
+  const float f = __fmul_rn(float(o), scale);
+  I s;
+  if constexpr (std::is_same_v<I, uint32_t>)
+    s = __float2uint_rd(f);
+  else
+    s = I(__float2ll_rd(f));
   return in == out ? o : (s < in - 1 ? s : in - 1);  // selects: no branch between loads
 }
 
@@ -66,9 +74,9 @@ __global__ void nearest_kernel(I total, ResampleGeom<I> g, float scale_h, float 
 
 // Nearest column sources without float conversions where they are exact: when w / wo
 // reduces to a / 2^e and wo * w < 2^24, float(o) * scale is exact in float, so PyTorch's
-// floor(o * scale) is (o * a) >> e (x2: o >> 1; same size: o). Otherwise the float rule,
-// whose three conversions per output (I2F, FRND, F2I: 16 per clock per SM) would bound
-// the kernel below the memory speed.
+// floor(o * scale) is (o * a) >> e (x2: o >> 1; same size: o). Otherwise the float rule
+// of nearest_src, whose conversions per output (I2F, F2I: 16 per clock per SM) bound the
+// kernel below the memory speed.
 struct DyadicRatio {
   uint32_t num = 0, shift = 0;  // num == 0: not dyadic, use the float rule
 };
@@ -96,7 +104,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kDyadic)
       s = (o * ratio_w.num) >> ratio_w.shift;
     else
-      s = r.w == r.wo ? o : ::min(__float2uint_rd(__fmul_rn(float(o), scale_w)), r.w - 1);
+      s = nearest_src(o, r.w, r.wo, scale_w);
     res.v[j] = src[s];
   }
   reinterpret_cast<RowVec<D>*>(out)[vi] = res;

@@ -58,6 +58,13 @@ __device__ __forceinline__ pair_t<S> vector_extreme2(const Vec<S, 8>& v) {
   return extreme_nan<kMax>(extreme_nan<kMax>(w[0], w[1]), extreme_nan<kMax>(w[2], w[3]));
 }
 
+// The identity pair of a packed min (+inf, +inf) or max (-inf, -inf).
+template <bool kMax, class S>
+__device__ __forceinline__ pair_t<S> identity_pair() {
+  const S id = from_compute<S>(kMax ? -INFINITY : INFINITY);
+  return pair_t<S>(id, id);
+}
+
 template <class S, bool kMax, int K>
 struct PackedMinMaxFolder {
   static constexpr bool kRepeatSafe = true;  // max(a, a) = a
@@ -65,9 +72,8 @@ struct PackedMinMaxFolder {
 
   template <class Op>
   __device__ __forceinline__ explicit PackedMinMaxFolder(const Op&) {
-    const S id = from_compute<S>(kMax ? -INFINITY : INFINITY);
 #pragma unroll
-    for (int u = 0; u < K; ++u) best[u] = pair_t<S>(id, id);
+    for (int u = 0; u < K; ++u) best[u] = identity_pair<kMax, S>();
   }
   __device__ __forceinline__ void fold(int u, const Vec<S, 8>& v, int64_t) {
     best[u] = extreme_nan<kMax>(best[u], vector_extreme2<kMax>(v));
@@ -146,9 +152,8 @@ struct PackedColumnMinMax {
   pair_t<S> best[4];
 
   __device__ __forceinline__ PackedColumnMinMax() {
-    const S id = from_compute<S>(kMax ? -INFINITY : INFINITY);
 #pragma unroll
-    for (int q = 0; q < 4; ++q) best[q] = pair_t<S>(id, id);
+    for (int q = 0; q < 4; ++q) best[q] = identity_pair<kMax, S>();
   }
   __device__ __forceinline__ void fold(const Vec<S, 8>& v) {
     const pair_t<S>* w = reinterpret_cast<const pair_t<S>*>(v.v);
