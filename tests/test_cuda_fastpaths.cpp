@@ -35,6 +35,14 @@ std::vector<double> V(const Tensor& t) { return t.to(Device::cpu()).to_vector<do
 
 const DType kEwTypes[] = {DType::F32, DType::BF16, DType::U8, DType::I64};
 
+// The row maxima of dx (on the device) equal those of x (on the CPU), NaN matching NaN.
+void expect_same_row_max(const Tensor& dx, const Tensor& x) {
+  const auto mx = V(max(dx, {1})), mx_ref = V(max(x, {1}));
+  ASSERT_EQ(mx.size(), mx_ref.size());
+  for (size_t i = 0; i < mx.size(); ++i)
+    EXPECT_TRUE(mx[i] == mx_ref[i] || (std::isnan(mx[i]) && std::isnan(mx_ref[i]))) << "row " << i;
+}
+
 TEST_P(CudaFastPaths, AddWithTransposedOperandMatchesCpu) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{33, 65}, {1, 1000}, {1000, 1}, {64, 64}, {130, 70}};
   for (DType dt : kEwTypes)
@@ -110,10 +118,7 @@ TEST_P(CudaFastPaths, LastDimReductionsMatchCpu) {
         if (w > 2) v[size_t(w + w / 2)] = nan, v[size_t(w + w - 1)] = nan;
         const Tensor x = Tensor::from_vector(v, {rows, w}).to(dt), dx = x.to(dev());
         EXPECT_CLOSE(sum(dx, {1}).to(Device::cpu()), sum(x, {1}), 1e-6, 1e-6);
-        const auto mx = V(max(dx, {1})), mx_ref = V(max(x, {1}));
-        ASSERT_EQ(mx.size(), mx_ref.size());
-        for (size_t i = 0; i < mx.size(); ++i)
-          EXPECT_TRUE(mx[i] == mx_ref[i] || (std::isnan(mx[i]) && std::isnan(mx_ref[i]))) << "row " << i;
+        expect_same_row_max(dx, x);
         EXPECT_EQ(V(argmax(dx, 1)), V(argmax(x, 1)));
         EXPECT_EQ(V(argmin(dx, 1)), V(argmin(x, 1)));
         // A row starting at an odd element (unaligned vector loads).
@@ -142,10 +147,7 @@ TEST_P(CudaFastPaths, ManyLongRowsReduceAsOneWarpPerRow) {
       SCOPED_TRACE(::testing::Message() << dt << " columns from " << start);
       const Tensor xs = x.narrow(1, start, w - start), dxs = dx.narrow(1, start, w - start);
       EXPECT_CLOSE(sum(dxs, {1}).to(Device::cpu()), sum(xs, {1}), 1e-5, 1e-5);
-      const auto mx = V(max(dxs, {1})), mx_ref = V(max(xs, {1}));
-      ASSERT_EQ(mx.size(), mx_ref.size());
-      for (size_t i = 0; i < mx.size(); ++i)
-        EXPECT_TRUE(mx[i] == mx_ref[i] || (std::isnan(mx[i]) && std::isnan(mx_ref[i]))) << "row " << i;
+      expect_same_row_max(dxs, xs);
       EXPECT_EQ(V(argmax(dxs, 1)), V(argmax(xs, 1)));
       EXPECT_EQ(V(argmin(dxs, 1)), V(argmin(xs, 1)));
     }
