@@ -95,7 +95,10 @@ class Tensor {
   Tensor contiguous() const;       // shares storage when already contiguous
   Tensor clone() const;            // always a new contiguous copy
   // Copies src (broadcast to this shape, converted to this dtype) into this tensor's
-  // memory in place. Refuses read-only storage.
+  // memory in place. Refuses read-only storage and, like fill_, a destination that maps
+  // several indices to one element (an expand()ed view). A src that overlaps this tensor
+  // in another layout (a.copy_(a.t())) is read through a temporary, so the result is
+  // what a.copy_(a.t().clone()) gives (docs/ops.md, "Aliasing rules for in-place ops").
   Tensor& copy_(const Tensor& src);
   Tensor& fill_(Scalar value);
   Tensor& zero_() { return fill_(Scalar(0)); }
