@@ -55,7 +55,8 @@ class Tensor {
   int64_t offset() const { return layout_.offset(); }
   size_t rank() const { return layout_.rank(); }
   int64_t dim(int64_t d) const { return layout_.dim(d); }
-  int64_t numel() const { return layout_.numel(); }
+  // 0 for an undefined tensor (whose shape() is the empty list []): it holds no element.
+  int64_t numel() const { return defined() ? layout_.numel() : 0; }
   size_t element_size() const { return dtype_size(dtype()); }
   size_t nbytes() const { return size_t(numel()) * element_size(); }
   bool is_contiguous() const { return layout_.is_contiguous(); }
