@@ -147,6 +147,48 @@ TEST_P(Index, IndexAddGolden) {
   }
 }
 
+TEST_P(Index, IndexCopyWritesSlicesInPlace) {
+  for (DType dt : kAll) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor d = zeros({4, 2}, dt, dev());
+    index_copy_(d, 0, Tensor::from_vector<int64_t>({3, 0}).to(DType::U32).to(dev()), small_ints({2, 2}, dt, dev()));
+    EXPECT_EQ(d.to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 0, 0, 0, 0, 0, 1}));
+  }
+  // Along dim 1 of a strided (transposed) destination, from a transposed source.
+  Tensor d = zeros({3, 2}, DType::F32, dev());
+  index_copy_(d.t(), 1, Tensor::from_vector<int64_t>({2, 1}).to(dev()), small_ints({2, 2}, DType::F32, dev()).t());
+  EXPECT_EQ(d.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 2, 3, 0, 1}));
+}
+
+// index_copy_ names itself, rejects repeated indices (its contract: distinct) naming the
+// repeated value, and leaves dst unchanged. Several indices are checked on the host on
+// every device, so the messages are the same on CUDA.
+TEST_P(Index, IndexCopyBadIndicesNameTheOpAndChangeNothing) {
+  Tensor dst = small_ints({5, 3}, DType::F32, dev());
+  const auto before = dst.to_vector<double>();
+  const Tensor rows = ones({3, 3}, DType::F32, dev());
+  auto indices = [&](std::vector<int64_t> v) { return Tensor::from_vector(v).to(dev()); };
+  EXPECT_WICK_ERROR(index_copy_(dst, 0, indices({4, 1, 4}), rows), InvalidArgument,
+                    "index_copy_: index 4 appears more than once");
+  EXPECT_WICK_ERROR(index_copy_(dst, 0, indices({2, 0, 2}).to(DType::U8), rows), InvalidArgument,
+                    "index_copy_: index 2 appears more than once");
+  EXPECT_WICK_ERROR(index_copy_(dst, 0, indices({0, 7, 1}), rows), IndexOutOfRange,
+                    "index_copy_: index 7 out of range for dim 0 of size 5");
+  EXPECT_WICK_ERROR(index_copy_(dst, 1, indices({0, -1}), ones({5, 2}, DType::F32, dev())), IndexOutOfRange,
+                    "index_copy_: index -1 out of range for dim 1 of size 3");
+  EXPECT_EQ(dst.to_vector<double>(), before);
+  // One index on CUDA stays on the device (no wait, so a CUDA graph can capture it): the
+  // kernel checks it and the error surfaces at the next synchronization.
+  if (dev().is_cpu()) {
+    EXPECT_WICK_ERROR(index_copy_(dst, 0, indices({5}), ones({1, 3}, DType::F32, dev())), IndexOutOfRange,
+                      "index_copy_: index 5 out of range for dim 0 of size 5");
+  } else {
+    EXPECT_WICK_ERROR((index_copy_(dst, 0, indices({5}), ones({1, 3}, DType::F32, dev())), dst.to_vector<double>()),
+                      IndexOutOfRange, "index 5 out of range");
+  }
+  EXPECT_EQ(dst.to_vector<double>(), before);
+}
+
 TEST_P(Index, Embedding) {
   const Tensor w = g("index.src");  // 6 embeddings of dim 5
   const Tensor ids = Tensor::from_vector<int64_t>({4, 0, 4, 2}, Shape{2, 2}).to(dev());

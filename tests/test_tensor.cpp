@@ -142,6 +142,18 @@ TEST(TensorValues, ToVectorAndItemConvert) {
   EXPECT_WICK_ERROR(Tensor().to_vector<float>(), InvalidArgument, "undefined tensor");
 }
 
+// An undefined tensor holds no element: numel() and nbytes() are 0 (they were 1 and 4,
+// from the default layout's scalar shape), while reading it still raises.
+TEST(TensorValues, UndefinedTensorHasNoElements) {
+  const Tensor u;
+  EXPECT_FALSE(u.defined());
+  EXPECT_EQ(u.numel(), 0);
+  EXPECT_EQ(u.nbytes(), 0u);
+  EXPECT_WICK_ERROR(u.item<float>(), InvalidArgument, "item: input is an undefined tensor");
+  EXPECT_EQ(Tensor::empty({0, 3}).numel(), 0);
+  EXPECT_EQ(Tensor::empty({}).numel(), 1);  // a defined 0-d tensor holds one element
+}
+
 TEST(TensorValues, ToDTypeRoundsToNearestEven) {
   // 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties to even (1);
   // 1 + 3 * 2^-8 ties to 1 + 2^-6. f16 keeps both exactly.

@@ -103,8 +103,12 @@ Tensor index_add(const Tensor& dst, int64_t dim, const Tensor& indices, const Te
 // In place: the slices of dst along dim at the 1-D indices become the slices of src (src
 // has dst's shape except dim, whose size is indices.numel()). Indices must be distinct.
 // The one in-place indexing op: it writes a KV cache at a position held on the device,
-// which a CUDA graph can replay. On the CPU a bad index raises before anything is
-// written; on CUDA it is raised at the next synchronization and the rest is written.
+// which a CUDA graph can replay. Indices are read on the host and a bad or repeated
+// index raises before anything is written; several indices held on an accelerator are
+// copied to the host for that (so that call waits for the device and cannot be captured
+// in a CUDA graph). A single index on an accelerator is only checked by the device: a
+// bad one is raised at the next synchronization. src or indices sharing memory with dst
+// are read through copies; dst must not be an expand()ed view (docs/ops.md).
 void index_copy_(const Tensor& dst, int64_t dim, const Tensor& indices, const Tensor& src);
 // weight[ids]: ids of any shape, weight (num_embeddings, dim) -> ids.shape + (dim).
 Tensor embedding(const Tensor& ids, const Tensor& weight);

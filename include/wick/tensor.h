@@ -55,7 +55,8 @@ class Tensor {
   int64_t offset() const { return layout_.offset(); }
   size_t rank() const { return layout_.rank(); }
   int64_t dim(int64_t d) const { return layout_.dim(d); }
-  int64_t numel() const { return layout_.numel(); }
+  // 0 for an undefined tensor (whose shape() is the empty list []): it holds no element.
+  int64_t numel() const { return defined() ? layout_.numel() : 0; }
   size_t element_size() const { return dtype_size(dtype()); }
   size_t nbytes() const { return size_t(numel()) * element_size(); }
   bool is_contiguous() const { return layout_.is_contiguous(); }
@@ -95,7 +96,10 @@ class Tensor {
   Tensor contiguous() const;       // shares storage when already contiguous
   Tensor clone() const;            // always a new contiguous copy
   // Copies src (broadcast to this shape, converted to this dtype) into this tensor's
-  // memory in place. Refuses read-only storage.
+  // memory in place. Refuses read-only storage and, like fill_, a destination that maps
+  // several indices to one element (an expand()ed view). A src that overlaps this tensor
+  // in another layout (a.copy_(a.t())) is read through a temporary, so the result is
+  // what a.copy_(a.t().clone()) gives (docs/ops.md, "Aliasing rules for in-place ops").
   Tensor& copy_(const Tensor& src);
   Tensor& fill_(Scalar value);
   Tensor& zero_() { return fill_(Scalar(0)); }

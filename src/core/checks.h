@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "backend/backend.h"
+#include "core/overlap.h"
 #include "wick/tensor.h"
 
 namespace wick::detail {
@@ -36,9 +37,12 @@ inline void check_same_dtype(std::string_view op, const Tensor& a, const Tensor&
   WICK_CHECK(a.dtype() == b.dtype(), DTypeMismatch, op, ": dtypes differ: ", a.dtype(), " and ", b.dtype());
 }
 
+// Every in-place op's destination check: writable memory, and no element reachable
+// from two indices (see core/overlap.h).
 inline void check_writable(std::string_view op, const Tensor& t) {
   WICK_CHECK(!t.read_only(), ReadOnly, op, ": refusing to modify a read-only tensor (",
              t.storage().allocation()->origin(), "); clone() it first");
+  check_no_internal_overlap(op, t);
 }
 
 inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }

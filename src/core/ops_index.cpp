@@ -1,6 +1,9 @@
 // Indexing ops. All are functional: index_select/gather/embedding write a fresh output,
 // scatter/scatter_add/index_add copy dst and modify the copy, so a bad index (raised by
 // the backend, which checks every index before writing) leaves every input unchanged.
+#include <algorithm>
+#include <vector>
+
 #include "core/checks.h"
 #include "wick/ops.h"
 
@@ -19,6 +22,23 @@ void check_index_fits(const char* op, const Tensor& index, const Tensor& bound, 
   for (size_t d = 0; d < index.rank(); ++d)
     WICK_CHECK(d == dim || index.shape()[d] <= bound.shape()[d], ShapeMismatch, op, ": index of shape ", index.shape(),
                " is larger than ", what, " ", bound.shape(), " in dim ", d);
+}
+
+// Reads indices on the host and checks each is in [0, bound) and none repeats, naming op.
+// A single index cannot repeat; when it lives on an accelerator it is left to the
+// device's own bounds check (reported at the next synchronization), because reading it
+// here would wait for the device, which a CUDA graph capture forbids (the GPT-2 decode
+// step captures index_copy_ at a device-held position).
+void check_distinct_indices(const char* op, const Tensor& indices, size_t dim, int64_t bound) {
+  if (indices.numel() <= 1 && !indices.device().is_cpu()) return;
+  std::vector<int64_t> v = indices.to_vector<int64_t>();
+  for (int64_t i : v)
+    WICK_CHECK(i >= 0 && i < bound, IndexOutOfRange, op, ": index ", i, " out of range for dim ", dim, " of size ",
+               bound);
+  std::sort(v.begin(), v.end());
+  const auto repeated = std::adjacent_find(v.begin(), v.end());
+  WICK_CHECK(repeated == v.end(), InvalidArgument, op, ": index ", *repeated,
+             " appears more than once; the indices must be distinct (which write lands would be unspecified)");
 }
 
 }  // namespace
@@ -105,11 +125,16 @@ void index_copy_(const Tensor& dst, int64_t dim, const Tensor& indices, const Te
   expected[d] = indices.numel();
   WICK_CHECK(src.shape() == expected, ShapeMismatch, "index_copy_: src has shape ", src.shape(), ", expected ",
              expected, " (dst ", dst.shape(), " with dim ", d, " of size ", indices.numel(), ")");
+  check_distinct_indices("index_copy_", indices, d, dst.shape()[d]);
+  // Inputs that share memory with dst are read from copies: the slices are written in
+  // index order, not in the order they are read.
+  const Tensor source = detail::unaliased_input(dst, src);
+  const Tensor positions = detail::unaliased_input(dst, indices);
   // scatter with the indices broadcast over src's other dims (a stride-0 view, no copy).
   std::vector<int64_t> along(dst.rank(), 1);
   along[d] = indices.numel();
-  const Tensor index = indices.reshape(Shape(along)).broadcast_as(src.shape());
-  backend_for(dev).scatter(dst, d, index, src, ScatterMode::Set);
+  const Tensor index = positions.reshape(Shape(along)).broadcast_as(source.shape());
+  backend_for(dev).scatter(dst, d, index, source, ScatterMode::Set);
 }
 
 Tensor embedding(const Tensor& ids, const Tensor& weight) {

@@ -106,7 +106,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
   detail::common_device("copy_", {this, &src});
   detail::check_writable("copy_", *this);
   Tensor s = src.broadcast_as(shape());
-  if (s.dtype() != dtype()) s = s.to(dtype());
+  if (s.dtype() != dtype()) s = s.to(dtype());  // a fresh tensor: no aliasing left
+  switch (detail::memory_overlap(*this, s)) {
+    case detail::Overlap::Same: return *this;             // onto itself: nothing changes
+    case detail::Overlap::Partial: s = s.clone(); break;  // read everything before writing
+    case detail::Overlap::None: break;
+  }
   backend_of(*this).copy(s, *this);
   return *this;
 }
