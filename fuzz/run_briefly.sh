@@ -14,6 +14,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Re
 targets=(
   "fuzz_safetensors|fuzz/fuzz_safetensors|fuzz/corpus/safetensors|fuzz/safetensors.dict"
   "fuzz_gguf|fuzz/gguf/fuzz_gguf|fuzz/corpus/gguf|"
+  "fuzz_cli_args|fuzz/fuzz_cli_args|fuzz/corpus/cli_args|"
   "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
 )
 names=()

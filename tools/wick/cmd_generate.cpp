@@ -48,8 +48,22 @@ std::filesystem::path default_model_dir() {
 double per_second(int64_t n, double s) { return s > 0 ? double(n) / s : 0.0; }
 }  // namespace
 
+models::SamplingOptions sampling_options(const GenerateArgs& a) {
+  models::SamplingOptions opt;
+  opt.temperature = a.temperature;
+  opt.top_k = a.top_k;
+  opt.top_p = a.top_p;
+  opt.seed = a.seed;
+  return opt;
+}
+
 int run_generate(const GenerateArgs& a) {
   const std::filesystem::path dir = a.model.empty() ? default_model_dir() : std::filesystem::path(a.model);
+  const models::SamplingOptions opt = sampling_options(a);
+  // Every option is checked before the weights load (seconds for a real checkpoint); the
+  // length bound needs the context size, so config.json is read first.
+  const int64_t context = models::Gpt2Config::from_json_file(dir / "config.json").n_positions;
+  as_usage_error([&] { models::check_generation_options(opt, a.max_tokens, context); });
   const Device dev = a.device.empty() ? default_device() : Device::parse(a.device);
   std::fprintf(stderr, "loading %s\n", dir.string().c_str());
   const auto model = models::Gpt2Model::load(dir, dev, dtype_from_name(a.dtype),
@@ -58,11 +72,6 @@ int run_generate(const GenerateArgs& a) {
   const std::vector<int32_t> prompt = tok.encode(a.prompt);
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
 
-  models::SamplingOptions opt;
-  opt.temperature = a.temperature;
-  opt.top_k = a.top_k;
-  opt.top_p = a.top_p;
-  opt.seed = a.seed;
   const models::Generator gen(model, opt);
   models::Utf8Stream stream;
   const auto st = gen.generate(
@@ -93,18 +102,16 @@ Runner add_generate(CLI::App& app) {
   auto a = std::make_shared<GenerateArgs>();
   sub->add_option("--model", a->model, "Hugging Face GPT-2 folder (default: the shipped tiny random-weight model)");
   sub->add_option("--prompt", a->prompt, "the text to continue")->capture_default_str();
-  sub->add_option("--max-tokens", a->max_tokens, "tokens to generate at most")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--temperature", a->temperature, "0: greedy; otherwise sample from softmax(logits / T)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--top-k", a->top_k, "sample among the k most likely tokens (0: all)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--top-p", a->top_p, "sample among the most likely tokens totalling probability p (1: all)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  // The bounds are checked by models::check_generation_options (one place for the CLI, the
+  // library and the fuzz target), not by CLI11 validators.
+  sub->add_option("--max-tokens", a->max_tokens, "tokens to generate at most, 1 to the model's context")
+      ->capture_default_str();
+  sub->add_option("--temperature", a->temperature,
+                  "0: greedy; otherwise (at least 1e-4) sample from softmax(logits / T)")
+      ->capture_default_str();
+  sub->add_option("--top-k", a->top_k, "sample among the k most likely tokens (0: all)")->capture_default_str();
+  sub->add_option("--top-p", a->top_p, "sample among the most likely tokens totalling probability p, in (0, 1]")
+      ->capture_default_str();
   sub->add_option("--seed", a->seed, "random seed for sampling")->capture_default_str();
   sub->add_flag("--ignore-eos", a->ignore_eos, "keep going past <|endoftext|> (benchmarks: always --max-tokens)");
   sub->add_option("--device", a->device, "cpu, cuda or cuda:N (default: the best present)");

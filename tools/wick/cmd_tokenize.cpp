@@ -1,11 +1,13 @@
-// `wick tokenize --model DIR [--wordpiece] TEXT`: print the token ids of TEXT, separated by
-// spaces, and nothing else on stdout. DIR holds vocab.json + merges.txt (or encoder.json +
+// `wick tokenize --model DIR [--wordpiece] TEXT... [--file F]`: print the token ids of each
+// text (inputs.h: TEXT, - for standard input, --file for one text per line), one line of
+// ids separated by spaces per text, and nothing else on stdout. DIR holds vocab.json + merges.txt (or encoder.json +
 // vocab.bpe) for GPT-2's BPE, or vocab.txt for BERT WordPiece (chosen automatically when
 // that is all DIR holds, or forced with --wordpiece).
 #include <filesystem>
 #include <iostream>
 
 #include "commands.h"
+#include "inputs.h"
 #include "wick/error.h"
 #include "wick/text/gpt2_tokenizer.h"
 #include "wick/text/wordpiece_tokenizer.h"
@@ -15,7 +17,7 @@ namespace {
 
 struct TokenizeArgs {
   std::string model_dir;
-  std::string text;
+  TextInputs inputs;
   bool wordpiece = false;
   size_t max_length = 512;
 };
@@ -27,6 +29,7 @@ void print_ids(const std::vector<int32_t>& ids) {
 
 int run_tokenize(const TokenizeArgs& args) {
   namespace fs = std::filesystem;
+  const std::vector<std::string> texts = collect_texts(args.inputs, "tokenize", std::cin);
   const fs::path dir(args.model_dir);
   std::error_code ec;
   const bool has_bpe = (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) ||
@@ -35,13 +38,13 @@ int run_tokenize(const TokenizeArgs& args) {
   if (args.wordpiece || (has_wordpiece && !has_bpe)) {
     WICK_CHECK(has_wordpiece, Io, "tokenize: '", args.model_dir, "' has no vocab.txt");
     const text::WordPieceTokenizer tok((dir / "vocab.txt").string());
-    print_ids(tok.encode(args.text, args.max_length));
+    for (const auto& t : texts) print_ids(tok.encode(t, args.max_length));
     return 0;
   }
   WICK_CHECK(has_bpe, Io, "tokenize: '", args.model_dir,
              "' holds neither vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
   const text::Gpt2Tokenizer tok(args.model_dir);
-  print_ids(tok.encode(args.text));
+  for (const auto& t : texts) print_ids(tok.encode(t));
   return 0;
 }
 
@@ -54,7 +57,7 @@ Runner add_tokenize(CLI::App& app) {
   sub->add_flag("--wordpiece", args->wordpiece, "use WordPiece (vocab.txt) even if BPE files are present");
   sub->add_option("--max-length", args->max_length, "WordPiece: keep at most this many ids, [CLS] and [SEP] included")
       ->capture_default_str();
-  sub->add_option("text", args->text, "the text to tokenize")->required();
+  add_text_inputs(*sub, args->inputs);
   return [args]() -> int { return run_tokenize(*args); };
 }
 

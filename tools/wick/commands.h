@@ -4,12 +4,35 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "wick/error.h"
 
 namespace wick::cli {
 
 using Runner = std::function<int()>;
+
+// Exit codes (README "Exit codes"): 0 done, 1 the work failed (a bad file, a device error,
+// a write error), 2 the command line is wrong (CLI11's parse errors, and the checks below).
+inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+
+// A mistake in the command line found after parsing (an option value out of range, no
+// input given): main prints it like CLI11's own errors and exits with kExitUsage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Runs a check that throws wick::Error and reports its failure as a UsageError: for
+// library validation (e.g. models::check_generation_options) applied to command-line values.
+template <class Check>
+void as_usage_error(Check&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
 
 Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);

