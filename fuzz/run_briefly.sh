@@ -15,6 +15,7 @@ targets=(
   "fuzz_safetensors|fuzz/fuzz_safetensors|fuzz/corpus/safetensors|fuzz/safetensors.dict"
   "fuzz_gguf|fuzz/gguf/fuzz_gguf|fuzz/corpus/gguf|"
   "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
+  "fuzz_model_config|fuzz/fuzz_model_config|fuzz/corpus/model_config|"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done
