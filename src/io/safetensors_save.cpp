@@ -22,6 +22,20 @@ namespace {
 // of every tensor would find each name by a linear search (saving was quadratic).
 using Json = nlohmann::ordered_json;
 
+// Host, contiguous versions of the tensors (copies only where needed).
+std::vector<Tensor> host_contiguous(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<Tensor> out;
+  std::set<std::string> names;
+  for (const auto& [name, t] : tensors) {
+    WICK_CHECK(t.defined(), InvalidArgument, "safetensors save: tensor '", name, "' is undefined");
+    WICK_CHECK(name != "__metadata__", InvalidArgument,
+               "safetensors save: '__metadata__' is reserved, not a tensor name");
+    WICK_CHECK(names.insert(name).second, InvalidArgument, "safetensors save: duplicate tensor name '", name, "'");
+    out.push_back(t.to(Device::cpu()).contiguous());
+  }
+  return out;
+}
+
 std::string header_json(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::vector<Tensor>& host,
                         const std::map<std::string, std::string>& metadata) {
   std::string s = "{";
