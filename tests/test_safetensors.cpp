@@ -362,7 +362,7 @@ TEST(SafetensorsParse, HugeValuesInMessagesAreCutShort) {
   EXPECT_WICK_ERROR(parse(one(R"("dtype":"U8","shape":)" + shape + R"(],"data_offsets":[0,2])", "ab")), Format,
                     "tensor 't': data_offsets [0, 2) hold 2 bytes but U8 [1, 1, ... (100001 dims)] needs 1");
   EXPECT_WICK_ERROR(
-      parse(one(R"("dtype":"U8","shape":[1,"a")" + std::string(100'000, 'b') + R"("],"data_offsets":[0,1])", "a")),
+      parse(one(R"("dtype":"U8","shape":[1,"a)" + std::string(100'000, 'b') + R"("],"data_offsets":[0,1])", "a")),
       Format, "shape entry \"a" + std::string(58, 'b') + "... is not a non-negative integer");
 }
 
@@ -389,7 +389,9 @@ TEST(SafetensorsParse, ManyTensorsKeepOrderAndContents) {
     ASSERT_EQ(t.name, names[i]);
     ASSERT_EQ(&f.info(names[i]), &t);
     ASSERT_EQ(t.shape, Shape{int64_t(i % 4 >= 2 ? 0 : 1)});
-    if (i % 4 < 2) ASSERT_EQ(bytes_of(f.raw(t.name)), raw_of<uint16_t>({uint16_t(i)}));
+    if (i % 4 < 2) {
+      ASSERT_EQ(bytes_of(f.raw(t.name)), raw_of<uint16_t>({uint16_t(i)}));
+    }
   }
 }
 

@@ -19,28 +19,61 @@ std::string short_message(std::string s) {
   return s;
 }
 
+// nlohmann's DOM builder behind a filter that counts the nesting and lists the top-level
+// keys. (nlohmann's parse callback could do both, but its parser searches the enclosing
+// object for discarded values after every nested object: quadratic in the keys.)
+class LimitedDom {
+ public:
+  using Json = nlohmann::json;
+  LimitedDom(Json& root, std::string_view what, std::vector<std::string>* keys)
+      : dom_(root), what_(what), keys_(keys) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) { return dom_.number_float(v, s); }
+  bool string(Json::string_t& v) { return dom_.string(v); }
+  bool binary(Json::binary_t& v) { return dom_.binary(v); }
+  bool start_object(std::size_t n) { return enter() && dom_.start_object(n); }
+  bool key(Json::string_t& k) {
+    if (keys_ && depth_ == 1 && seen_.insert(k).second) keys_->push_back(k);
+    return dom_.key(k);
+  }
+  bool end_object() { return --depth_, dom_.end_object(); }
+  bool start_array(std::size_t n) { return enter() && dom_.start_array(n); }
+  bool end_array() { return --depth_, dom_.end_array(); }
+  template <class Exception>
+  bool parse_error(std::size_t pos, const std::string& token, const Exception& e) {
+    return dom_.parse_error(pos, token, e);  // throws e
+  }
+
+ private:
+  // Throwing stops the parse before the next level is read.
+  bool enter() {
+    if (++depth_ > kMaxDepth)
+      fail(ErrorKind::Format, what_, ": arrays/objects nest deeper than the JSON nesting limit of ", kMaxDepth,
+           " levels");
+    return true;
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  std::string_view what_;
+  std::vector<std::string>* keys_;
+  std::unordered_set<std::string> seen_;
+  int depth_ = 0;
+};
+
 nlohmann::json parse_checked(std::string_view text, std::string_view what, std::vector<std::string>* keys) {
-  using Event = nlohmann::json::parse_event_t;
   if (text.starts_with(kByteOrderMark))
     fail(ErrorKind::Format, what, ": it starts with a UTF-8 byte-order mark, which JSON does not allow");
-  std::unordered_set<std::string> seen;
-  // depth counts the containers around the event, so a container starting at depth d is
-  // level d + 1. Throwing stops the parse before the next level is read.
-  const nlohmann::json::parser_callback_t check = [&](int depth, Event event, nlohmann::json& parsed) {
-    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxDepth)
-      fail(ErrorKind::Format, what, ": arrays/objects nest deeper than the JSON nesting limit of ", kMaxDepth,
-           " levels");
-    if (keys && event == Event::key && depth == 1) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (seen.insert(key).second) keys->push_back(key);
-    }
-    return true;
-  };
+  nlohmann::json root;
+  LimitedDom dom(root, what, keys);
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), check);
+    nlohmann::json::sax_parse(text.begin(), text.end(), &dom, nlohmann::json::input_format_t::json, /*strict=*/true);
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorKind::Format, what, ": ", short_message(e.what()));
   }
+  return root;
 }
 
 void append_brief(const nlohmann::json& v, size_t limit, std::string& out) {
