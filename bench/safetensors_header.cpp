@@ -3,9 +3,10 @@
 // which builds the same header as save, without the disk).
 //   ninja -C build wick && g++ -std=c++20 -O2 -Iinclude bench/safetensors_header.cpp build/src/libwick.a \
 //       -lopenblas -lpthread $CUDA_LIBS -o /tmp/st_bench && /tmp/st_bench 100000 1000000
-// where CUDA_LIBS="-L/usr/local/cuda/lib64 -lcudart -lcublas -lcublasLt -lcurand" for a CUDA
-// build and empty for -DWICK_CUDA=OFF. Sizes are the arguments (default 10^5 and 10^6).
-// Best of 3 runs (one when a run takes over 2 s); the header of 10^6 tensors is 80 MB.
+// where CUDA_LIBS="-L/usr/local/cuda/lib64 -L/usr/local/cuda/lib -lcudart -lcublas -lcublasLt -lcurand
+// -lnccl" for a CUDA build and empty for -DWICK_CUDA=OFF. "Before" figures: link the old
+// src/io/safetensors_*.cpp objects ahead of libwick.a. Sizes are the arguments (default 10^5 and 10^6).
+// Best of 3 runs (one when a run takes over 2 s); the header of 10^6 tensors is 86 MB.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
