@@ -16,6 +16,7 @@ targets=(
   "fuzz_gguf|fuzz/gguf/fuzz_gguf|fuzz/corpus/gguf|"
   "fuzz_cli_args|fuzz/fuzz_cli_args|fuzz/corpus/cli_args|"
   "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
+  "fuzz_model_config|fuzz/fuzz_model_config|fuzz/corpus/model_config|"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done

@@ -410,7 +410,7 @@ TEST(Gpt2Config, CheckpointThatDoesNotMatchItsConfig) {
   };
   const std::string base = R"("n_head": 2, "n_positions": 64, "vocab_size": 512)";
   EXPECT_WICK_ERROR(with_config("{" + base + R"(, "n_layer": 3, "n_embd": 32})"), Format,
-                    "checkpoint has no tensor 'h.2.ln_1.weight'");
+                    "config.json says n_layer 3, but the checkpoint holds 2 layers");
   EXPECT_WICK_ERROR(with_config("{" + base + R"(, "n_layer": 2, "n_embd": 64})"), ShapeMismatch,
                     "tensor 'wte.weight' has shape [512, 32], config implies [512, 64]");
   fs::remove_all(dst);

@@ -292,6 +292,9 @@ std::vector<Malformed> malformed_files() {
       {"invalid UTF-8", file_bytes("{\"\xff\":1}"), "header is not valid UTF-8"},
       {"overlong UTF-8", file_bytes("{\"\xc0\xaf\":1}"), "header is not valid UTF-8"},
       {"UTF-16 surrogate", file_bytes("{\"\xed\xa0\x80\":1}"), "header is not valid UTF-8"},
+      // nlohmann skips a byte-order mark; the reference (serde_json) rejects it.
+      {"UTF-8 byte-order mark", file_bytes("\xEF\xBB\xBF{}"),
+       "header is not valid JSON: it starts with a UTF-8 byte-order mark"},
   };
 }
 
@@ -306,6 +309,102 @@ TEST(SafetensorsParse, RejectsMalformedFilesNamingTheDefect) {
       EXPECT_EQ(std::string(e.what()).rfind("safetensors: ", 0), 0u) << e.what();
     }
   }
+}
+
+// n arrays nested in each other: 2n bytes.
+std::string nested(size_t n) { return std::string(n, '[') + std::string(n, ']'); }
+
+TEST(SafetensorsParse, RejectsDeepNestingWherever) {
+  // 100,000 levels (200 KB) overflowed the stack in nlohmann's dump() while the message
+  // was built; now the parse stops at the nesting limit, whichever key holds the value.
+  const std::string deep = nested(100'000);
+  const std::string f32x1 = R"("dtype":"F32","shape":[1],"data_offsets":[0,4])";
+  const std::vector<std::pair<const char*, std::string>> headers = {
+      {"dtype", R"({"t":{"dtype":)" + deep + R"(,"shape":[1],"data_offsets":[0,4]}})"},
+      {"shape", R"({"t":{"dtype":"F32","shape":)" + deep + R"(,"data_offsets":[0,4]}})"},
+      {"shape entry", R"({"t":{"dtype":"F32","shape":[)" + deep + R"(],"data_offsets":[0,4]}})"},
+      {"data_offsets", R"({"t":{"dtype":"F32","shape":[1],"data_offsets":)" + deep + "}}"},
+      {"__metadata__", R"({"__metadata__":)" + deep + R"(,"t":{)" + f32x1 + "}}"},
+      {"__metadata__ value", R"({"__metadata__":{"k":)" + deep + R"(},"t":{)" + f32x1 + "}}"},
+      {"ignored key", R"({"t":{)" + f32x1 + R"(,"extra":)" + deep + "}}"},
+  };
+  for (const auto& [where, header] : headers) {
+    SCOPED_TRACE(where);
+    EXPECT_WICK_ERROR(parse(file_bytes(header, "abcd")), Format,
+                      "safetensors: header is not valid JSON: arrays/objects nest deeper than the JSON nesting limit "
+                      "of 127 levels");
+  }
+}
+
+TEST(SafetensorsParse, NestingLimitIsTheReferences) {
+  // Checked with huggingface/safetensors 0.7 (serde_json, recursion limit 128): an ignored
+  // key nested to 127 levels in all (header object, entry, 125 arrays) opens, 128 do not.
+  auto with_extra = [](size_t arrays) {
+    return file_bytes(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":)" + nested(arrays) + "}}", "a");
+  };
+  EXPECT_EQ(parse(with_extra(125)).info("t").nbytes(), 1u);
+  EXPECT_WICK_ERROR(parse(with_extra(126)), Format, "nesting limit of 127 levels");
+}
+
+TEST(SafetensorsParse, HugeValuesInMessagesAreCutShort) {
+  // A 1 MB string or a 100,000-entry array in a message would make it as large as the file.
+  const std::string big(1'000'000, 'x');
+  try {
+    parse(file_bytes(R"({"__metadata__":{"k":[")" + big + R"("]}})"));
+    ADD_FAILURE() << "parsed";
+  } catch (const Error& e) {
+    // 60 characters of the value, then "...".
+    EXPECT_EQ(std::string(e.what()),
+              "safetensors: \"__metadata__\" value of key 'k' is not a string: [\"" + std::string(58, 'x') + "...");
+  }
+  std::string shape = "[1";
+  for (int i = 0; i < 100'000; ++i) shape += ",1";
+  EXPECT_WICK_ERROR(parse(one(R"("dtype":"U8","shape":)" + shape + R"(],"data_offsets":[0,2])", "ab")), Format,
+                    "tensor 't': data_offsets [0, 2) hold 2 bytes but U8 [1, 1, ... (100001 dims)] needs 1");
+  EXPECT_WICK_ERROR(
+      parse(one(R"("dtype":"U8","shape":[1,"a)" + std::string(100'000, 'b') + R"("],"data_offsets":[0,1])", "a")),
+      Format, "shape entry \"a" + std::string(58, 'b') + "... is not a non-negative integer");
+}
+
+// Header order is data order here, but tensor names are not in name order, and every
+// third and fourth tensor are empty and share an offset with the next: they must keep
+// their header order (a sorted object alone would reorder them by name).
+TEST(SafetensorsParse, ManyTensorsKeepOrderAndContents) {
+  const size_t n = 20'000;
+  std::string header = "{", data;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    names.push_back("w" + std::to_string((i * 7919) % n));  // a permutation: gcd(7919, n) = 1
+    const bool empty = i % 4 >= 2;
+    const size_t begin = data.size();
+    if (!empty) data += raw_of<uint16_t>({uint16_t(i)});
+    header += (i ? "," : "") + ("\"" + names.back() + "\":") + R"({"dtype":"U16","shape":[)" + (empty ? "0" : "1") +
+              R"(],"data_offsets":[)" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
+  }
+  const st::File f = parse(file_bytes(header + "}", data));
+  ASSERT_EQ(f.tensors().size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    const st::TensorInfo& t = f.tensors()[i];
+    ASSERT_EQ(t.name, names[i]);
+    ASSERT_EQ(&f.info(names[i]), &t);
+    ASSERT_EQ(t.shape, Shape{int64_t(i % 4 >= 2 ? 0 : 1)});
+    if (i % 4 < 2) {
+      ASSERT_EQ(bytes_of(f.raw(t.name)), raw_of<uint16_t>({uint16_t(i)}));
+    }
+  }
+}
+
+TEST(SafetensorsParse, DuplicateKeyKeepsItsFirstPlaceAndLastValue) {
+  // As before (ordered_json): the entry written last wins, at the place first written.
+  const std::string header = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
+                             R"("z":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
+                             R"("a":{"dtype":"I8","shape":[0],"data_offsets":[0,0]}})";
+  const st::File f = parse(file_bytes(header));
+  ASSERT_EQ(f.tensors().size(), 2u);
+  EXPECT_EQ(f.tensors()[0].name, "a");
+  EXPECT_EQ(f.tensors()[0].dtype, "I8");
+  EXPECT_EQ(f.tensors()[1].name, "z");
 }
 
 TEST(SafetensorsParse, OpenNamesTheFile) {
@@ -377,6 +476,26 @@ TEST(SafetensorsSave, RoundTrip) {
   std::ifstream in(p, std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
   if (const char* out = std::getenv("WICK_ROUNDTRIP_OUT")) st::save(out, tensors, kRoundtripMetadata);
+}
+
+TEST(SafetensorsSave, ManyTensorsRoundTripInTheGivenOrder) {
+  // Not in name order, with empty tensors sharing offsets, so that any reordering shows.
+  const size_t n = 20'000;
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = float(i);
+    tensors.emplace_back("w" + std::to_string((i * 7919) % n), i % 4 >= 2
+                                                                   ? Tensor::from_data(&v, DType::F32, 0, Shape{0})
+                                                                   : Tensor::from_data(&v, DType::F32, 1, Shape{1}));
+  }
+  const st::File f = parse(st::serialize(tensors, {{"b", "2"}, {"a", "1"}}));
+  ASSERT_EQ(f.tensors().size(), n);
+  EXPECT_EQ(f.metadata(), (std::map<std::string, std::string>{{"a", "1"}, {"b", "2"}}));
+  for (size_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(f.tensors()[i].name, tensors[i].first);
+    ASSERT_EQ(bytes_of(f.raw(tensors[i].first)), i % 4 >= 2 ? "" : raw_of<float>({float(i)}));
+  }
 }
 
 TEST(SafetensorsSave, RejectsBadInput) {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
+#include "io/json_limits.h"
 #include "io/safetensors_format.h"
 #include "wick/io.h"
 
@@ -15,7 +15,11 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 
 namespace {
 
-using Json = nlohmann::ordered_json;  // keeps header order, so equal offsets keep it too
+// A sorted object (log-time lookups); the header order, which orders tensors with equal
+// offsets, comes from json::parse's list of top-level keys. (nlohmann::ordered_json keeps
+// the order itself but finds keys by a linear search: opening was quadratic in the tensors.)
+using Json = nlohmann::json;
+using json::brief;
 
 constexpr std::string_view kPrefix = "safetensors: ";
 
@@ -59,13 +63,6 @@ bool valid_utf8(const unsigned char* s, size_t n) {
   return true;
 }
 
-// nlohmann's messages may quote the input; keep the error on one line.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
 // A name for an error message: control characters escaped so that the message stays
 // on one line, and cut short.
 std::string shown(const std::string& name) {
@@ -81,11 +78,10 @@ std::string shown(const std::string& name) {
   return name.size() > 100 ? out + "..." : out;
 }
 
-// A JSON value for an error message, cut short: a header may hold huge arrays.
-std::string brief(const Json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 60) + "...";
-  return s;
+// A shape for a message: a hostile header may give it a million dimensions.
+std::string shown(const Shape& shape) {
+  if (shape.rank() <= 8) return ::wick::detail::cat(shape);
+  return ::wick::detail::cat("[", shape[0], ", ", shape[1], ", ... (", shape.rank(), " dims)]");
 }
 
 size_t to_size(const Json& v) { return size_t(v.get<uint64_t>()); }
@@ -129,11 +125,11 @@ TensorInfo parse_entry(const Context& ctx, const std::string& name, const Json& 
   info.end = to_size((*off)[1]);
 
   if (bits % 8 != 0)
-    ctx.fail("tensor '", shown(name), "': ", info.dtype, " ", info.shape, " is ", bits,
+    ctx.fail("tensor '", shown(name), "': ", info.dtype, " ", shown(info.shape), " is ", bits,
              " bits, not a whole number of bytes");
   if (info.end >= info.begin && info.end - info.begin != bits / 8)
     ctx.fail("tensor '", shown(name), "': data_offsets [", info.begin, ", ", info.end, ") hold ", info.end - info.begin,
-             " bytes but ", info.dtype, " ", info.shape, " needs ", bits / 8);
+             " bytes but ", info.dtype, " ", shown(info.shape), " needs ", bits / 8);
   return info;
 }
 
@@ -179,16 +175,15 @@ File File::parse(Buffer bytes) {
   if (n > size - 8) ctx.fail("header length ", n, " runs past the end of the ", size, "-byte file");
   if (!valid_utf8(p + 8, n)) ctx.fail("header is not valid UTF-8");
 
-  Json header;
-  try {
-    header = Json::parse(p + 8, p + 8 + n);
-  } catch (const Json::exception& e) {
-    ctx.fail("header is not valid JSON: ", one_line(e.what()));
-  }
+  std::vector<std::string> names;  // in header order
+  const Json header = json::parse(std::string_view(reinterpret_cast<const char*>(p + 8), size_t(n)),
+                                  "safetensors: header is not valid JSON", names);
   if (!header.is_object()) ctx.fail("header is not a JSON object");
 
   File f;
-  for (const auto& [name, entry] : header.items()) {
+  f.tensors_.reserve(names.size());
+  for (const std::string& name : names) {
+    const Json& entry = header.find(name).value();
     if (name == "__metadata__") {
       f.metadata_ = parse_metadata(ctx, entry);
       continue;

@@ -17,6 +17,9 @@ namespace wick::safetensors {
 
 namespace {
 
+// Each entry keeps its keys in the reference's order (dtype, shape, data_offsets), so it is
+// an ordered_json; the whole header is joined from the entries' dumps, as an ordered_json
+// of every tensor would find each name by a linear search (saving was quadratic).
 using Json = nlohmann::ordered_json;
 
 // Host, contiguous versions of the tensors (copies only where needed).
@@ -35,27 +38,29 @@ std::vector<Tensor> host_contiguous(const std::vector<std::pair<std::string, Ten
 
 std::string header_json(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::vector<Tensor>& host,
                         const std::map<std::string, std::string>& metadata) {
-  Json h = Json::object();
-  if (!metadata.empty()) {
-    Json m = Json::object();
-    for (const auto& [k, v] : metadata) m[k] = v;
-    h["__metadata__"] = std::move(m);
-  }
-  size_t offset = 0;
-  for (size_t i = 0; i < host.size(); ++i) {
-    const Tensor& t = host[i];
-    const std::string_view dt = detail::dtype_name(t.dtype());
-    WICK_CHECK(!dt.empty(), Unsupported, "safetensors save: no safetensors dtype for ", t.dtype());
-    h[tensors[i].first] = {
-        {"dtype", std::string(dt)}, {"shape", t.shape().dims()}, {"data_offsets", {offset, offset + t.nbytes()}}};
-    offset += t.nbytes();
-  }
-  std::string s;
+  std::string s = "{";
+  auto add = [&](const std::string& key, const std::string& value_json) {
+    if (s.size() > 1) s += ',';
+    s += Json(key).dump();
+    s += ':';
+    s += value_json;
+  };
   try {
-    s = h.dump();
-  } catch (const Json::exception& e) {  // invalid UTF-8 in a name or metadata string
+    if (!metadata.empty()) add("__metadata__", nlohmann::json(metadata).dump());  // sorted by key, as the map
+    size_t offset = 0;
+    for (size_t i = 0; i < host.size(); ++i) {
+      const Tensor& t = host[i];
+      const std::string_view dt = detail::dtype_name(t.dtype());
+      WICK_CHECK(!dt.empty(), Unsupported, "safetensors save: no safetensors dtype for ", t.dtype());
+      const Json entry = {
+          {"dtype", std::string(dt)}, {"shape", t.shape().dims()}, {"data_offsets", {offset, offset + t.nbytes()}}};
+      add(tensors[i].first, entry.dump());
+      offset += t.nbytes();
+    }
+  } catch (const nlohmann::json::exception& e) {  // invalid UTF-8 in a name or metadata string
     fail(ErrorKind::InvalidArgument, "safetensors save: ", e.what());
   }
+  s += '}';
   s.append((8 - s.size() % 8) % 8, ' ');
   return s;
 }

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "layer_count.h"
 #include "wick/io.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
@@ -26,6 +27,7 @@ BertModel BertModel::load(const std::filesystem::path& dir, Device device, DType
   m.device_ = device;
   m.dtype_ = dtype;
   const auto f = safetensors::File::open(dir / "model.safetensors");
+  check_layer_count(f, "bert", "num_hidden_layers", m.config_.num_layers, {"encoder.layer.", "bert.encoder.layer."});
   auto w = [&](const std::string& name) { return take(f, name, device, dtype); };
   m.word_emb_ = w("embeddings.word_embeddings.weight");
   m.pos_emb_ = w("embeddings.position_embeddings.weight");

@@ -1,6 +1,8 @@
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "config_json.h"
+#include "io/json_limits.h"
 #include "wick/error.h"
 #include "wick/models/bert.h"
 
@@ -9,20 +11,16 @@ namespace wick::models {
 BertConfig BertConfig::from_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   WICK_CHECK(in.good(), Io, "bert: cannot open config '", path.string(), "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail(ErrorKind::Format, "bert: invalid JSON in '", path.string(), "': ", e.what());
-  }
-  WICK_CHECK(j.is_object(), Format, "bert: '", path.string(), "' is not a JSON object");
+  std::stringstream text;
+  text << in.rdbuf();
+  return from_json_string(text.str(), path.string());
+}
+
+BertConfig BertConfig::from_json_string(const std::string& text, const std::string& origin) {
+  const nlohmann::json j = json::parse(text, detail::cat("bert: invalid JSON in '", origin, "'"));
+  WICK_CHECK(j.is_object(), Format, "bert: '", origin, "' is not a JSON object");
   BertConfig c;
-  auto get_int = [&](const char* key, int64_t& field) {
-    if (!j.contains(key)) return;
-    WICK_CHECK(j[key].is_number_integer() && j[key].get<int64_t>() > 0, Format, "bert: config key '", key,
-               "' must be a positive integer");
-    field = j[key].get<int64_t>();
-  };
+  auto get_int = [&](const char* key, int64_t& field) { read_config_size(j, "bert", key, field); };
   get_int("vocab_size", c.vocab_size);
   get_int("hidden_size", c.hidden_size);
   get_int("num_hidden_layers", c.num_layers);

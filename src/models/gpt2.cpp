@@ -27,6 +27,7 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   const Gpt2Config& c = m.config_;
   const int64_t E = c.n_embd, I = c.inner_size();
   const auto f = safetensors::File::open(dir / "model.safetensors");
+  gpt2_weights::check_layer_count(f, c);
   const size_t total = 4 + 12 * size_t(c.n_layer) + (f.contains("lm_head.weight") ? 1 : 0);
   size_t done = 0;
   auto w = [&](const std::string& name, Shape shape) {

@@ -1,8 +1,9 @@
 // Gpt2Config from Hugging Face's config.json.
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config_json.h"
+#include "io/json_limits.h"
 #include "wick/error.h"
 #include "wick/models/gpt2.h"
 
@@ -17,20 +18,10 @@ Gpt2Config Gpt2Config::from_json_file(const std::filesystem::path& path) {
 }
 
 Gpt2Config Gpt2Config::from_json_string(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(ErrorKind::Format, "gpt2: invalid JSON in '", origin, "': ", e.what());
-  }
+  const nlohmann::json j = json::parse(text, detail::cat("gpt2: invalid JSON in '", origin, "'"));
   WICK_CHECK(j.is_object(), Format, "gpt2: '", origin, "' is not a JSON object");
   Gpt2Config c;
-  auto get_int = [&](const char* key, int64_t& field) {
-    if (!j.contains(key)) return;
-    WICK_CHECK(j[key].is_number_integer() && j[key].get<int64_t>() > 0, Format, "gpt2: config key '", key,
-               "' must be a positive integer, got ", j[key].dump());
-    field = j[key].get<int64_t>();
-  };
+  auto get_int = [&](const char* key, int64_t& field) { read_config_size(j, "gpt2", key, field); };
   get_int("vocab_size", c.vocab_size);
   get_int("n_positions", c.n_positions);
   get_int("n_embd", c.n_embd);
@@ -39,12 +30,13 @@ Gpt2Config Gpt2Config::from_json_string(const std::string& text, const std::stri
   if (j.contains("n_inner") && !j["n_inner"].is_null()) get_int("n_inner", c.n_inner);
   if (j.contains("layer_norm_epsilon")) {
     WICK_CHECK(j["layer_norm_epsilon"].is_number() && j["layer_norm_epsilon"].get<double>() > 0, Format,
-               "gpt2: config key 'layer_norm_epsilon' must be a positive number, got ", j["layer_norm_epsilon"].dump());
+               "gpt2: config key 'layer_norm_epsilon' must be a positive number, got ",
+               json::brief(j["layer_norm_epsilon"]));
     c.layer_norm_epsilon = j["layer_norm_epsilon"].get<double>();
   }
   if (j.contains("activation_function")) {
     WICK_CHECK(j["activation_function"].is_string(), Format,
-               "gpt2: config key 'activation_function' must be a string, got ", j["activation_function"].dump());
+               "gpt2: config key 'activation_function' must be a string, got ", json::brief(j["activation_function"]));
     c.activation_function = j["activation_function"].get<std::string>();
   }
   WICK_CHECK(c.n_embd % c.n_head == 0, Format, "gpt2: n_embd ", c.n_embd, " is not a multiple of n_head ", c.n_head);

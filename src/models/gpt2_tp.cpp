@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "gpt2_tp_shard.h"
+#include "gpt2_weights.h"
 #include "wick/distributed.h"
 #include "wick/io.h"
 
@@ -54,6 +55,7 @@ Gpt2TensorParallel Gpt2TensorParallel::load(const std::filesystem::path& dir, co
   const int world = int(devices.size());
   check_tensor_parallel_sizes(state->config, world);
   const auto file = safetensors::File::open(dir / "model.safetensors");
+  gpt2_weights::check_layer_count(file, state->config);
 
   state->comms = Communicator::init_local(devices);
   for (int r = 0; r < world; ++r)

@@ -5,8 +5,10 @@
 
 #include <string>
 
+#include "layer_count.h"
 #include "wick/error.h"
 #include "wick/io.h"
+#include "wick/models/gpt2.h"
 #include "wick/tensor.h"
 
 namespace wick::models::gpt2_weights {
@@ -17,6 +19,11 @@ inline std::string resolve(const safetensors::File& f, const std::string& name) 
   const std::string prefixed = "transformer." + name;
   WICK_CHECK(f.contains(prefixed), Format, "gpt2: checkpoint has no tensor '", name, "' (nor '", prefixed, "')");
   return prefixed;
+}
+
+// Before any weight is read: the checkpoint holds exactly the config's n_layer layers.
+inline void check_layer_count(const safetensors::File& f, const Gpt2Config& c) {
+  models::check_layer_count(f, "gpt2", "n_layer", c.n_layer, {"h.", "transformer.h."});
 }
 
 // The tensor as stored (a CPU view of the memory-mapped file), after checking its shape.

@@ -5,23 +5,24 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "io/json_limits.h"
+#include "text/read_text_file.h"
 #include "wick/ops.h"
 
 namespace wick::models {
 
 SentenceEmbedder SentenceEmbedder::load(const std::filesystem::path& dir, Device device, DType dtype) {
   SentenceEmbedder e;
-  e.model_ = BertModel::load(dir, device, dtype);
+  // The tokenizer first: a folder without one fails before any weight is read.
   e.tokenizer_ = std::make_shared<text::WordPieceTokenizer>((dir / "vocab.txt").string());
+  e.model_ = BertModel::load(dir, device, dtype);
   e.max_seq_length_ = size_t(e.model_.config().max_position_embeddings);
   const auto st_config = dir / "sentence_bert_config.json";
   if (std::filesystem::exists(st_config)) {
-    std::ifstream in(st_config);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
+    const auto j = json::parse(text::read_text_file(st_config.string(), "embed: sentence_bert_config.json"),
+                               detail::cat("embed: invalid JSON in '", st_config.string(), "'"));
     if (j.is_object() && j.contains("max_seq_length") && j["max_seq_length"].is_number_integer())
       e.max_seq_length_ = std::min(e.max_seq_length_, size_t(j["max_seq_length"].get<int64_t>()));
   }

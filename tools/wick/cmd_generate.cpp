@@ -65,10 +65,11 @@ int run_generate(const GenerateArgs& a) {
   const int64_t context = models::Gpt2Config::from_json_file(dir / "config.json").n_positions;
   as_usage_error([&] { models::check_generation_options(opt, a.max_tokens, context); });
   const Device dev = a.device.empty() ? default_device() : Device::parse(a.device);
+  // The tokenizer first: a folder without one fails before any weight is read.
+  const text::Gpt2Tokenizer tok(dir.string());
   std::fprintf(stderr, "loading %s\n", dir.string().c_str());
   const auto model = models::Gpt2Model::load(dir, dev, dtype_from_name(a.dtype),
                                              [](size_t done, size_t total) { progress(done, total, "weights"); });
-  const text::Gpt2Tokenizer tok(dir.string());
   const std::vector<int32_t> prompt = tok.encode(a.prompt);
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
 

@@ -25,6 +25,7 @@ struct BertConfig {
 
   // Reads Hugging Face's config.json; unknown keys are ignored, wrong types rejected.
   static BertConfig from_json_file(const std::filesystem::path& path);
+  static BertConfig from_json_string(const std::string& json, const std::string& origin = "<string>");
 };
 
 class BertModel {
