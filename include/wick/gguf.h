@@ -45,7 +45,7 @@ class Parser;
 // An array value: its element type (arrays may nest) and its elements in file order.
 // Stored compactly, so that a metadata array costs about what it takes in the file:
 // numbers and bools as their packed little-endian bytes, strings as one block of
-// characters plus end offsets, and only arrays of arrays as one Value per element.
+// characters plus end offsets, and arrays of arrays as one Array per element.
 class Array {
  public:
   Array() = default;
@@ -80,7 +80,7 @@ class Array {
   size_t size_ = 0;
   std::string bytes_;           // packed numbers / bools, or the strings' characters
   std::vector<uint64_t> ends_;  // strings: end of string i in bytes_
-  std::vector<Value> nested_;   // arrays of arrays
+  std::vector<Array> nested_;   // arrays of arrays (an Array each: smaller than a Value)
 };
 
 // Bytes of one packed element (0 for strings and arrays).
@@ -155,8 +155,7 @@ Array Array::of(const std::vector<E>& values) {
       a.ends_.push_back(a.bytes_.size());
     }
   } else if constexpr (std::is_same_v<E, Array>) {
-    a.nested_.reserve(values.size());
-    for (const Array& x : values) a.nested_.push_back(Value(x));
+    a.nested_ = values;
   } else if constexpr (std::is_same_v<E, bool>) {
     for (const bool b : values) a.bytes_.push_back(char(b));
   } else {
@@ -171,7 +170,7 @@ std::vector<E> Array::to_vector() const {
   if constexpr (Value::is_vector<E>::value) {  // an array of arrays
     if (elem_type_ != ValueType::Array) type_mismatch(ValueType::Array);
     out.reserve(size_);
-    for (const Value& v : nested_) out.push_back(v.get<E>());
+    for (const Array& v : nested_) out.push_back(v.to_vector<typename E::value_type>());
   } else {
     constexpr ValueType want = Value::type_of<E>();
     if (elem_type_ != want) type_mismatch(want);
@@ -179,7 +178,7 @@ std::vector<E> Array::to_vector() const {
     if constexpr (std::is_same_v<E, std::string>) {
       for (size_t i = 0; i < size_; ++i) out.emplace_back(string_at(i));
     } else if constexpr (std::is_same_v<E, Array>) {
-      for (const Value& v : nested_) out.push_back(v.get<Array>());
+      out = nested_;
     } else if constexpr (std::is_same_v<E, bool>) {
       for (const char c : bytes_) out.push_back(c != 0);
     } else {

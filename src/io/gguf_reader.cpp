@@ -158,13 +158,17 @@ class Parser {
       a.size_ = size_t(count);
       return a;
     }
-    if (a.elem_type_ == ValueType::String) a.ends_.reserve(size_t(count));
+    // count fits in the remaining bytes (checked above), so reserving it is bounded.
+    if (a.elem_type_ == ValueType::String)
+      a.ends_.reserve(size_t(count));
+    else
+      a.nested_.reserve(size_t(count));
     for (uint64_t i = 0; i < count; ++i) {
       if (a.elem_type_ == ValueType::String) {
         a.bytes_ += read_string_view("string value");
         a.ends_.push_back(a.bytes_.size());
       } else {
-        a.nested_.push_back(Value(read_array(key, depth + 1)));
+        a.nested_.push_back(read_array(key, depth + 1));
       }
       ++a.size_;
     }

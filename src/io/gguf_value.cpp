@@ -54,7 +54,7 @@ void Array::push(const Value& v) {
           bytes_ += x;
           ends_.push_back(bytes_.size());
         } else if constexpr (std::is_same_v<T, Array>) {
-          nested_.push_back(v);
+          nested_.push_back(x);
         } else {
           const T value = x;  // bool is one byte, 0 or 1, as in the file
           bytes_.append(reinterpret_cast<const char*>(&value), sizeof value);
@@ -75,7 +75,7 @@ std::string_view Array::string_at(size_t i) const {
 Value Array::operator[](size_t i) const {
   WICK_CHECK(i < size_, InvalidArgument, "gguf array: index ", i, " is out of range for ", size_, " elements");
   if (elem_type_ == ValueType::String) return Value(std::string(string_at(i)));
-  if (elem_type_ == ValueType::Array) return nested_[i];
+  if (elem_type_ == ValueType::Array) return Value(nested_[i]);
   Value out;
   // Decode element i into the variant alternative of elem_type_.
   const char* p = bytes_.data() + i * packed_size(elem_type_);
