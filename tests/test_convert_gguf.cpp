@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -313,6 +314,23 @@ TEST(ConvertToGgufProgress, NoCarriageReturnsWhenStderrIsNotATerminal) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "convert: 'bytes' skipped: GGUF has no tensor type for U8\n");
   EXPECT_EQ(r.err.find('\r'), std::string::npos);
+  // On a terminal (a pty from util-linux's `script`) the bar is drawn, and the line it
+  // leaves open is ended before the message, so the message starts a line of its own.
+  if (std::system("command -v script > /dev/null 2>&1") == 0) {
+    const std::string cmd = "script -qec \"'" + std::string(WICK_CLI_PATH) + "' convert '" +
+                            (dir / "in.safetensors").string() + "' '" + (dir / "tty.gguf").string() + "'\" /dev/null";
+    std::string tty;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) tty.append(buf, n);
+      ::pclose(p);
+    }
+    EXPECT_NE(tty.find("\r["), std::string::npos) << tty;
+    const size_t at = tty.find("convert: 'bytes' skipped");
+    ASSERT_NE(at, std::string::npos) << tty;
+    ASSERT_GT(at, 0u);
+    EXPECT_EQ(tty[at - 1], '\n') << tty;  // not glued to the bar
+  }
   fs::remove_all(dir);
 }
 
