@@ -72,7 +72,6 @@ class Array {
 
  private:
   friend class Parser;
-  friend class Value;
   [[noreturn]] void type_mismatch(ValueType wanted) const;
   void push(const Value& v);  // appends v, whose type is elem_type_
 
