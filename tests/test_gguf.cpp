@@ -86,8 +86,8 @@ TEST(GgufReader, HeaderAndEveryMetadataType) {
   EXPECT_EQ(f.get("test.arr_i8").get<std::vector<int8_t>>(), (std::vector<int8_t>{-128, 0, 127}));
   EXPECT_EQ(f.get("test.arr_bool").get<std::vector<bool>>(), (std::vector<bool>{true, false, true}));
   const Array& empty = f.get("test.arr_empty_u32").get<Array>();
-  EXPECT_EQ(empty.elem_type, ValueType::U32);
-  EXPECT_TRUE(empty.items.empty());
+  EXPECT_EQ(empty.elem_type(), ValueType::U32);
+  EXPECT_TRUE(empty.empty());
   EXPECT_FALSE(f.has("general.alignment"));
 }
 
@@ -95,7 +95,7 @@ TEST(GgufReader, TypedAccessErrors) {
   const File f = File::open(fixture("quants.gguf"));
   EXPECT_WICK_ERROR(f.get("test.u32").get<int32_t>(), InvalidArgument, "requested i32 but the value is u32");
   EXPECT_WICK_ERROR(f.get("test.arr_u32").get<std::vector<int64_t>>(), InvalidArgument,
-                    "requested i64 but the value is u32");
+                    "requested i64 but the value is array of u32");
   EXPECT_WICK_ERROR(f.get("test.string").get<Array>(), InvalidArgument, "requested array but the value is string");
   EXPECT_WICK_ERROR(f.get("no.such.key"), InvalidArgument, "no metadata key 'no.such.key'");
   EXPECT_WICK_ERROR(f.tensor("nope"), InvalidArgument, "no tensor named 'nope'");
@@ -495,7 +495,7 @@ TEST(GgufWriter, RoundTripsMetadataAndTensors) {
   EXPECT_EQ(f.get("a.u64").get<uint64_t>(), uint64_t(1) << 63);
   EXPECT_EQ(f.get("a.f64").get<double>(), 0.1);
   EXPECT_EQ(f.get("a.arr").get<std::vector<std::string>>(), (std::vector<std::string>{"x", "yz"}));
-  EXPECT_EQ(f.get("a.nested").get<Array>().items[0].get<std::vector<int32_t>>(), std::vector<int32_t>{5});
+  EXPECT_EQ(f.get("a.nested").get<Array>()[0].get<std::vector<int32_t>>(), std::vector<int32_t>{5});
   EXPECT_EQ(f.tensor("w.f32").type, GgmlType::F32);
   EXPECT_EQ(f.tensor("w.f16").type, GgmlType::F16);
   EXPECT_EQ(f.tensor("w.q4_k").shape, (Shape{8, 512}));
@@ -504,6 +504,151 @@ TEST(GgufWriter, RoundTripsMetadataAndTensors) {
             dequantize(quantize(src, GgmlType::Q4_K)).to_vector<float>());
   EXPECT_EQ(dequantize(f.tensor("odd")).to_vector<float>(), (std::vector<float>{1, 2, 3}));
   EXPECT_WICK_ERROR(w.add_tensor("odd", src), InvalidArgument, "duplicate tensor name 'odd'");
+}
+
+// ---- metadata arrays stay compact -------------------------------------------------------
+
+// Resident memory of this process in bytes (Linux).
+int64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return -1;
+}
+
+TEST(GgufArrays, LargeArraysCostAboutTheirFileBytes) {
+  constexpr size_t kBytes = 10'000'000, kStrings = 1'000'000;
+  std::vector<uint8_t> u8(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) u8[i] = uint8_t(i * 7 + i / 256);
+  std::vector<std::string> strings(kStrings);
+  for (size_t i = 0; i < kStrings; ++i) strings[i] = "tok" + std::to_string(i);
+  gguf::Writer w;
+  w.set("big.u8", Value(Array::of(u8)));
+  w.set("big.strings", Value(Array::of(strings)));
+  const Buffer bytes = bytes_of(w.serialize());
+  const int64_t before = resident_bytes();
+  const File f = File::parse(bytes);
+  const int64_t growth = resident_bytes() - before;
+  // A Value per element took ~40 bytes per u8 (400 MB here); packed, the two arrays
+  // hold their 10 MB and ~15 MB of file bytes plus 8 bytes of offset per string.
+  EXPECT_LT(growth, int64_t(64) << 20) << "parsing grew the resident set by " << growth << " bytes";
+  const Array& a = f.get("big.u8").get<Array>();
+  EXPECT_EQ(a.elem_type(), ValueType::U8);
+  EXPECT_EQ(a.size(), kBytes);
+  EXPECT_EQ(a.packed_bytes().size(), kBytes);
+  EXPECT_EQ(a[12345].get<uint8_t>(), u8[12345]);
+  EXPECT_EQ(f.get("big.u8").get<std::vector<uint8_t>>(), u8);
+  const Array& s = f.get("big.strings").get<Array>();
+  EXPECT_EQ(s.size(), kStrings);
+  EXPECT_EQ(s.string_at(999'999), "tok999999");
+  EXPECT_EQ(s[0].get<std::string>(), "tok0");
+  EXPECT_EQ(f.get("big.strings").get<std::vector<std::string>>(), strings);
+  EXPECT_EQ(f.get("big.u8").to_string(3), "[" + std::to_string(u8[0]) + ", " + std::to_string(u8[1]) + ", " +
+                                              std::to_string(u8[2]) + ", ... (10000000 items)]");
+}
+
+TEST(GgufArrays, EveryElementTypeRoundTripsAndMismatchesAreNamed) {
+  gguf::Writer w;
+  w.set("i16", Value(Array::of(std::vector<int16_t>{-32768, 0, 32767})));
+  w.set("f64", Value(Array::of(std::vector<double>{0.1, -2.5})));
+  w.set("bool", Value(Array::of(std::vector<bool>{true, false})));
+  w.set("u64", Value(Array::of(std::vector<uint64_t>{uint64_t(1) << 63})));
+  w.set("empty", Value(Array::of(std::vector<float>{})));
+  w.set("nested", Value(Array::of(std::vector<Array>{Array::of(std::vector<std::string>{"a", ""}),
+                                                     Array::of(std::vector<std::string>{"\n"})})));
+  const File f = File::parse(bytes_of(w.serialize()));
+  EXPECT_EQ(f.get("i16").get<std::vector<int16_t>>(), (std::vector<int16_t>{-32768, 0, 32767}));
+  EXPECT_EQ(f.get("f64").get<std::vector<double>>(), (std::vector<double>{0.1, -2.5}));
+  EXPECT_EQ(f.get("bool").get<std::vector<bool>>(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(f.get("bool").get<Array>()[1].get<bool>(), false);
+  EXPECT_EQ(f.get("u64").get<std::vector<uint64_t>>(), (std::vector<uint64_t>{uint64_t(1) << 63}));
+  EXPECT_TRUE(f.get("empty").get<std::vector<float>>().empty());
+  const auto nested = f.get("nested").get<std::vector<std::vector<std::string>>>();
+  EXPECT_EQ(nested, (std::vector<std::vector<std::string>>{{"a", ""}, {"\n"}}));
+  EXPECT_EQ(f.get("nested").to_string(), "[[\"a\", \"\"], [\"\\x0a\"]]");
+  EXPECT_WICK_ERROR(f.get("i16").get<std::vector<uint16_t>>(), InvalidArgument,
+                    "requested u16 but the value is array of i16");
+  EXPECT_WICK_ERROR(f.get("empty").get<std::vector<int32_t>>(), InvalidArgument,
+                    "requested i32 but the value is array of f32");
+  EXPECT_WICK_ERROR(f.get("i16").get<Array>()[3], InvalidArgument, "index 3 is out of range for 3 elements");
+  EXPECT_WICK_ERROR(f.get("i16").get<Array>().string_at(0), InvalidArgument, "array of i16");
+  EXPECT_WICK_ERROR(Array(ValueType::U8, {Value(int8_t(1))}), InvalidArgument, "an array of u8 cannot hold a i8");
+}
+
+// A bool array element that is neither 0 nor 1 is a format error, as a bool value is.
+TEST(GgufArrays, BoolArrayElementsAreChecked) {
+  gguf::Writer w;
+  w.set("b", Value(Array::of(std::vector<bool>{true, false, true})));
+  std::string bytes = w.serialize();
+  const size_t at = bytes.find(std::string("\x01\x00\x01", 3));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 2] = 2;
+  EXPECT_WICK_ERROR(File::parse(bytes_of(bytes)), Format, "bool array element 2 is 2, neither 0 nor 1");
+}
+
+// ---- plain tensor types (ids 24-28) and rank 0 ------------------------------------------
+
+TEST(GgufPlainTypes, IntegerAndF64TensorsReadExactly) {
+  EXPECT_EQ(ggml_type_from_id(24), GgmlType::I8);
+  EXPECT_EQ(ggml_type_from_id(28), GgmlType::F64);
+  EXPECT_EQ(ggml_type_from_id(29), std::nullopt);
+  EXPECT_EQ(ggml_type_name(GgmlType::I32), "i32");
+  EXPECT_EQ(ggml_type_from_name("I16"), GgmlType::I16);
+  auto raw = [](const std::string& name, GgmlType type, Shape shape, const void* p, size_t n) {
+    QuantTensor q{name, type, shape, Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(n)})};
+    std::memcpy(q.bytes.mutable_data(), p, n);
+    return q;
+  };
+  const int8_t i8[] = {-128, 0, 127};
+  const int16_t i16[] = {-32768, 1, 32767};
+  const int32_t i32[] = {INT32_MIN, -1, INT32_MAX, 7};
+  const int64_t i64[] = {INT64_MIN, INT64_MAX};
+  const double f64[] = {0.1, -1e300};
+  gguf::Writer w;
+  w.add_tensor(raw("i8", GgmlType::I8, Shape{3}, i8, sizeof i8));
+  w.add_tensor(raw("i16", GgmlType::I16, Shape{3}, i16, sizeof i16));
+  w.add_tensor(raw("i32", GgmlType::I32, Shape{2, 2}, i32, sizeof i32));
+  w.add_tensor(raw("i64", GgmlType::I64, Shape{2}, i64, sizeof i64));
+  w.add_tensor(raw("f64", GgmlType::F64, Shape{2}, f64, sizeof f64));
+  w.add_tensor("scalar", Tensor::from_vector(std::vector<float>{2.5f}, Shape{}));
+  w.add_tensor("long", Tensor::from_vector(std::vector<int64_t>{-5, 1LL << 40}, Shape{2}));
+  const File f = File::parse(bytes_of(w.serialize()));
+  EXPECT_EQ(f.tensor("i8").type, GgmlType::I8);
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("i8")).to_vector<int64_t>(), (std::vector<int64_t>{-128, 0, 127}));
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("i16")).to_vector<int64_t>(), (std::vector<int64_t>{-32768, 1, 32767}));
+  const Tensor t32 = gguf::plain_tensor(f.tensor("i32"));
+  EXPECT_EQ(t32.dtype(), DType::I64);
+  EXPECT_EQ(t32.shape(), (Shape{2, 2}));
+  EXPECT_EQ(t32.to_vector<int64_t>(), (std::vector<int64_t>{INT32_MIN, -1, INT32_MAX, 7}));
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("i64")).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN, INT64_MAX}));
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("f64")).to_vector<double>(), (std::vector<double>{0.1, -1e300}));
+  EXPECT_EQ(f.tensor("long").type, GgmlType::I64);
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("long")).to_vector<int64_t>(), (std::vector<int64_t>{-5, 1LL << 40}));
+  EXPECT_EQ(f.tensor("scalar").shape, Shape{});
+  EXPECT_EQ(dequantize(f.tensor("scalar")).to_vector<float>(), std::vector<float>{2.5f});
+  EXPECT_EQ(gguf::plain_tensor(f.tensor("scalar")).to_vector<float>(), std::vector<float>{2.5f});
+  EXPECT_FALSE(gguf::dequantizable(GgmlType::I32));
+  EXPECT_TRUE(gguf::dequantizable(GgmlType::Q4_K));
+  EXPECT_WICK_ERROR(dequantize(f.tensor("i32")), Unsupported, "i32 tensors are plain values");
+  EXPECT_WICK_ERROR(gguf::plain_tensor(quantize(zeros(Shape{32}), GgmlType::Q8_0, "q")), Unsupported,
+                    "tensor 'q' is block-quantized (q8_0)");
+  EXPECT_WICK_ERROR(w.add_tensor("u8", zeros(Shape{2}, DType::U8)), DTypeMismatch, "GGUF has no u8 tensor type");
+}
+
+// A failed write leaves neither the target nor a temporary behind.
+TEST(GgufWriter, FailedWriteLeavesNoFile) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "wick_gguf_write_fail";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "file") << "x"; }
+  gguf::Writer w;
+  w.add_tensor("t", zeros(Shape{4}));
+  EXPECT_WICK_ERROR(w.write(dir / "file" / "out.gguf"), Io, "gguf writer: cannot open");
+  w.write(dir / "ok.gguf");
+  EXPECT_EQ(File::open(dir / "ok.gguf").tensors().size(), 1u);
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.exists();
+  EXPECT_EQ(entries, 2u);  // "file" and "ok.gguf": no temporary left
+  std::filesystem::remove_all(dir);
 }
 
 // Writing the fixture's own content back gives a file ggml's layout rules accept and

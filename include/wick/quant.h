@@ -17,7 +17,9 @@
 
 namespace wick {
 
-// ggml's type ids as stored in GGUF tensor infos. Only the ids below are accepted.
+// ggml's type ids as stored in GGUF tensor infos. Only the ids below are accepted. The
+// plain integer types and F64 (ids 24-28) are read and written as stored, but neither
+// dequantized nor multiplied: gguf::plain_tensor() reads them exactly.
 enum class GgmlType : uint32_t {
   F32 = 0,
   F16 = 1,
@@ -31,6 +33,11 @@ enum class GgmlType : uint32_t {
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
   BF16 = 30,
 };
 

@@ -77,15 +77,17 @@ class Parser {
     pos_ += sizeof(T);
     return v;
   }
-  std::string read_string(const char* what) {
+  // A length-prefixed string, viewed in place.
+  std::string_view read_string_view(const char* what) {
     const auto len = read<uint64_t>(what);
     if (len > remaining())
       bad(what, " at byte ", pos_ - 8, " declares a string length of ", len, " bytes but only ", remaining(),
           " bytes remain in the file");
-    std::string s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
+    std::string_view s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
     pos_ += size_t(len);
     return s;
   }
+  std::string read_string(const char* what) { return std::string(read_string_view(what)); }
 
   void read_header(File& f) {
     need(4, "magic");
@@ -127,23 +129,51 @@ class Parser {
         return Value(b == 1);
       }
       case ValueType::String: return Value(read_string("string value"));
-      case ValueType::Array: {
-        if (depth >= kMaxArrayNesting) bad("metadata key '", key, "': arrays nested deeper than ", kMaxArrayNesting);
-        Array a;
-        const auto et = read<uint32_t>("array element type");
-        if (min_value_bytes(ValueType(et)) == 0 || et > uint32_t(ValueType::F64))
-          bad("metadata key '", key, "': invalid array element type id ", et, " (valid ids are 0..12)");
-        a.elem_type = ValueType(et);
-        const auto count = read<uint64_t>("array length");
-        if (count > remaining() / min_value_bytes(a.elem_type))
-          bad("metadata key '", key, "': array of ", count, " ", value_type_name(a.elem_type),
-              " elements cannot fit in the ", remaining(), " bytes that remain in the file");
-        a.items.reserve(size_t(count));
-        for (uint64_t i = 0; i < count; ++i) a.items.push_back(read_value(a.elem_type, key, depth + 1));
-        return Value(std::move(a));
-      }
+      case ValueType::Array: return Value(read_array(key, depth));
     }
     bad("metadata key '", key, "': invalid value type id ", uint32_t(t), " (valid ids are 0..12)");
+  }
+
+  Array read_array(const std::string& key, int depth) {
+    if (depth >= kMaxArrayNesting) bad("metadata key '", key, "': arrays nested deeper than ", kMaxArrayNesting);
+    Array a;
+    const auto et = read<uint32_t>("array element type");
+    if (et > uint32_t(ValueType::F64) || min_value_bytes(ValueType(et)) == 0)
+      bad("metadata key '", key, "': invalid array element type id ", et, " (valid ids are 0..12)");
+    a.elem_type_ = ValueType(et);
+    const auto count = read<uint64_t>("array length");
+    if (count > remaining() / min_value_bytes(a.elem_type_))
+      bad("metadata key '", key, "': array of ", count, " ", value_type_name(a.elem_type_),
+          " elements cannot fit in the ", remaining(), " bytes that remain in the file");
+    // Numbers and bools are copied as one block (the file is little-endian, as is the host).
+    if (const size_t elem = packed_size(a.elem_type_)) {
+      const size_t n = size_t(count) * elem;  // fits: checked against remaining() above
+      a.bytes_.assign(reinterpret_cast<const char*>(p_ + pos_), n);
+      if (a.elem_type_ == ValueType::Bool)
+        for (size_t i = 0; i < n; ++i)
+          if (uint8_t(a.bytes_[i]) > 1)
+            bad("metadata key '", key, "': bool array element ", i, " is ", int(uint8_t(a.bytes_[i])),
+                ", neither 0 nor 1");
+      pos_ += n;
+      a.size_ = size_t(count);
+      return a;
+    }
+    // count fits in the remaining bytes (checked above), so reserving it is bounded.
+    if (a.elem_type_ == ValueType::String)
+      a.ends_.reserve(size_t(count));
+    else
+      a.nested_.reserve(size_t(count));
+    for (uint64_t i = 0; i < count; ++i) {
+      if (a.elem_type_ == ValueType::String) {
+        a.bytes_ += read_string_view("string value");
+        a.ends_.push_back(a.bytes_.size());
+      } else {
+        a.nested_.push_back(read_array(key, depth + 1));
+      }
+      ++a.size_;
+    }
+    a.bytes_.shrink_to_fit();  // appending may have doubled the capacity
+    return a;
   }
 
   void read_metadata(File& f) {

@@ -2,9 +2,9 @@
 // running offset padded to the alignment (also after the last tensor, as ggml does).
 #include <bit>
 #include <cstring>
-#include <fstream>
 #include <set>
 
+#include "io/write_file.h"
 #include "wick/gguf.h"
 
 namespace wick::gguf {
@@ -18,7 +18,7 @@ class Out {
     std::memcpy(b, &v, sizeof(T));
     s.append(b, sizeof(T));
   }
-  void put_string(const std::string& v) {
+  void put_string(std::string_view v) {
     put<uint64_t>(v.size());
     s += v;
   }
@@ -28,12 +28,15 @@ class Out {
           if constexpr (std::is_same_v<T, std::string>) {
             put_string(x);
           } else if constexpr (std::is_same_v<T, Array>) {
-            put<uint32_t>(uint32_t(x.elem_type));
-            put<uint64_t>(x.items.size());
-            for (const Value& item : x.items) {
-              WICK_CHECK(item.type() == x.elem_type, InvalidArgument, "gguf writer: array of ",
-                         value_type_name(x.elem_type), " holds a ", value_type_name(item.type()));
-              put_value(item);
+            // Array's constructor checked the element types.
+            put<uint32_t>(uint32_t(x.elem_type()));
+            put<uint64_t>(x.size());
+            if (x.elem_type() == ValueType::String) {
+              for (size_t i = 0; i < x.size(); ++i) put_string(x.string_at(i));
+            } else if (x.elem_type() == ValueType::Array) {
+              for (size_t i = 0; i < x.size(); ++i) put_value(x[i]);
+            } else {
+              s += x.packed_bytes();
             }
           } else if constexpr (std::is_same_v<T, bool>) {
             put<uint8_t>(x ? 1 : 0);
@@ -62,8 +65,8 @@ void Writer::set(std::string key, Value value) {
 void Writer::add_tensor(const QuantTensor& t) {
   for (const auto& o : tensors_)
     WICK_CHECK(o.name != t.name, InvalidArgument, "gguf writer: duplicate tensor name '", t.name, "'");
-  WICK_CHECK(t.shape.rank() >= 1 && t.shape.rank() <= 4, InvalidArgument, "gguf writer: tensor '", t.name,
-             "' has rank ", t.shape.rank(), " (GGUF stores 1 to 4 dimensions)");
+  WICK_CHECK(t.shape.rank() <= 4, InvalidArgument, "gguf writer: tensor '", t.name, "' has rank ", t.shape.rank(),
+             " (GGUF stores 0 to 4 dimensions)");
   const size_t need =
       size_t(checked_mul(int64_t(ggml_row_bytes(t.type, t.row_elems(), "gguf writer")), t.rows(), "gguf writer"));
   WICK_CHECK(t.bytes.nbytes() == need, ShapeMismatch, "gguf writer: tensor '", t.name, "' of ", ggml_type_name(t.type),
@@ -72,8 +75,15 @@ void Writer::add_tensor(const QuantTensor& t) {
 }
 
 void Writer::add_tensor(const std::string& name, const Tensor& t) {
-  WICK_CHECK(is_float(t.dtype()), DTypeMismatch, "gguf writer: tensor '", name, "' must be floating point, got ",
-             t.dtype());
+  if (t.dtype() == DType::I64) {  // stored as its bytes: GGUF's i64 is little-endian int64
+    const Tensor c = t.to(Device::cpu()).contiguous();
+    QuantTensor q{name, GgmlType::I64, c.shape(),
+                  Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(c.nbytes())})};
+    if (c.nbytes()) std::memcpy(q.bytes.mutable_data(), c.data(), c.nbytes());
+    return add_tensor(q);
+  }
+  WICK_CHECK(is_float(t.dtype()), DTypeMismatch, "gguf writer: tensor '", name,
+             "' must be floating point or i64 (GGUF has no ", t.dtype(), " tensor type), got ", t.dtype());
   GgmlType type = GgmlType::F32;
   if (t.dtype() == DType::F16) type = GgmlType::F16;
   if (t.dtype() == DType::BF16) type = GgmlType::BF16;
@@ -117,11 +127,9 @@ std::string Writer::serialize() const {
 }
 
 void Writer::write(const std::filesystem::path& path) const {
-  const std::string bytes = serialize();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  WICK_CHECK(f.good(), Io, "gguf writer: cannot open '", path.string(), "' for writing");
-  f.write(bytes.data(), std::streamsize(bytes.size()));
-  WICK_CHECK(f.good(), Io, "gguf writer: failed writing '", path.string(), "'");
+  const std::string bytes = serialize();  // everything that can fail before a byte is written
+  io::write_file_atomically(path, "gguf writer",
+                            [&](std::ostream& os) { os.write(bytes.data(), std::streamsize(bytes.size())); });
 }
 
 }  // namespace wick::gguf

@@ -1,16 +1,14 @@
 // safetensors: writing tensors and metadata. The header lists metadata first, then the
 // tensors in the caller's order with contiguous offsets, padded with spaces to a
 // multiple of 8 bytes (as the reference writer does, so f64 data stays aligned).
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <sstream>
 
 #include "io/safetensors_format.h"
+#include "io/write_file.h"
 #include "wick/io.h"
 
 namespace wick::safetensors {
@@ -91,31 +89,7 @@ void write(std::ostream& os, const Prepared& p) {
 void save(const std::filesystem::path& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
           const std::map<std::string, std::string>& metadata) {
   const Prepared p = prepare(tensors, metadata);  // bad input leaves no file behind
-  // Write a temporary file next to the target and rename it over the target: a process
-  // that has the old file memory-mapped (File::open, load) keeps reading the old bytes,
-  // where truncating in place would make its reads fault with SIGBUS; a failed write
-  // leaves the old file intact.
-  std::filesystem::path tmp = path;
-  tmp += ".wick-tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
-    WICK_CHECK(os, Io, "safetensors save: cannot open '", tmp.string(), "' for writing");
-    write(os, p);
-    os.flush();
-    if (!os) {
-      os.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      fail(ErrorKind::Io, "safetensors save: writing '", path.string(), "' failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    fail(ErrorKind::Io, "safetensors save: cannot replace '", path.string(), "': ", ec.message());
-  }
+  io::write_file_atomically(path, "safetensors save", [&](std::ostream& os) { write(os, p); });
 }
 
 std::string serialize(const std::vector<std::pair<std::string, Tensor>>& tensors,

@@ -1,11 +1,16 @@
-// `wick inspect FILE [--json]`: list a checkpoint's tensors and metadata. The format is
-// chosen by the file's magic bytes: "GGUF" files go to run_inspect_gguf, everything else
-// is read as safetensors (which has no magic: it starts with its header length).
-#include <fstream>
+// `wick inspect FILE... [--json]`: list checkpoints' tensors and metadata. The format is
+// chosen by each file's magic bytes: "GGUF" files go to inspect_gguf.h, everything else
+// is read as safetensors (which has no magic: it starts with its header length). Several
+// files are listed in order; one that cannot be read gets its error on stderr and the
+// others are still listed (exit code 1). --json prints one object for one file and an
+// array of objects for several.
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.h"
+#include "escape.h"
+#include "inspect_gguf.h"
 #include "wick/io.h"
 #include "wick/wick.h"
 
@@ -13,37 +18,15 @@ namespace wick::cli {
 
 namespace {
 
-bool has_gguf_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
-}
-
-// Names and metadata are arbitrary strings: escape control characters so that one
-// entry stays on one line.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
-
 std::string shape_text(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.rank(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
 }
 
-int print_text(const std::string& path, const safetensors::File& f) {
-  std::cout << path << ": safetensors, " << f.file_size() << " bytes, header " << f.header_size() << " bytes, "
-            << f.tensors().size() << " tensors\n";
+void print_text(const std::string& path, const safetensors::File& f) {
+  std::cout << printable(path) << ": safetensors, " << f.file_size() << " bytes, header " << f.header_size()
+            << " bytes, " << f.tensors().size() << " tensors\n";
   size_t name_w = 4, shape_w = 5;
   for (const auto& t : f.tensors()) {
     name_w = std::max(name_w, printable(t.name).size());
@@ -61,10 +44,9 @@ int print_text(const std::string& path, const safetensors::File& f) {
     std::cout << "metadata:\n";
     for (const auto& [k, v] : f.metadata()) std::cout << "  " << printable(k) << " = " << printable(v) << '\n';
   }
-  return 0;
 }
 
-int print_json(const std::string& path, const safetensors::File& f) {
+nlohmann::ordered_json to_json(const std::string& path, const safetensors::File& f) {
   nlohmann::ordered_json j;
   j["file"] = path;
   j["format"] = "safetensors";
@@ -79,31 +61,57 @@ int print_json(const std::string& path, const safetensors::File& f) {
                             {"data_offsets", {t.begin, t.end}}});
   }
   j["metadata"] = f.metadata();
-  // Replace rather than throw on bytes that are not UTF-8 (names come from the file).
-  std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
-  return 0;
+  return j;
+}
+
+// The listing of one file: printed (text) or returned (JSON).
+std::optional<nlohmann::ordered_json> inspect_one(const std::string& path, bool json) {
+  if (has_gguf_magic(path)) {
+    if (json) return gguf_json(path);
+    print_gguf_text(path);
+    return std::nullopt;
+  }
+  const safetensors::File f = safetensors::File::open(path);
+  if (json) return to_json(path, f);
+  print_text(path, f);
+  return std::nullopt;
 }
 
 }  // namespace
 
-// Replaced by the GGUF reader's strong definition once it lands (cmd_inspect_gguf.cpp).
-__attribute__((weak)) int run_inspect_gguf(const std::string& path, bool json) {
-  fail(ErrorKind::Unsupported, "inspect: '", path, "' is a GGUF file, which this build cannot read yet");
-}
-
-int run_inspect(const std::string& path, bool json) {
-  if (has_gguf_magic(path)) return run_inspect_gguf(path, json);
-  const safetensors::File f = safetensors::File::open(path);
-  return json ? print_json(path, f) : print_text(path, f);
+int run_inspect(const std::vector<std::string>& paths, bool json) {
+  int rc = 0;
+  nlohmann::ordered_json listings = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    try {
+      if (!json && i) std::cout << '\n';
+      std::cout.flush();
+      if (auto j = inspect_one(paths[i], json)) listings.push_back(std::move(*j));
+    } catch (const Error& e) {
+      if (paths.size() == 1) throw;
+      std::cout.flush();
+      std::cerr << "wick: error: " << e.what() << '\n';
+      rc = 1;
+    }
+  }
+  if (json) {
+    const nlohmann::ordered_json& out = paths.size() == 1 && listings.size() == 1 ? listings[0] : listings;
+    // Replace rather than throw on bytes that are not UTF-8 (names come from the file).
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+  }
+  return rc;
 }
 
 Runner add_inspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "List the tensors and metadata of a safetensors file");
-  auto path = std::make_shared<std::string>();
+  auto* sub = app.add_subcommand("inspect", "List the tensors and metadata of safetensors and GGUF files");
+  auto paths = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
-  sub->add_option("file", *path, "the file to inspect")->required();
-  sub->add_flag("--json", *json, "print the listing as JSON");
-  return [path, json] { return run_inspect(*path, *json); };
+  sub->add_option("files", *paths,
+                  "the files to inspect (each a safetensors or GGUF file, told apart by its first bytes); one "
+                  "that cannot be read is reported on stderr, the others are still listed, and the exit code is 1")
+      ->required();
+  sub->add_flag("--json", *json, "print the listing as JSON: one object for one file, an array of objects for several");
+  return [paths, json] { return run_inspect(*paths, *json); };
 }
 
 }  // namespace wick::cli

@@ -1,8 +1,10 @@
-// run_inspect_gguf: the GGUF half of `wick inspect`.
+// The GGUF half of `wick inspect`: text and JSON listings.
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "escape.h"
 #include "inspect_gguf.h"
 #include "wick/gguf.h"
 
@@ -15,7 +17,7 @@ std::string type_of(const gguf::Value& v) {
   std::string t(gguf::value_type_name(v.type()));
   if (v.type() == gguf::ValueType::Array) {
     const auto& a = v.get<gguf::Array>();
-    t += "[" + std::string(gguf::value_type_name(a.elem_type)) + "; " + std::to_string(a.items.size()) + "]";
+    t += "[" + std::string(gguf::value_type_name(a.elem_type())) + "; " + std::to_string(a.size()) + "]";
   }
   return t;
 }
@@ -25,11 +27,11 @@ nlohmann::ordered_json to_json(const gguf::Value& v) {
       [&]<class T>(const T& x) -> nlohmann::ordered_json {
         if constexpr (std::is_same_v<T, gguf::Array>) {
           nlohmann::ordered_json items = nlohmann::ordered_json::array();
-          for (size_t i = 0; i < std::min(kShownItems, x.items.size()); ++i) items.push_back(to_json(x.items[i]));
-          return {{"elem_type", gguf::value_type_name(x.elem_type)},
-                  {"count", x.items.size()},
+          for (size_t i = 0; i < std::min(kShownItems, x.size()); ++i) items.push_back(to_json(x[i]));
+          return {{"elem_type", gguf::value_type_name(x.elem_type())},
+                  {"count", x.size()},
                   {"items", items},
-                  {"elided", x.items.size() > kShownItems}};
+                  {"elided", x.size() > kShownItems}};
         } else if constexpr (std::is_floating_point_v<T>) {
           return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(std::to_string(x));
         } else {
@@ -46,44 +48,51 @@ std::string shape_text(const Shape& s) {
 }
 }  // namespace
 
-int run_inspect_gguf(const std::string& path, bool json) {
+bool has_gguf_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
+}
+
+nlohmann::ordered_json gguf_json(const std::string& path) {
   const gguf::File f = gguf::File::open(path);
-  if (json) {
-    nlohmann::ordered_json j = {{"file", path},
-                                {"format", "gguf"},
-                                {"version", f.version()},
-                                {"alignment", f.alignment()},
-                                {"data_offset", f.data_offset()},
-                                {"file_size", f.file_size()}};
-    j["metadata"] = nlohmann::ordered_json::array();
-    for (const auto& [k, v] : f.metadata())
-      j["metadata"].push_back({{"key", k}, {"type", gguf::value_type_name(v.type())}, {"value", to_json(v)}});
-    j["tensors"] = nlohmann::ordered_json::array();
-    for (const auto& t : f.tensors())
-      j["tensors"].push_back({{"name", t.name},
-                              {"type", ggml_type_name(t.type)},
-                              {"shape", t.shape.dims()},
-                              {"nbytes", t.bytes.nbytes()},
-                              {"offset", f.tensor_offset(t.name)}});
-    // Invalid UTF-8 in a string value is replaced, not fatal.
-    std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
-    return 0;
-  }
-  std::cout << path << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
+  nlohmann::ordered_json j = {{"file", path},
+                              {"format", "gguf"},
+                              {"version", f.version()},
+                              {"alignment", f.alignment()},
+                              {"data_offset", f.data_offset()},
+                              {"file_size", f.file_size()}};
+  j["metadata"] = nlohmann::ordered_json::array();
+  for (const auto& [k, v] : f.metadata())
+    j["metadata"].push_back({{"key", k}, {"type", gguf::value_type_name(v.type())}, {"value", to_json(v)}});
+  j["tensors"] = nlohmann::ordered_json::array();
+  for (const auto& t : f.tensors())
+    j["tensors"].push_back({{"name", t.name},
+                            {"type", ggml_type_name(t.type)},
+                            {"shape", t.shape.dims()},
+                            {"nbytes", t.bytes.nbytes()},
+                            {"offset", f.tensor_offset(t.name)}});
+  return j;
+}
+
+void print_gguf_text(const std::string& path) {
+  const gguf::File f = gguf::File::open(path);
+  std::cout << printable(path) << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
             << f.data_offset() << ", " << f.file_size() << " bytes\n";
   size_t kw = 3, tw = 4;
   for (const auto& [k, v] : f.metadata()) {
-    kw = std::max(kw, k.size());
+    kw = std::max(kw, printable(k).size());
     tw = std::max(tw, type_of(v).size());
   }
   std::cout << "\nmetadata (" << f.metadata().size() << "):\n";
+  // Value::to_string already writes control bytes in strings as \xNN.
   for (const auto& [k, v] : f.metadata())
-    std::cout << "  " << std::left << std::setw(int(kw)) << k << "  " << std::setw(int(tw)) << type_of(v) << "  "
-              << v.to_string(kShownItems) << '\n';
+    std::cout << "  " << std::left << std::setw(int(kw)) << printable(k) << "  " << std::setw(int(tw)) << type_of(v)
+              << "  " << v.to_string(kShownItems) << '\n';
   size_t nw = 4;
   uint64_t total = 0;
   for (const auto& t : f.tensors()) {
-    nw = std::max(nw, t.name.size());
+    nw = std::max(nw, printable(t.name).size());
     total += t.bytes.nbytes();
   }
   std::cout << "\ntensors (" << f.tensors().size() << ", " << total << " bytes):\n";
@@ -93,10 +102,9 @@ int run_inspect_gguf(const std::string& path, bool json) {
             << "  " << std::right << std::setw(12) << "bytes"
             << "  " << std::setw(12) << "offset" << '\n';
   for (const auto& t : f.tensors())
-    std::cout << "  " << std::left << std::setw(int(nw)) << t.name << "  " << std::setw(6) << ggml_type_name(t.type)
-              << "  " << std::setw(18) << shape_text(t.shape) << "  " << std::right << std::setw(12) << t.bytes.nbytes()
-              << "  " << std::setw(12) << f.tensor_offset(t.name) << '\n';
-  return 0;
+    std::cout << "  " << std::left << std::setw(int(nw)) << printable(t.name) << "  " << std::setw(6)
+              << ggml_type_name(t.type) << "  " << std::setw(18) << shape_text(t.shape) << "  " << std::right
+              << std::setw(12) << t.bytes.nbytes() << "  " << std::setw(12) << f.tensor_offset(t.name) << '\n';
 }
 
 }  // namespace wick::cli

@@ -49,10 +49,7 @@ int run_embed(const std::vector<std::string>& texts, const std::string& model_di
 
 int run_info();
 int run_demo(const std::string& device);
-int run_inspect(const std::string& path, bool json);
-// GGUF listing for `wick inspect`: a weak stub in cmd_inspect.cpp raises Unsupported until
-// the GGUF reader defines it (in its own cmd_inspect_gguf.cpp).
-int run_inspect_gguf(const std::string& path, bool json);
+int run_inspect(const std::vector<std::string>& paths, bool json);
 
 // Runs the default job (no subcommand).
 int run_default();

@@ -542,8 +542,14 @@ decltype(auto) dispatch_decoder(GgmlType type, F&& f) {
     case GgmlType::Q4_K: return f.template operator()<DecodeQ4_K>();
     case GgmlType::Q5_K: return f.template operator()<DecodeQ5_K>();
     case GgmlType::Q6_K: return f.template operator()<DecodeQ6_K>();
+    case GgmlType::I8:
+    case GgmlType::I16:
+    case GgmlType::I32:
+    case GgmlType::I64:
+    case GgmlType::F64: break;  // plain values, not a packed float format
   }
-  fail(ErrorKind::Internal, "dispatch_decoder: unhandled ggml type ", uint32_t(type));
+  fail(ErrorKind::Unsupported, "quant: ", ggml_type_name(type),
+       " tensors are plain values, not a float or block-quantized format; read them with gguf::plain_tensor");
 }
 
 }  // namespace wick::quant

@@ -185,8 +185,14 @@ void dequantize_run(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q4_K: return blocks<BlockQ4_K, kQK_K, block_q4_k>(src, dst, n);
     case GgmlType::Q5_K: return blocks<BlockQ5_K, kQK_K, block_q5_k>(src, dst, n);
     case GgmlType::Q6_K: return blocks<BlockQ6_K, kQK_K, block_q6_k>(src, dst, n);
+    case GgmlType::I8:
+    case GgmlType::I16:
+    case GgmlType::I32:
+    case GgmlType::I64:
+    case GgmlType::F64: break;  // plain values: gguf::plain_tensor reads them exactly
   }
-  fail(ErrorKind::Internal, "dequantize: unhandled ggml type ", uint32_t(type));
+  fail(ErrorKind::Unsupported, "dequantize: ", ggml_type_name(type),
+       " tensors are plain values, not a float or block-quantized format; read them with gguf::plain_tensor");
 }
 
 }  // namespace wick::quant

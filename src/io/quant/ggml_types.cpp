@@ -9,7 +9,7 @@
 namespace wick {
 
 namespace {
-constexpr std::array<GgmlTypeInfo, 13> kTypes{{
+constexpr std::array<GgmlTypeInfo, 18> kTypes{{
     {GgmlType::F32, "f32", 1, 4},
     {GgmlType::F16, "f16", 1, 2},
     {GgmlType::Q4_0, "q4_0", 32, 18},
@@ -22,6 +22,11 @@ constexpr std::array<GgmlTypeInfo, 13> kTypes{{
     {GgmlType::Q4_K, "q4_K", 256, 144},
     {GgmlType::Q5_K, "q5_K", 256, 176},
     {GgmlType::Q6_K, "q6_K", 256, 210},
+    {GgmlType::I8, "i8", 1, 1},
+    {GgmlType::I16, "i16", 1, 2},
+    {GgmlType::I32, "i32", 1, 4},
+    {GgmlType::I64, "i64", 1, 8},
+    {GgmlType::F64, "f64", 1, 8},
     {GgmlType::BF16, "bf16", 1, 2},
 }};
 
@@ -51,7 +56,7 @@ GgmlType ggml_type_from_name(std::string_view name) {
   for (const auto& t : kTypes)
     if (lower(t.name) == want) return t.type;
   fail(ErrorKind::InvalidArgument, "ggml_type_from_name: unknown ggml type '", name,
-       "' (known: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)");
+       "' (known: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, i8, i16, i32, i64, f64)");
 }
 
 size_t ggml_row_bytes(GgmlType type, int64_t row_elems, std::string_view op) {

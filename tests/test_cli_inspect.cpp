@@ -1,0 +1,105 @@
+// `wick inspect`: names, keys and strings from the file are printed escaped (no raw
+// terminal escapes or newlines) in both listings, and several files are listed in turn.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/cli.h"
+#include "support/golden.h"
+#include "wick/gguf.h"
+#include "wick/io.h"
+
+namespace wick {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kEvil = "red\x1b[31m\nline";  // an escape sequence and a newline
+const std::string kEscaped = "red\\x1b[31m\\x0aline";
+
+class Inspect : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wick_cli_inspect_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path evil_gguf() {
+    gguf::Writer w;
+    w.set("key." + kEvil, gguf::Value("value." + kEvil));
+    w.set("list", gguf::Value(gguf::Array::of(std::vector<std::string>{kEvil})));
+    w.add_tensor("tensor." + kEvil, zeros(Shape{2}));
+    w.write(dir_ / "evil.gguf");
+    return dir_ / "evil.gguf";
+  }
+  fs::path evil_safetensors() {
+    safetensors::save(dir_ / "evil.safetensors", {{"tensor." + kEvil, zeros(Shape{2})}}, {{"key." + kEvil, kEvil}});
+    return dir_ / "evil.safetensors";
+  }
+  fs::path dir_;
+};
+
+TEST_F(Inspect, GgufNamesKeysAndStringsAreEscaped) {
+  const test::CliResult r = test::run_cli("inspect '" + evil_gguf().string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  key." + kEscaped + "  string"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"value." + kEscaped + "\"\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[\"" + kEscaped + "\"]\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  tensor." + kEscaped + "  f32"), std::string::npos) << r.out;
+  // Every line is one listing entry: the newlines in the names did not split any.
+  EXPECT_EQ(r.out.find("\nline"), std::string::npos) << r.out;
+}
+
+TEST_F(Inspect, SafetensorsAndGgufListingsEscapeAlike) {
+  const test::CliResult r = test::run_cli("inspect '" + evil_safetensors().string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  tensor." + kEscaped + "  F32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  key." + kEscaped + " = " + kEscaped + "\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Inspect, SeveralFilesAreListedInOrder) {
+  const std::string ref = test::data_path("reference.safetensors");
+  const fs::path g = evil_gguf();
+  test::CliResult r = test::run_cli("inspect '" + ref + "' '" + g.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t first = r.out.find(ref + ": safetensors, "), second = r.out.find(g.string() + ": GGUF v3");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_LT(first, second);
+  EXPECT_EQ(r.out.substr(second - 2, 2), "\n\n");  // a blank line between listings
+
+  // JSON: one object for one file, an array of objects for several.
+  r = test::run_cli("inspect --json '" + g.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto one = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(one.is_object());
+  EXPECT_EQ(one["tensors"][0]["name"], "tensor." + kEvil);  // JSON escapes it itself
+  r = test::run_cli("inspect --json '" + ref + "' '" + g.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto both = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(both.is_array());
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0]["format"], "safetensors");
+  EXPECT_EQ(both[1]["format"], "gguf");
+
+  // A file that cannot be read is reported; the others are still listed; exit code 1.
+  const std::string missing = (dir_ / "missing.gguf").string();
+  r = test::run_cli("inspect '" + missing + "' '" + g.string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(g.string() + ": GGUF v3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.rfind("wick: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("cannot open '" + missing + "'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  r = test::run_cli("inspect --json '" + missing + "' '" + g.string() + "'");
+  EXPECT_EQ(r.code, 1);
+  const auto rest = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0]["format"], "gguf");
+}
+
+}  // namespace
+}  // namespace wick
