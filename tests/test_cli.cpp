@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 
+#include "support/cli.h"
 #include "support/golden.h"
 #include "wick/build_info.h"
 #include "wick/device.h"
@@ -30,15 +31,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::CliResult;
+using test::slurp;
 
 // A fresh temporary folder per test, removed afterwards.
 class Cli : public ::testing::Test {
@@ -56,19 +50,12 @@ class Cli : public ::testing::Test {
     return dir_ / name;
   }
 
-  // Runs `env wick args` through the shell; stdin from `input` (a file in dir_), stdout to
-  // `stdout_to` when given (else captured).
+  // Runs `env wick args`; stdin from `input` (a file in dir_), stdout to `stdout_to` when
+  // given (else captured).
   CliResult run(const std::string& args, const std::string& env = "", const std::string& input = "",
                 const std::string& stdout_to = "") {
-    const fs::path out = dir_ / "cli.out", err = dir_ / "cli.err";
     const fs::path in = input.empty() ? fs::path("/dev/null") : write("cli.in", input);
-    const std::string cmd = env + " '" + WICK_CLI_PATH + "' " + args + " <'" + in.string() + "' >'" +
-                            (stdout_to.empty() ? out.string() : stdout_to) + "' 2>'" + err.string() + "'";
-    const int status = std::system(cmd.c_str());
-    CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, stdout_to.empty() ? slurp(out) : "", slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
+    return test::run_cli(args, {.shell_prefix = env, .stdin_from = in.string(), .stdout_to = stdout_to});
   }
 
   fs::path dir_;

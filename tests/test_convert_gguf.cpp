@@ -287,7 +287,7 @@ TEST(ConvertToGgufFailure, AFailedWriteLeavesNoPartialFile) {
   // fail part-way, deterministically; SIGXFSZ is ignored so that write() reports EFBIG.
   const test::CliResult r =
       test::run_cli("convert '" + (dir / "in.safetensors").string() + "' '" + (dir / "out.gguf").string() + "'",
-                    "trap '' XFSZ; ulimit -f 16; exec ");
+                    {.shell_prefix = "trap '' XFSZ; ulimit -f 16; exec"});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("gguf writer: writing '"), std::string::npos) << r.err;
   EXPECT_EQ(entries(dir), std::vector<std::string>{"in.safetensors"});

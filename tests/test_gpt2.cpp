@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "support/cli.h"
 #include "support/devices.h"
 #include "support/golden.h"
 #include "wick/graph.h"
@@ -492,26 +493,8 @@ TEST(Gpt2Utf8Stream, HoldsBackSplitCharacters) {
 
 // ---- the shipped tiny model and `wick generate` ------------------------------------------
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-CliResult run_cli(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path();
-  const std::string tag = std::to_string(::getpid());
-  const fs::path out = dir / ("wick_gpt2_cli_" + tag + ".out"), err = dir / ("wick_gpt2_cli_" + tag + ".err");
-  const std::string cmd =
-      std::string("'") + WICK_CLI_PATH + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+using test::CliResult;
+using test::run_cli;
 
 TEST(Gpt2Cli, TokenizeWithTheShippedTokenizer) {
   const CliResult r = run_cli("tokenize --model '" + asset_dir().string() + "' 'Hello world'");

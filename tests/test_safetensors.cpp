@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "support/cli.h"
 #include "support/golden.h"
 #include "wick/io.h"
 #include "wick/wick.h"
@@ -509,21 +510,8 @@ TEST(SafetensorsSave, RejectsBadInput) {
 
 // ---- wick inspect -------------------------------------------------------------------------
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-CliResult run_cli(const std::string& args) {
-  const fs::path out = temp_dir() / "cli.out", err = temp_dir() / "cli.err";
-  const std::string cmd =
-      std::string("'") + WICK_CLI_PATH + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using test::CliResult;
+using test::run_cli;
 
 TEST(SafetensorsInspect, ListsTheReferenceFile) {
   const CliResult r = run_cli("inspect '" + test::data_path("reference.safetensors") + "'");
