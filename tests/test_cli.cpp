@@ -182,7 +182,7 @@ TEST_F(Cli, TextInputErrorsSayWhatIsWrong) {
     const CliResult dir = run(cmd + " --file '" + dir_.string() + "'");
     EXPECT_EQ(dir.code, 1) << dir.err;
     EXPECT_EQ(dir.err, "wick: error: " + name + ": --file '" + dir_.string() +
-                           "' is a directory; give a text file with one text per line\n");
+                           "' is a directory; give a text file with one input per line\n");
     const fs::path missing = dir_ / "missing.txt";
     const CliResult nofile = run(cmd + " --file '" + missing.string() + "'");
     EXPECT_EQ(nofile.code, 1);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
@@ -99,6 +100,52 @@ TEST_F(Inspect, SeveralFilesAreListedInOrder) {
   const auto rest = nlohmann::json::parse(r.out);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0]["format"], "gguf");
+}
+
+// "-" reads one file's bytes from standard input; --file reads paths, one per line.
+TEST_F(Inspect, FilesFromStandardInputAndFromAList) {
+  const fs::path g = evil_gguf(), st = evil_safetensors();
+  test::CliResult r = test::run_cli("inspect --json -", {.stdin_from = g.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["file"], "standard input");
+  EXPECT_EQ(j["format"], "gguf");
+  EXPECT_EQ(j["tensors"][0]["name"], "tensor." + kEvil);
+
+  r = test::run_cli("inspect --json -", {.stdin_from = st.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "safetensors");
+  EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::array({2}));
+
+  std::ofstream(dir_ / "list.txt") << st.string() << "\n" << g.string() << "\n";
+  r = test::run_cli("inspect --json --file '" + (dir_ / "list.txt").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["file"], st.string());
+  EXPECT_EQ(j[1]["file"], g.string());
+
+  // The list itself from standard input, in order after the positional file.
+  r = test::run_cli("inspect --json '" + g.string() + "' --file -", {.stdin_from = (dir_ / "list.txt").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["file"], g.string());
+  EXPECT_EQ(j[1]["file"], st.string());
+}
+
+TEST_F(Inspect, BadInputsSayWhatIsWrong) {
+  std::ofstream(dir_ / "junk") << "GGUF but not really";
+  test::CliResult r = test::run_cli("inspect -", {.stdin_from = (dir_ / "junk").string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("wick: error: standard input: gguf", 0), 0u) << r.err;
+  r = test::run_cli("inspect");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("inspect: no files given"), std::string::npos) << r.err;
+  r = test::run_cli("inspect - --file -");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("standard input ('-') can be read only once"), std::string::npos) << r.err;
 }
 
 }  // namespace

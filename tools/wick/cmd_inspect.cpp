@@ -1,15 +1,18 @@
-// `wick inspect FILE... [--json]`: list checkpoints' tensors and metadata. The format is
-// chosen by each file's magic bytes: "GGUF" files go to inspect_gguf.h, everything else
-// is read as safetensors (which has no magic: it starts with its header length). Several
+// `wick inspect FILE... [--file LIST] [--json]`: list checkpoints' tensors and metadata
+// (inputs.h: FILE, - for a file piped into standard input, --file for one path per line).
+// The format is chosen by each file's magic bytes: "GGUF" files go to inspect_gguf.h,
+// everything else is read as safetensors (which has no magic: it starts with its header length). Several
 // files are listed in order; one that cannot be read gets its error on stderr and the
 // others are still listed (exit code 1). --json prints one object for one file and an
 // array of objects for several.
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.h"
 #include "escape.h"
+#include "inputs.h"
 #include "inspect_gguf.h"
 #include "wick/io.h"
 #include "wick/wick.h"
@@ -64,38 +67,66 @@ nlohmann::ordered_json to_json(const std::string& path, const safetensors::File&
   return j;
 }
 
-// The listing of one file: printed (text) or returned (JSON).
-std::optional<nlohmann::ordered_json> inspect_one(const std::string& path, bool json) {
-  if (has_gguf_magic(path)) {
-    if (json) return gguf_json(path);
-    print_gguf_text(path);
-    return std::nullopt;
+// The listing of one parsed file: printed (text) or returned (JSON).
+template <class F>
+std::optional<nlohmann::ordered_json> list(const std::string& name, const F& f, bool json) {
+  if constexpr (std::is_same_v<F, gguf::File>) {
+    if (json) return gguf_json(name, f);
+    print_gguf_text(name, f);
+  } else {
+    if (json) return to_json(name, f);
+    print_text(name, f);
   }
-  const safetensors::File f = safetensors::File::open(path);
-  if (json) return to_json(path, f);
-  print_text(path, f);
   return std::nullopt;
+}
+
+std::string first_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string magic(4, '\0');
+  in.read(magic.data(), 4);
+  magic.resize(size_t(in.gcount()));
+  return magic;
+}
+
+// A file named on the command line is mapped by its reader (whose errors name the path);
+// one piped in ("-") is parsed from memory, its errors prefixed with "standard input".
+std::optional<nlohmann::ordered_json> inspect_one(const Input& input, bool json) {
+  if (!input.from_stdin) {
+    const std::string& path = input.value;
+    if (has_gguf_magic(first_bytes(path))) return list(path, gguf::File::open(path), json);
+    return list(path, safetensors::File::open(path), json);
+  }
+  const auto bytes = std::make_shared<std::string>(input.value);
+  const Buffer buf = Buffer::wrap_host(bytes->data(), bytes->size(), /*read_only=*/true, bytes);
+  const std::string name = "standard input";
+  try {
+    if (has_gguf_magic(*bytes)) return list(name, gguf::File::parse(buf), json);
+    return list(name, safetensors::File::parse(buf), json);
+  } catch (const Error& e) {
+    throw Error(e.kind(), name + ": " + e.what());
+  }
 }
 
 }  // namespace
 
-int run_inspect(const std::vector<std::string>& paths, bool json) {
+static int run_inspect(const TextInputs& inputs, bool json) {
+  const std::vector<Input> files = collect_inputs(inputs, "inspect", "files", std::cin);
   int rc = 0;
   nlohmann::ordered_json listings = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < paths.size(); ++i) {
+  for (size_t i = 0; i < files.size(); ++i) {
     try {
       if (!json && i) std::cout << '\n';
       std::cout.flush();
-      if (auto j = inspect_one(paths[i], json)) listings.push_back(std::move(*j));
+      if (auto j = inspect_one(files[i], json)) listings.push_back(std::move(*j));
     } catch (const Error& e) {
-      if (paths.size() == 1) throw;
+      if (files.size() == 1) throw;
       std::cout.flush();
       std::cerr << "wick: error: " << e.what() << '\n';
       rc = 1;
     }
   }
   if (json) {
-    const nlohmann::ordered_json& out = paths.size() == 1 && listings.size() == 1 ? listings[0] : listings;
+    const nlohmann::ordered_json& out = files.size() == 1 && listings.size() == 1 ? listings[0] : listings;
     // Replace rather than throw on bytes that are not UTF-8 (names come from the file).
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   }
@@ -103,15 +134,15 @@ int run_inspect(const std::vector<std::string>& paths, bool json) {
 }
 
 Runner add_inspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "List the tensors and metadata of safetensors and GGUF files");
-  auto paths = std::make_shared<std::vector<std::string>>();
+  auto* sub = app.add_subcommand(
+      "inspect",
+      "List the tensors and metadata of safetensors and GGUF files (told apart by their first bytes); a file that "
+      "cannot be read is reported on stderr, the others are still listed, and the exit code is 1");
+  auto inputs = std::make_shared<TextInputs>();
+  add_path_inputs(*sub, *inputs);
   auto json = std::make_shared<bool>(false);
-  sub->add_option("files", *paths,
-                  "the files to inspect (each a safetensors or GGUF file, told apart by its first bytes); one "
-                  "that cannot be read is reported on stderr, the others are still listed, and the exit code is 1")
-      ->required();
   sub->add_flag("--json", *json, "print the listing as JSON: one object for one file, an array of objects for several");
-  return [paths, json] { return run_inspect(*paths, *json); };
+  return [inputs, json] { return run_inspect(*inputs, *json); };
 }
 
 }  // namespace wick::cli

@@ -1,5 +1,4 @@
 // The GGUF half of `wick inspect`: text and JSON listings.
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -48,15 +47,10 @@ std::string shape_text(const Shape& s) {
 }
 }  // namespace
 
-bool has_gguf_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
-}
+bool has_gguf_magic(std::string_view first_bytes) { return first_bytes.substr(0, 4) == "GGUF"; }
 
-nlohmann::ordered_json gguf_json(const std::string& path) {
-  const gguf::File f = gguf::File::open(path);
-  nlohmann::ordered_json j = {{"file", path},
+nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f) {
+  nlohmann::ordered_json j = {{"file", name},
                               {"format", "gguf"},
                               {"version", f.version()},
                               {"alignment", f.alignment()},
@@ -75,9 +69,8 @@ nlohmann::ordered_json gguf_json(const std::string& path) {
   return j;
 }
 
-void print_gguf_text(const std::string& path) {
-  const gguf::File f = gguf::File::open(path);
-  std::cout << printable(path) << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
+void print_gguf_text(const std::string& name, const gguf::File& f) {
+  std::cout << printable(name) << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
             << f.data_offset() << ", " << f.file_size() << " bytes\n";
   size_t kw = 3, tw = 4;
   for (const auto& [k, v] : f.metadata()) {

@@ -49,7 +49,6 @@ int run_embed(const std::vector<std::string>& texts, const std::string& model_di
 
 int run_info();
 int run_demo(const std::string& device);
-int run_inspect(const std::vector<std::string>& paths, bool json);
 
 // Runs the default job (no subcommand).
 int run_default();

@@ -26,7 +26,7 @@ void read_lines(std::istream& in, const std::string& what, const std::string& co
 void read_file_lines(const std::string& path, const std::string& command, std::vector<std::string>& out) {
   std::error_code ec;
   WICK_CHECK(!std::filesystem::is_directory(path, ec), Io, command, ": --file '", path,
-             "' is a directory; give a text file with one text per line");
+             "' is a directory; give a text file with one input per line");
   std::ifstream f(path);
   WICK_CHECK(f.is_open(), Io, command, ": cannot open --file '", path, "': ", std::strerror(errno));
   read_lines(f, "--file '" + path + "'", command, out);
@@ -39,28 +39,44 @@ void add_text_inputs(CLI::App& sub, TextInputs& in) {
   sub.add_option("texts", in.args, "the texts ('-': all of standard input as one text)");
 }
 
-std::vector<std::string> collect_texts(const TextInputs& in, const std::string& command, std::istream& standard_input) {
+void add_path_inputs(CLI::App& sub, TextInputs& in) {
+  sub.add_option("--file", in.files, "read paths from a file, one per line ('-': standard input)");
+  sub.add_option("files", in.args, "the files ('-': one file's bytes from standard input)");
+}
+
+std::vector<Input> collect_inputs(const TextInputs& in, const std::string& command, const std::string& noun,
+                                  std::istream& standard_input) {
   int stdin_uses = 0;
   for (const auto& a : in.args) stdin_uses += a == "-";
   for (const auto& f : in.files) stdin_uses += f == "-";
   if (stdin_uses > 1) throw UsageError(command + ": standard input ('-') can be read only once");
-  std::vector<std::string> texts;
+  std::vector<Input> inputs;
   for (const auto& a : in.args) {
     if (a != "-") {
-      texts.push_back(a);
+      inputs.push_back({a, false});
       continue;
     }
     std::string all{std::istreambuf_iterator<char>(standard_input), std::istreambuf_iterator<char>()};
     WICK_CHECK(!standard_input.bad(), Io, command, ": cannot read standard input");
-    texts.push_back(std::move(all));
+    inputs.push_back({std::move(all), true});
   }
+  std::vector<std::string> lines;
   for (const auto& f : in.files) {
     if (f == "-")
-      read_lines(standard_input, "standard input", command, texts);
+      read_lines(standard_input, "standard input", command, lines);
     else
-      read_file_lines(f, command, texts);
+      read_file_lines(f, command, lines);
   }
-  if (texts.empty()) throw UsageError(command + ": no texts given (pass TEXT..., --file F, or - for standard input)");
+  for (auto& l : lines) inputs.push_back({std::move(l), false});
+  if (inputs.empty())
+    throw UsageError(command + ": no " + noun + " given (pass " + (noun == "files" ? "FILE" : "TEXT") +
+                     "..., --file F, or - for standard input)");
+  return inputs;
+}
+
+std::vector<std::string> collect_texts(const TextInputs& in, const std::string& command, std::istream& standard_input) {
+  std::vector<std::string> texts;
+  for (Input& i : collect_inputs(in, command, "texts", standard_input)) texts.push_back(std::move(i.value));
   return texts;
 }
 

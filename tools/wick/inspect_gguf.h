@@ -3,18 +3,21 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+
+#include "wick/gguf.h"
 
 namespace wick::cli {
 
-// Whether the file starts with GGUF's magic bytes (false if it cannot be read: the
-// safetensors reader then reports what is wrong).
-bool has_gguf_magic(const std::string& path);
+// Whether a file's first bytes are GGUF's magic (else it is read as safetensors, which
+// has no magic: it starts with its header length).
+bool has_gguf_magic(std::string_view first_bytes);
 
 // Prints version, alignment, metadata (key, type, value; long arrays elided) and the
-// tensors (name, ggml type, row-major shape, bytes, offset) of a GGUF file as text;
-// names, keys and strings are escaped (escape.h). Bad files raise wick::Error.
-void print_gguf_text(const std::string& path);
+// tensors (name, ggml type, row-major shape, bytes, offset) of a GGUF file as text under
+// the heading `name`; names, keys and strings are escaped (escape.h).
+void print_gguf_text(const std::string& name, const gguf::File& f);
 // The same listing as one JSON object.
-nlohmann::ordered_json gguf_json(const std::string& path);
+nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f);
 
 }  // namespace wick::cli
