@@ -152,7 +152,7 @@ int run_convert(const std::string& in, const std::string& out, const std::string
                "convert: --dtype must be f32, f16 or bf16, got '", dtype_name, "'");
   }
   const std::string ext = extension_of(out);
-  if (has_gguf_magic(in)) {
+  if (file_has_gguf_magic(in)) {
     WICK_CHECK(ext != ".gguf", Unsupported, "convert: GGUF -> GGUF is not supported; the output must be .safetensors");
     WICK_CHECK(quant_name.empty(), InvalidArgument, "convert: --quantize applies to safetensors -> GGUF, but '", in,
                "' is a GGUF file");

@@ -5,7 +5,6 @@
 // files are listed in order; one that cannot be read gets its error on stderr and the
 // others are still listed (exit code 1). --json prints one object for one file and an
 // array of objects for several.
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -80,27 +79,19 @@ std::optional<nlohmann::ordered_json> list(const std::string& name, const F& f, 
   return std::nullopt;
 }
 
-std::string first_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string magic(4, '\0');
-  in.read(magic.data(), 4);
-  magic.resize(size_t(in.gcount()));
-  return magic;
-}
-
 // A file named on the command line is mapped by its reader (whose errors name the path);
 // one piped in ("-") is parsed from memory, its errors prefixed with "standard input".
 std::optional<nlohmann::ordered_json> inspect_one(const Input& input, bool json) {
   if (!input.from_stdin) {
     const std::string& path = input.value;
-    if (has_gguf_magic(first_bytes(path))) return list(path, gguf::File::open(path), json);
+    if (file_has_gguf_magic(path)) return list(path, gguf::File::open(path), json);
     return list(path, safetensors::File::open(path), json);
   }
   const auto bytes = std::make_shared<std::string>(input.value);
   const Buffer buf = Buffer::wrap_host(bytes->data(), bytes->size(), /*read_only=*/true, bytes);
   const std::string name = "standard input";
   try {
-    if (has_gguf_magic(*bytes)) return list(name, gguf::File::parse(buf), json);
+    if (bytes_have_gguf_magic(*bytes)) return list(name, gguf::File::parse(buf), json);
     return list(name, safetensors::File::parse(buf), json);
   } catch (const Error& e) {
     throw Error(e.kind(), name + ": " + e.what());

@@ -1,4 +1,5 @@
 // The GGUF half of `wick inspect`: text and JSON listings.
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -47,7 +48,14 @@ std::string shape_text(const Shape& s) {
 }
 }  // namespace
 
-bool has_gguf_magic(std::string_view first_bytes) { return first_bytes.substr(0, 4) == "GGUF"; }
+bool bytes_have_gguf_magic(std::string_view bytes) { return bytes.substr(0, 4) == "GGUF"; }
+
+bool file_has_gguf_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return bytes_have_gguf_magic(std::string_view(magic, size_t(in.gcount())));
+}
 
 nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f) {
   nlohmann::ordered_json j = {{"file", name},

@@ -9,9 +9,11 @@
 
 namespace wick::cli {
 
-// Whether a file's first bytes are GGUF's magic (else it is read as safetensors, which
-// has no magic: it starts with its header length).
-bool has_gguf_magic(std::string_view first_bytes);
+// Whether bytes (a file's first) are GGUF's magic (else they are read as safetensors,
+// which has no magic: it starts with its header length), and the same for the file at a
+// path (false if it cannot be read: the safetensors reader then says what is wrong).
+bool bytes_have_gguf_magic(std::string_view bytes);
+bool file_has_gguf_magic(const std::string& path);
 
 // Prints version, alignment, metadata (key, type, value; long arrays elided) and the
 // tensors (name, ggml type, row-major shape, bytes, offset) of a GGUF file as text under
