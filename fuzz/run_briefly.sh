@@ -8,7 +8,8 @@ secs=${1:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WICK_FUZZ_BUILD:-$root/build-fuzz}
 
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+source "$root/scripts/compiler_cache.sh"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" "${wick_cache_args[@]}" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DWICK_FUZZ=ON -DWICK_SANITIZE=ON -DWICK_CUDA=OFF -DWICK_TESTS=OFF -DWICK_BENCH=OFF >/dev/null
 # target | binary (in the build dir) | seed corpus | dictionary (optional)
 targets=(

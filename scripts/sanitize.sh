@@ -13,7 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${WICK_JOBS:-2}
 
 # -O1 keeps the instrumented suite fast enough while leaving stack traces readable.
-common=(-G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g"
+source "$root/scripts/compiler_cache.sh"
+common=("${wick_cache_args[@]}" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g"
         -DWICK_CUDA=OFF -DWICK_BENCH=OFF -DWICK_TESTS=ON)
 
 # run_stage NAME BUILD_DIR "CMAKE FLAGS..." "NINJA TARGETS (empty: all)" "CTEST ARGS..."

@@ -43,7 +43,8 @@ fi
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in
 #    /usr/local/cuda).
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH=/usr/local/cuda/bin:$PATH; fi
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${WICK_CMAKE_ARGS:-}
+source scripts/compiler_cache.sh
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${wick_cache_args[@]}" ${WICK_CMAKE_ARGS:-}
 cmake --build "$build_dir" -j "$jobs"
 
 # 3. The main job: the wick command on its built-in default.
