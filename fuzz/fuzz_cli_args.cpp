@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,10 @@ void check_accepted(const wick::models::SamplingOptions& opt, int64_t max_tokens
       opt.temperature == 0 || (opt.temperature >= kMinTemperature && std::isfinite(opt.temperature));
   if (!temperature_ok || opt.top_k < 0 || !(opt.top_p > 0 && opt.top_p <= 1) || max_tokens < 1 || max_tokens > kContext)
     __builtin_trap();
-  // Logits with a clear winner, a tie and a very negative entry.
-  const std::vector<float> logits = {1.0f, 3.0f, 3.0f, -1e30f, 0.5f};
+  // Logits with a clear winner, a tie and a masked entry. The mask is -inf, not a large
+  // negative number: at a huge (accepted) temperature such as 4e61, softmax(-1e30 / T) is
+  // as large as any other weight, correctly, and the fuzzer found that once.
+  const std::vector<float> logits = {1.0f, 3.0f, 3.0f, -std::numeric_limits<float>::infinity(), 0.5f};
   wick::models::Sampler sampler(opt);
   for (int i = 0; i < 4; ++i) {
     const int32_t id = sampler.sample(logits);

@@ -278,6 +278,20 @@ TEST(GenerationOptions, BoundsAreInclusiveWhereDocumented) {
                       "max_tokens must be between 1 and 8 (the model's context is 8 tokens)");
 }
 
+TEST(GenerationOptions, AHugeTemperatureIsNearlyUniformAndKeepsMasksOut) {
+  // Found by fuzz_cli_args: a temperature of 4e61 is accepted, and then every finite logit,
+  // even -1e30, weighs about the same (softmax of logits / T); a masked (-inf) logit never
+  // comes out, whatever the temperature.
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> logits = {1.0f, 3.0f, -inf, -1e30f};
+  EXPECT_NO_THROW(models::check_generation_options({4e61, 0, 1.0, 0}, 1, 1024));
+  models::Sampler s({.temperature = 4e61, .top_k = 0, .top_p = 1.0, .seed = 7});
+  int counts[4] = {};
+  for (int i = 0; i < 4000; ++i) ++counts[s.sample(logits)];
+  EXPECT_EQ(counts[2], 0);
+  for (int id : {0, 1, 3}) EXPECT_NEAR(counts[id], 4000 / 3, 150) << id;  // 5 sigma of a fair die
+}
+
 TEST(GenerationOptions, AHugeTokenBudgetStopsAtTheContext) {
   // The library caps the budget at the context: prompt + INT64_MAX no longer overflows the
   // cache capacity ("cache capacity must be >= 0, got -9223372036854775805" before). A
