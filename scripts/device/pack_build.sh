@@ -11,4 +11,5 @@ files=(src/libwick.so tools/wick/wick CTestTestfile.cmake tests/CTestTestfile.cm
 while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls tests/test_* tests/*.cmake 2>/dev/null | sort -u)
 tar -C "$build" -cf - "${files[@]}" | xz -T2 -6 > .device/build.tar.xz
 echo "checkout path: $PWD" > .device/origin.txt
+echo "build dir: $build" >> .device/origin.txt
 ls -la .device

@@ -4,4 +4,7 @@ origin=$(sed -n 's/^checkout path: //p' .device/origin.txt)
 # The carried build refers to the checkout by the path it was built at.
 if [[ "$origin" != "$PWD" ]]; then mkdir -p "$(dirname "$origin")"; ln -sfn "$PWD" "$origin"; fi
 mkdir -p build && tar -C build -xJf .device/build.tar.xz
+# The ctest files name the build folder it was made in (BUILD_DIR of pack_build.sh).
+built_in=$(sed -n 's/^build dir: //p' .device/origin.txt)
+if [[ -n "$built_in" && "$built_in" != build && ! -e "$built_in" ]]; then ln -sfn build "$built_in"; fi
 source scripts/device/env.sh
