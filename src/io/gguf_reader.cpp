@@ -18,24 +18,12 @@ constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // empty name, n_dims, 
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, type, 1-byte value
 constexpr int64_t kMaxSpan = INT64_MAX / 8;              // elements, so that 8-byte strides fit
 
-// Smallest encoding of one value of type t (0 for an invalid id).
+// Smallest encoding of one value of type t (0 for an invalid id): a number's or bool's
+// packed size, a string's length field, an array's element type and count.
 uint64_t min_value_bytes(ValueType t) {
-  switch (t) {
-    case ValueType::U8:
-    case ValueType::I8:
-    case ValueType::Bool: return 1;
-    case ValueType::U16:
-    case ValueType::I16: return 2;
-    case ValueType::U32:
-    case ValueType::I32:
-    case ValueType::F32: return 4;
-    case ValueType::U64:
-    case ValueType::I64:
-    case ValueType::F64:
-    case ValueType::String: return 8;  // the length
-    case ValueType::Array: return 12;  // element type + count
-  }
-  return 0;
+  if (t == ValueType::String) return 8;
+  if (t == ValueType::Array) return 12;
+  return packed_size(t);
 }
 }  // namespace
 
