@@ -1,5 +1,3 @@
-#include <fstream>
-#include <sstream>
 
 #include "config_json.h"
 #include "io/json_limits.h"
@@ -9,16 +7,11 @@
 namespace wick::models {
 
 BertConfig BertConfig::from_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  WICK_CHECK(in.good(), Io, "bert: cannot open config '", path.string(), "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return from_json_string(text.str(), path.string());
+  return from_json_string(read_config_text(path, "bert"), path.string());
 }
 
 BertConfig BertConfig::from_json_string(const std::string& text, const std::string& origin) {
-  const nlohmann::json j = json::parse(text, detail::cat("bert: invalid JSON in '", origin, "'"));
-  WICK_CHECK(j.is_object(), Format, "bert: '", origin, "' is not a JSON object");
+  const nlohmann::json j = parse_config_object(text, "bert", origin);
   BertConfig c;
   auto get_int = [&](const char* key, int64_t& field) { read_config_size(j, "bert", key, field); };
   get_int("vocab_size", c.vocab_size);

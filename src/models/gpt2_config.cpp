@@ -1,6 +1,4 @@
 // Gpt2Config from Hugging Face's config.json.
-#include <fstream>
-#include <sstream>
 
 #include "config_json.h"
 #include "io/json_limits.h"
@@ -10,16 +8,11 @@
 namespace wick::models {
 
 Gpt2Config Gpt2Config::from_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  WICK_CHECK(in.good(), Io, "gpt2: cannot open config '", path.string(), "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json_string(ss.str(), path.string());
+  return from_json_string(read_config_text(path, "gpt2"), path.string());
 }
 
 Gpt2Config Gpt2Config::from_json_string(const std::string& text, const std::string& origin) {
-  const nlohmann::json j = json::parse(text, detail::cat("gpt2: invalid JSON in '", origin, "'"));
-  WICK_CHECK(j.is_object(), Format, "gpt2: '", origin, "' is not a JSON object");
+  const nlohmann::json j = parse_config_object(text, "gpt2", origin);
   Gpt2Config c;
   auto get_int = [&](const char* key, int64_t& field) { read_config_size(j, "gpt2", key, field); };
   get_int("vocab_size", c.vocab_size);
