@@ -24,6 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// ggml's own Python reader (PyPI gguf) as the oracle: whether /usr/bin/python3 has it, and
+// the exit status of `script` (saved in dir as check.py) run on a GGUF file.
+bool python_has_gguf() { return std::system("/usr/bin/python3 -c 'import gguf' > /dev/null 2>&1") == 0; }
+int run_gguf_check(const fs::path& dir, const std::string& script, const fs::path& gguf_file) {
+  const fs::path py = dir / "check.py";
+  { std::ofstream(py) << script; }
+  return std::system(("/usr/bin/python3 " + py.string() + " " + gguf_file.string()).c_str());
+}
+
 Tensor random_tensor(Shape shape, uint32_t seed, DType dt = DType::F32) {
   std::mt19937 gen(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -86,8 +95,7 @@ TEST_P(ConvertToGguf, QuantizesMatricesAndKeepsTheRest) {
 }
 
 TEST_P(ConvertToGguf, PythonGgufReadsIt) {
-  if (std::system("/usr/bin/python3 -c 'import gguf' > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "python3 has no gguf package; wick's own reader is checked above";
+  if (!python_has_gguf()) GTEST_SKIP() << "python3 has no gguf package; wick's own reader is checked above";
   ASSERT_EQ(convert("--quantize " + GetParam()), 0);
   const std::string type = GetParam() == "q4_k"   ? "Q4_K"
                            : GetParam() == "q6_k" ? "Q6_K"
@@ -103,9 +111,7 @@ TEST_P(ConvertToGguf, PythonGgufReadsIt) {
       "assert t['b'].tensor_type.name=='F32'\n"
       "assert t['norm16'].tensor_type.name=='F16'\n"
       "assert list(t['w'].shape)==[256,64], t['w'].shape\n";
-  const fs::path py = dir_ / "check.py";
-  { std::ofstream(py) << script; }
-  EXPECT_EQ(std::system(("/usr/bin/python3 " + py.string() + " " + (dir_ / "out.gguf").string()).c_str()), 0);
+  EXPECT_EQ(run_gguf_check(dir_, script, dir_ / "out.gguf"), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ConvertToGguf, ::testing::Values("q8_0", "q4_0", "q4_k", "q6_k"));
@@ -215,8 +221,7 @@ TEST_F(ConvertReference, QuantizeSaysWhatItLeavesUnquantized) {
 }
 
 TEST_F(ConvertReference, PythonGgufReadsTheValues) {
-  if (std::system("/usr/bin/python3 -c 'import gguf' > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "python3 has no gguf package; wick's own reader is checked above";
+  if (!python_has_gguf()) GTEST_SKIP() << "python3 has no gguf package; wick's own reader is checked above";
   ASSERT_EQ(convert("").code, 0);
   const std::string script =
       "import gguf,sys\n"
@@ -231,9 +236,7 @@ TEST_F(ConvertReference, PythonGgufReadsTheValues) {
       "assert t['f16'].tensor_type.name=='F16' and t['f16'].data.flatten().tolist()==[1,-2.5,65504,2**-14]\n"
       "assert float(t['scalar'].data.flatten()[0])==3.5 and t['scalar'].n_elements==1\n"
       "assert t['empty'].n_elements==0 and t['empty2'].n_elements==0\n";
-  const fs::path py = dir_ / "check.py";
-  { std::ofstream(py) << script; }
-  EXPECT_EQ(std::system(("/usr/bin/python3 " + py.string() + " " + out().string()).c_str()), 0);
+  EXPECT_EQ(run_gguf_check(dir_, script, out()), 0);
 }
 
 // ---- the direction comes from the input's first bytes ----------------------------------
