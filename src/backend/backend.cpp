@@ -1,66 +1,78 @@
-// Default (unsupported) entries of the Backend interface, op names and the registry.
+// The op table made into names, dtype sets and the Backend's default (unsupported)
+// entries; the registry of backends.
 #include "backend/backend.h"
 
+#include <iterator>
+
 #include "backend/cpu/cpu_backend.h"
+#include "backend/elementwise_ops.h"
 
 namespace wick {
 
-const char* unary_op_name(UnaryOp op) {
-  static constexpr const char* names[] = {"neg",  "abs",   "sqr",  "sqrt",  "recip",    "exp",  "log",  "sin",
-                                          "cos",  "tanh",  "erf",  "gelu",  "gelu_erf", "relu", "silu", "sigmoid",
-                                          "sign", "floor", "ceil", "round", "affine",   "powf", "elu",  "clamp"};
-  return names[size_t(op)];
-}
+namespace {
 
-const char* binary_op_name(BinaryOp op) {
-  static constexpr const char* names[] = {"add", "sub", "mul", "div", "minimum", "maximum", "pow"};
-  return names[size_t(op)];
-}
+// The name of every OpId, in enum order.
+#define WICK_OP_NAME(e, name, ...) #name,
+constexpr const char* kOpNames[] = {WICK_UNARY_OPS(WICK_OP_NAME) WICK_BINARY_OPS(WICK_OP_NAME)
+                                        WICK_COMPARE_OPS(WICK_OP_NAME) WICK_REDUCE_OPS(WICK_OP_NAME)
+                                            WICK_CUMULATIVE_OPS(WICK_OP_NAME)
+#undef WICK_OP_NAME
+#define WICK_OP_NAME(name, dtypes) #name,
+                                                WICK_OP_ROWS(WICK_OP_NAME)
+#undef WICK_OP_NAME
+};
+static_assert(std::size(kOpNames) == kNumOpIds);
 
-const char* compare_op_name(CompareOp op) {
-  static constexpr const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  return names[size_t(op)];
-}
+// Where each family's sub-ops start among the OpIds.
+#define WICK_ONE(...) +1
+constexpr size_t kUnaryBase = 0;
+constexpr size_t kBinaryBase = kUnaryBase WICK_UNARY_OPS(WICK_ONE);
+constexpr size_t kCompareBase = kBinaryBase WICK_BINARY_OPS(WICK_ONE);
+constexpr size_t kReduceBase = kCompareBase WICK_COMPARE_OPS(WICK_ONE);
+constexpr size_t kCumulativeBase = kReduceBase WICK_REDUCE_OPS(WICK_ONE);
+#undef WICK_ONE
 
-const char* reduce_op_name(ReduceOp op) {
-  static constexpr const char* names[] = {"sum", "mean", "prod", "min", "max", "argmin", "argmax"};
-  return names[size_t(op)];
-}
+// The dtypes of each OpId: unary and binary ops take integers when their functor says so.
+constexpr DTypeSet integers_if(bool integers) { return integers ? kAllDTypes : kFloatDTypes; }
+#define WICK_EW_DTYPES(e, name) integers_if(ew::e<int64_t>::kIntegers),
+#define WICK_ALL_DTYPES(e, name) kAllDTypes,
+#define WICK_TABLE_DTYPES(e, name, dtypes) dtypes,
+#define WICK_ROW_DTYPES(name, dtypes) dtypes,
+constexpr DTypeSet kOpDTypes[] = {WICK_UNARY_OPS(WICK_EW_DTYPES) WICK_BINARY_OPS(WICK_EW_DTYPES)
+                                      WICK_COMPARE_OPS(WICK_ALL_DTYPES) WICK_REDUCE_OPS(WICK_TABLE_DTYPES)
+                                          WICK_CUMULATIVE_OPS(WICK_ALL_DTYPES) WICK_OP_ROWS(WICK_ROW_DTYPES)};
+#undef WICK_EW_DTYPES
+#undef WICK_ALL_DTYPES
+#undef WICK_TABLE_DTYPES
+#undef WICK_ROW_DTYPES
+static_assert(std::size(kOpDTypes) == kNumOpIds);
+
+}  // namespace
+
+const char* op_id_name(OpId op) { return size_t(op) < kNumOpIds ? kOpNames[size_t(op)] : "?"; }
+DTypeSet op_dtypes(OpId op) { return size_t(op) < kNumOpIds ? kOpDTypes[size_t(op)] : 0; }
+OpId op_id(UnaryOp op) { return OpId(kUnaryBase + size_t(op)); }
+OpId op_id(BinaryOp op) { return OpId(kBinaryBase + size_t(op)); }
+OpId op_id(CompareOp op) { return OpId(kCompareBase + size_t(op)); }
+OpId op_id(ReduceOp op) { return OpId(kReduceBase + size_t(op)); }
+OpId op_id(CumulativeOp op) { return OpId(kCumulativeBase + size_t(op)); }
+const char* unary_op_name(UnaryOp op) { return op_id_name(op_id(op)); }
+const char* binary_op_name(BinaryOp op) { return op_id_name(op_id(op)); }
+const char* compare_op_name(CompareOp op) { return op_id_name(op_id(op)); }
+const char* reduce_op_name(ReduceOp op) { return op_id_name(op_id(op)); }
+const char* cumulative_op_name(CumulativeOp op) { return op_id_name(op_id(op)); }
+
+bool Backend::supports(OpId op, DType dtype) const { return (op_dtypes(op) & dtype_bit(dtype)) != 0; }
 
 void Backend::unsupported(const char* op) const {
   fail(ErrorKind::Unsupported, op, ": not supported on ", device(), " (", name(), ")");
 }
 
-void Backend::copy(const Tensor&, const Tensor&) { unsupported("copy"); }
-void Backend::cast(const Tensor&, const Tensor&) { unsupported("to_dtype"); }
-void Backend::fill(const Tensor&, Scalar) { unsupported("fill"); }
-void Backend::rand_uniform(const Tensor&, double, double, uint64_t, uint64_t) { unsupported("rand"); }
-void Backend::rand_normal(const Tensor&, double, double, uint64_t, uint64_t) { unsupported("randn"); }
-void Backend::unary(UnaryOp op, const UnaryParams&, const Tensor&, const Tensor&) { unsupported(unary_op_name(op)); }
-void Backend::binary(BinaryOp op, const Tensor&, const Tensor&, const Tensor&) { unsupported(binary_op_name(op)); }
-void Backend::compare(CompareOp op, const Tensor&, const Tensor&, const Tensor&) { unsupported(compare_op_name(op)); }
-void Backend::where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { unsupported("where"); }
-void Backend::reduce(ReduceOp op, const Tensor&, const std::vector<size_t>&, const Tensor&) {
-  unsupported(reduce_op_name(op));
-}
-void Backend::index_select(const Tensor&, size_t, const Tensor&, const Tensor&) { unsupported("index_select"); }
-void Backend::gather(const Tensor&, size_t, const Tensor&, const Tensor&) { unsupported("gather"); }
-void Backend::scatter(const Tensor&, size_t, const Tensor&, const Tensor&, ScatterMode) { unsupported("scatter"); }
-void Backend::index_add(const Tensor&, size_t, const Tensor&, const Tensor&) { unsupported("index_add"); }
-void Backend::matmul(const Tensor&, const Tensor&, const Tensor&) { unsupported("matmul"); }
-void Backend::conv(const ConvParams&, const Tensor&, const Tensor&, const Tensor&) { unsupported("conv"); }
-void Backend::pool2d(const PoolParams&, const Tensor&, const Tensor&) { unsupported("pool2d"); }
-void Backend::upsample(const UpsampleParams&, const Tensor&, const Tensor&) { unsupported("upsample"); }
-void Backend::softmax(const Tensor&, const Tensor&, bool) { unsupported("softmax"); }
-void Backend::layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&) {
-  unsupported("layer_norm");
-}
-void Backend::rms_norm(const Tensor&, const Tensor&, double, const Tensor&) { unsupported("rms_norm"); }
-void Backend::rope(const Tensor&, const Tensor&, const Tensor&, bool, const Tensor&) { unsupported("rope"); }
-void Backend::attention(const AttentionParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                        const Tensor&) {
-  unsupported("attention");
-}
+// The entries a backend leaves out raise Unsupported.
+#define WICK_DEFINE_UNSUPPORTED(entry, params) \
+  void Backend::entry params { unsupported(#entry); }
+WICK_BACKEND_OPS(WICK_DEFINE_UNSUPPORTED)
+#undef WICK_DEFINE_UNSUPPORTED
 
 DeviceInfo Backend::info() const {
   DeviceInfo d;

@@ -3,7 +3,8 @@
 // broadcast operands to the output shape (stride-0 views), promoted dtypes and allocated
 // the output; a backend reads any strides and offsets and writes `out`.
 //
-// Entries a backend does not implement throw ErrorKind::Unsupported naming op and device.
+// The ops are listed once, in op_table.h; entries a backend does not implement throw
+// ErrorKind::Unsupported naming op and device.
 #pragma once
 
 #include <cstdint>
@@ -12,55 +13,65 @@
 #include <string>
 #include <vector>
 
+#include "backend/op_table.h"
 #include "wick/build_info.h"
 #include "wick/memory.h"
-#include "wick/ops.h"
+#include "wick/quant.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
 
 namespace wick {
 
-enum class UnaryOp : uint8_t {
-  Neg,
-  Abs,
-  Sqr,
-  Sqrt,
-  Recip,
-  Exp,
-  Log,
-  Sin,
-  Cos,
-  Tanh,
-  Erf,
-  Gelu,
-  GeluErf,
-  Relu,
-  Silu,
-  Sigmoid,
-  Sign,
-  Floor,
-  Ceil,
-  Round,
-  Affine,  // x * a + b
-  Powf,    // x ^ a
-  Elu,     // alpha a
-  Clamp,   // lo a (if has_a), hi b (if has_b)
-};
+// The op families' sub-ops, from the op table.
+#define WICK_ENUMERATOR(e, ...) e,
+enum class UnaryOp : uint8_t { WICK_UNARY_OPS(WICK_ENUMERATOR) };
+enum class BinaryOp : uint8_t { WICK_BINARY_OPS(WICK_ENUMERATOR) };
+enum class CompareOp : uint8_t { WICK_COMPARE_OPS(WICK_ENUMERATOR) };
+enum class ReduceOp : uint8_t { WICK_REDUCE_OPS(WICK_ENUMERATOR) };
+enum class CumulativeOp : uint8_t { WICK_CUMULATIVE_OPS(WICK_ENUMERATOR) };
+#undef WICK_ENUMERATOR
 const char* unary_op_name(UnaryOp op);
+const char* binary_op_name(BinaryOp op);
+const char* compare_op_name(CompareOp op);
+const char* reduce_op_name(ReduceOp op);
+const char* cumulative_op_name(CumulativeOp op);
 
 struct UnaryParams {
   Scalar a, b;
   bool has_a = true, has_b = true;
 };
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Minimum, Maximum, Pow };
-const char* binary_op_name(BinaryOp op);
+// Every op a user calls, one id each: the family sub-ops, then the table's rows. The ids
+// Backend::supports answers for (and `wick info --ops` prints).
+#define WICK_OP_ID(e, name, ...) name,
+enum class OpId : uint16_t {
+  WICK_UNARY_OPS(WICK_OP_ID) WICK_BINARY_OPS(WICK_OP_ID) WICK_COMPARE_OPS(WICK_OP_ID) WICK_REDUCE_OPS(WICK_OP_ID)
+      WICK_CUMULATIVE_OPS(WICK_OP_ID)
+#undef WICK_OP_ID
+#define WICK_OP_ID(name, dtypes) name,
+          WICK_OP_ROWS(WICK_OP_ID)
+#undef WICK_OP_ID
+              kCount
+};
+inline constexpr size_t kNumOpIds = size_t(OpId::kCount);
+const char* op_id_name(OpId op);
+OpId op_id(UnaryOp op);
+OpId op_id(BinaryOp op);
+OpId op_id(CompareOp op);
+OpId op_id(ReduceOp op);
+OpId op_id(CumulativeOp op);
 
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
-const char* compare_op_name(CompareOp op);
-
-enum class ReduceOp : uint8_t { Sum, Mean, Prod, Min, Max, ArgMin, ArgMax };
-const char* reduce_op_name(ReduceOp op);
+// A set of dtypes (bit i: DType(i)), for the table's dtype columns.
+using DTypeSet = uint32_t;
+constexpr DTypeSet dtype_bit(DType d) { return DTypeSet(1) << int(d); }
+inline constexpr DTypeSet kAllDTypes = (DTypeSet(1) << kNumDTypes) - 1;
+inline constexpr DTypeSet kFloatDTypes =
+    dtype_bit(DType::BF16) | dtype_bit(DType::F16) | dtype_bit(DType::F32) | dtype_bit(DType::F64);
+// What dequantize writes and quant_matmul / quantize read.
+inline constexpr DTypeSet kQuantActivationDTypes =
+    dtype_bit(DType::BF16) | dtype_bit(DType::F16) | dtype_bit(DType::F32);
+// The dtypes op is defined on, whatever the device.
+DTypeSet op_dtypes(OpId op);
 
 enum class ScatterMode : uint8_t { Set, Add };
 
@@ -112,56 +123,22 @@ class Backend {
   virtual void set_memory_limit(size_t) {}
   virtual void set_allocator(AllocatorKind) {}
 
-  // ---- data movement -------------------------------------------------------------------
-  // dst = src elementwise; same shape, same dtype, any strides on both sides.
-  virtual void copy(const Tensor& src, const Tensor& dst);
-  // dst = convert(src); same shape, any dtypes and strides.
-  virtual void cast(const Tensor& src, const Tensor& dst);
-  virtual void fill(const Tensor& dst, Scalar value);
-  virtual void rand_uniform(const Tensor& dst, double low, double high, uint64_t seed, uint64_t offset);
-  virtual void rand_normal(const Tensor& dst, double mean, double stddev, uint64_t seed, uint64_t offset);
+  // ---- ops: one virtual per entry of WICK_BACKEND_OPS (op_table.h) ---------------------
+#define WICK_DECLARE_VIRTUAL(entry, params) virtual void entry params;
+  WICK_BACKEND_OPS(WICK_DECLARE_VIRTUAL)
+#undef WICK_DECLARE_VIRTUAL
 
-  // ---- elementwise (inputs broadcast to out's shape, same dtype as out) -------------------
-  virtual void unary(UnaryOp op, const UnaryParams& p, const Tensor& x, const Tensor& out);
-  virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
-  // a and b share a dtype; out is u8.
-  virtual void compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out);
-  virtual void where(const Tensor& cond, const Tensor& t, const Tensor& f, const Tensor& out);
-
-  // ---- reductions ------------------------------------------------------------------------
-  // out has x's rank with the reduced dims of size 1 (keepdim); dims sorted, unique.
-  // ArgMin/ArgMax reduce exactly one dim and write i64.
-  virtual void reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out);
-
-  // ---- indexing -------------------------------------------------------------------------
-  virtual void index_select(const Tensor& src, size_t dim, const Tensor& indices, const Tensor& out);
-  virtual void gather(const Tensor& src, size_t dim, const Tensor& index, const Tensor& out);
-  // In place on dst (a fresh copy made by the front end).
-  virtual void scatter(const Tensor& dst, size_t dim, const Tensor& index, const Tensor& src, ScatterMode mode);
-  virtual void index_add(const Tensor& dst, size_t dim, const Tensor& indices, const Tensor& src);
-
-  // ---- matmul: a (batch..., M, K), b (batch..., K, N) with batch dims already broadcast
-  // to out's (stride 0 where broadcast); out contiguous (batch..., M, N). -----------------
-  virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out);
-
-  // ---- convolution, pooling, resampling (NC[H]W, contiguous inputs) ---------------------
-  virtual void conv(const ConvParams& p, const Tensor& x, const Tensor& weight, const Tensor& out);
-  virtual void pool2d(const PoolParams& p, const Tensor& x, const Tensor& out);
-  virtual void upsample(const UpsampleParams& p, const Tensor& x, const Tensor& out);
-
-  // ---- fused nn ops (last dim) --------------------------------------------------------------
-  virtual void softmax(const Tensor& x, const Tensor& out, bool log);
-  // weight/bias may be undefined tensors.
-  virtual void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out);
-  virtual void rms_norm(const Tensor& x, const Tensor& weight, double eps, const Tensor& out);
-  virtual void rope(const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out);
-  // q (B,H,Tq,D), k/v (B,H,Tk,D), mask undefined or broadcast to (B,H,Tq,Tk); out (B,H,Tq,D).
-  virtual void attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
-                         const Tensor& mask, const Tensor& out);
+  // Whether this backend runs op on dtype (by default: every op on the dtypes the table
+  // defines it on; a backend that implements less overrides this).
+  virtual bool supports(OpId op, DType dtype) const;
 
  protected:
   [[noreturn]] void unsupported(const char* op) const;
 };
+
+// In a backend's class: an override of every entry of the op table.
+#define WICK_DECLARE_OVERRIDE(entry, params) void entry params override;
+#define WICK_BACKEND_OVERRIDES WICK_BACKEND_OPS(WICK_DECLARE_OVERRIDE)
 
 // The backend of a device; throws if the device is absent or its backend not compiled.
 Backend& backend_for(Device device);

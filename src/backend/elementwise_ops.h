@@ -140,6 +140,7 @@ struct Affine {
   static constexpr bool kIntegers = true;
   using P = std::conditional_t<is_int_v<C>, double, C>;
   P mul, add;
+  static Affine from(const UnaryParams& p) { return {P(p.a.to_double()), P(p.b.to_double())}; }
   WICK_HD C operator()(C x) const {
     if constexpr (is_int_v<C>)
       return convert<C>(double(x) * mul + add);
@@ -152,6 +153,7 @@ template <class C>
 struct Powf {
   static constexpr bool kIntegers = false;
   C exponent;
+  static Powf from(const UnaryParams& p) { return {C(p.a.to_double())}; }
   WICK_HD C operator()(C x) const { return wpow(x, exponent); }
 };
 
@@ -159,6 +161,7 @@ template <class C>
 struct Elu {
   static constexpr bool kIntegers = false;
   C alpha;
+  static Elu from(const UnaryParams& p) { return {C(p.a.to_double())}; }
   WICK_HD C operator()(C x) const { return x > C(0) ? x : alpha * wexpm1(x); }
 };
 
@@ -169,6 +172,7 @@ struct Clamp {
   static constexpr bool kIntegers = true;
   C lo, hi;
   bool has_lo, has_hi;
+  static Clamp from(const UnaryParams& p);
   WICK_HD C operator()(C x) const {
     if (has_lo && x < lo) x = lo;
     if (has_hi && x > hi) x = hi;
@@ -194,6 +198,11 @@ C clamp_bound(const Scalar& s, bool lower) {
     const double d = s.to_double();
     return convert<C>(lower ? ::ceil(d) : ::floor(d));
   }
+}
+
+template <class C>
+Clamp<C> Clamp<C>::from(const UnaryParams& p) {
+  return {p.has_a ? clamp_bound<C>(p.a, true) : C(0), p.has_b ? clamp_bound<C>(p.b, false) : C(0), p.has_a, p.has_b};
 }
 
 // ---- binary -----------------------------------------------------------------------------
@@ -320,69 +329,46 @@ struct Ge {
 // ---- the enum -> functor tables, shared by every backend ------------------------------------
 // fn is called with the functor built for compute type C; the caller's kernel runs it.
 
+// The functor of a table entry built for op's parameters: the parameterized ones
+// (affine, powf, elu, clamp) take them from UnaryParams through F::from, the rest have none.
+template <class F>
+F make_unary(const UnaryParams& p) {
+  if constexpr (requires { F::from(p); })
+    return F::from(p);
+  else
+    return F{};
+}
+
 template <class C, class F>
 decltype(auto) with_unary_op(UnaryOp op, const UnaryParams& p, F&& fn) {
   switch (op) {
-    case UnaryOp::Neg: return fn(Neg<C>{});
-    case UnaryOp::Abs: return fn(Abs<C>{});
-    case UnaryOp::Sqr: return fn(Sqr<C>{});
-    case UnaryOp::Sqrt: return fn(Sqrt<C>{});
-    case UnaryOp::Recip: return fn(Recip<C>{});
-    case UnaryOp::Exp: return fn(Exp<C>{});
-    case UnaryOp::Log: return fn(Log<C>{});
-    case UnaryOp::Sin: return fn(Sin<C>{});
-    case UnaryOp::Cos: return fn(Cos<C>{});
-    case UnaryOp::Tanh: return fn(Tanh<C>{});
-    case UnaryOp::Erf: return fn(Erf<C>{});
-    case UnaryOp::Gelu: return fn(Gelu<C>{});
-    case UnaryOp::GeluErf: return fn(GeluErf<C>{});
-    case UnaryOp::Relu: return fn(Relu<C>{});
-    case UnaryOp::Silu: return fn(Silu<C>{});
-    case UnaryOp::Sigmoid: return fn(Sigmoid<C>{});
-    case UnaryOp::Sign: return fn(Sign<C>{});
-    case UnaryOp::Floor: return fn(Floor<C>{});
-    case UnaryOp::Ceil: return fn(Ceil<C>{});
-    case UnaryOp::Round: return fn(Round<C>{});
-    case UnaryOp::Affine: {
-      using P = typename Affine<C>::P;
-      return fn(Affine<C>{P(p.a.to_double()), P(p.b.to_double())});
-    }
-    case UnaryOp::Powf: return fn(Powf<C>{C(p.a.to_double())});
-    case UnaryOp::Elu: return fn(Elu<C>{C(p.a.to_double())});
-    case UnaryOp::Clamp:
-      return fn(Clamp<C>{p.has_a ? clamp_bound<C>(p.a, true) : C(0), p.has_b ? clamp_bound<C>(p.b, false) : C(0),
-                         p.has_a, p.has_b});
+#define WICK_CASE(e, name) \
+  case UnaryOp::e: return fn(make_unary<e<C>>(p));
+    WICK_UNARY_OPS(WICK_CASE)
+#undef WICK_CASE
   }
   fail(ErrorKind::Internal, "unary: invalid op id ", int(op));
 }
 
-// Whether op accepts integer dtypes (the front end checks this before any backend).
+// Whether op accepts integer dtypes (the front end checks this before any backend): what
+// its functor says.
 constexpr bool unary_takes_integers(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Abs:
-    case UnaryOp::Sqr:
-    case UnaryOp::Relu:
-    case UnaryOp::Sign:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-    case UnaryOp::Affine:
-    case UnaryOp::Clamp: return true;
-    default: return false;
+#define WICK_CASE(e, name) \
+  case UnaryOp::e: return e<int64_t>::kIntegers;
+    WICK_UNARY_OPS(WICK_CASE)
+#undef WICK_CASE
   }
+  return false;
 }
 
 template <class C, class F>
 decltype(auto) with_binary_op(BinaryOp op, F&& fn) {
   switch (op) {
-    case BinaryOp::Add: return fn(Add<C>{});
-    case BinaryOp::Sub: return fn(Sub<C>{});
-    case BinaryOp::Mul: return fn(Mul<C>{});
-    case BinaryOp::Div: return fn(Div<C>{});
-    case BinaryOp::Minimum: return fn(Minimum<C>{});
-    case BinaryOp::Maximum: return fn(Maximum<C>{});
-    case BinaryOp::Pow: return fn(Pow<C>{});
+#define WICK_CASE(e, name) \
+  case BinaryOp::e: return fn(e<C>{});
+    WICK_BINARY_OPS(WICK_CASE)
+#undef WICK_CASE
   }
   fail(ErrorKind::Internal, "binary: invalid op id ", int(op));
 }
@@ -390,12 +376,10 @@ decltype(auto) with_binary_op(BinaryOp op, F&& fn) {
 template <class C, class F>
 decltype(auto) with_compare_op(CompareOp op, F&& fn) {
   switch (op) {
-    case CompareOp::Eq: return fn(Eq<C>{});
-    case CompareOp::Ne: return fn(Ne<C>{});
-    case CompareOp::Lt: return fn(Lt<C>{});
-    case CompareOp::Le: return fn(Le<C>{});
-    case CompareOp::Gt: return fn(Gt<C>{});
-    case CompareOp::Ge: return fn(Ge<C>{});
+#define WICK_CASE(e, name) \
+  case CompareOp::e: return fn(e<C>{});
+    WICK_COMPARE_OPS(WICK_CASE)
+#undef WICK_CASE
   }
   fail(ErrorKind::Internal, "compare: invalid op id ", int(op));
 }

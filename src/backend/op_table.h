@@ -1,0 +1,144 @@
+// The op table: every op of the Backend interface, written once. From these lists the
+// preprocessor generates the Backend virtuals (backend.h), their "unsupported" defaults
+// and names (backend.cpp), the overrides each backend declares (cpu_backend.h,
+// cuda_backend.h), the enum -> functor switches (elementwise_ops.h), and the OpId rows
+// that Backend::supports, `wick info --ops` and docs/ops.md's table are made of.
+//
+// Adding an op: one line in WICK_BACKEND_OPS (its entry and parameters), one row in
+// WICK_OP_ROWS (its name and the dtypes it is defined on), the kernels in each backend's
+// cpu_<family>.cpp / kernels_<family>.cu, and the front end in src/core. Adding a
+// sub-op of a family (a unary op, say): one line in its family list and its functor.
+#pragma once
+
+// ---- families: X(Enum, name) ----------------------------------------------------------
+// Each Enum names the functor that computes it (ew::Neg in elementwise_ops.h, ...), so
+// what a sub-op accepts (kIntegers) is read off the functor, not restated here.
+#define WICK_UNARY_OPS(X)           \
+  X(Neg, neg)                       \
+  X(Abs, abs)                       \
+  X(Sqr, sqr)                       \
+  X(Sqrt, sqrt)                     \
+  X(Recip, recip)                   \
+  X(Exp, exp)                       \
+  X(Log, log)                       \
+  X(Sin, sin)                       \
+  X(Cos, cos)                       \
+  X(Tanh, tanh)                     \
+  X(Erf, erf)                       \
+  X(Gelu, gelu)                     \
+  X(GeluErf, gelu_erf)              \
+  X(Relu, relu)                     \
+  X(Silu, silu)                     \
+  X(Sigmoid, sigmoid)               \
+  X(Sign, sign)                     \
+  X(Floor, floor)                   \
+  X(Ceil, ceil)                     \
+  X(Round, round)                   \
+  X(Affine, affine) /* x * a + b */ \
+  X(Powf, powf)     /* x ^ a */     \
+  X(Elu, elu)       /* alpha a */   \
+  X(Clamp, clamp)   /* lo a (if has_a), hi b (if has_b) */
+
+#define WICK_BINARY_OPS(X) \
+  X(Add, add) X(Sub, sub) X(Mul, mul) X(Div, div) X(Minimum, minimum) X(Maximum, maximum) X(Pow, pow)
+
+#define WICK_COMPARE_OPS(X) X(Eq, eq) X(Ne, ne) X(Lt, lt) X(Le, le) X(Gt, gt) X(Ge, ge)
+
+// Reductions: X(Enum, name, dtypes). mean is defined on floats only.
+#define WICK_REDUCE_OPS(X)      \
+  X(Sum, sum, kAllDTypes)       \
+  X(Mean, mean, kFloatDTypes)   \
+  X(Prod, prod, kAllDTypes)     \
+  X(Min, min, kAllDTypes)       \
+  X(Max, max, kAllDTypes)       \
+  X(ArgMin, argmin, kAllDTypes) \
+  X(ArgMax, argmax, kAllDTypes)
+
+// Running reductions along one dim (cumsum, cumprod): X(Enum, name).
+#define WICK_CUMULATIVE_OPS(X) X(Sum, cumsum) X(Prod, cumprod)
+
+// ---- the Backend entries: X(entry, (parameters)) --------------------------------------
+// The front end (src/core) has checked the arguments, broadcast inputs to the output
+// shape (stride-0 views), promoted dtypes and allocated the outputs; a backend reads any
+// strides and offsets and writes the outputs.
+#define WICK_BACKEND_OPS(X)                                                                                      \
+  /* dst = src elementwise; same shape and dtype, any strides on both sides */                                   \
+  X(copy, (const Tensor& src, const Tensor& dst))                                                                \
+  /* dst = convert(src); same shape, any dtypes */                                                               \
+  X(cast, (const Tensor& src, const Tensor& dst))                                                                \
+  X(fill, (const Tensor& dst, Scalar value))                                                                     \
+  X(rand_uniform, (const Tensor& dst, double low, double high, uint64_t seed, uint64_t offset))                  \
+  X(rand_normal, (const Tensor& dst, double mean, double stddev, uint64_t seed, uint64_t offset))                \
+  /* elementwise: inputs broadcast to out's shape, same dtype as out */                                          \
+  X(unary, (UnaryOp op, const UnaryParams& p, const Tensor& x, const Tensor& out))                               \
+  X(binary, (BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out))                                  \
+  /* a and b share a dtype; out is u8 */                                                                         \
+  X(compare, (CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out))                                \
+  X(where, (const Tensor& cond, const Tensor& t, const Tensor& f, const Tensor& out))                            \
+  /* out has x's rank with the reduced dims of size 1; dims sorted, unique; arg ops: one dim, i64 out */         \
+  X(reduce, (ReduceOp op, const Tensor& x, const std::vector<size_t>& dims, const Tensor& out))                  \
+  /* out[..., i, ...] = op over x[..., 0..i, ...] along dim; out has x's shape and dtype */                      \
+  X(cumulative, (CumulativeOp op, const Tensor& x, size_t dim, const Tensor& out))                               \
+  /* stable sort along dim; values (x's dtype) may be undefined; indices i64 */                                  \
+  X(sort, (const Tensor& x, size_t dim, bool descending, const Tensor& values, const Tensor& indices))           \
+  /* the k largest (or smallest) along dim, sorted, ties by smaller index; NaN is the largest */                 \
+  X(topk, (const Tensor& x, size_t dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices))   \
+  X(index_select, (const Tensor& src, size_t dim, const Tensor& indices, const Tensor& out))                     \
+  X(gather, (const Tensor& src, size_t dim, const Tensor& index, const Tensor& out))                             \
+  /* in place on dst (a fresh copy made by the front end) */                                                     \
+  X(scatter, (const Tensor& dst, size_t dim, const Tensor& index, const Tensor& src, ScatterMode mode))          \
+  X(index_add, (const Tensor& dst, size_t dim, const Tensor& indices, const Tensor& src))                        \
+  /* a (batch..., M, K), b (batch..., K, N), batch dims broadcast to out's; out contiguous (batch..., M, N) */   \
+  X(matmul, (const Tensor& a, const Tensor& b, const Tensor& out))                                               \
+  /* NC[H]W, contiguous inputs */                                                                                \
+  X(conv, (const ConvParams& p, const Tensor& x, const Tensor& weight, const Tensor& out))                       \
+  X(pool2d, (const PoolParams& p, const Tensor& x, const Tensor& out))                                           \
+  X(upsample, (const UpsampleParams& p, const Tensor& x, const Tensor& out))                                     \
+  /* fused nn ops over the last dim; weight/bias may be undefined */                                             \
+  X(softmax, (const Tensor& x, const Tensor& out, bool log))                                                     \
+  X(layer_norm, (const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out))      \
+  X(rms_norm, (const Tensor& x, const Tensor& weight, double eps, const Tensor& out))                            \
+  X(rope, (const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out))          \
+  /* q (B,H,Tq,D), k/v (B,H,Tk,D), mask undefined or broadcast to (B,H,Tq,Tk); out (B,H,Tq,D) */                 \
+  X(attention, (const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, \
+                const Tensor& out))                                                                              \
+  /* ggml block-quantized weights: out contiguous f32/f16/bf16 of q's shape on q's device */                     \
+  X(dequantize, (const QuantTensor& q, const Tensor& out))                                                       \
+  /* out (M, N) f32 = x (M, K) @ W^T for W (N, K) on x's device; W never expanded as a whole */                  \
+  X(quant_matmul, (const Tensor& x, const QuantTensor& w, QuantActivation act, const Tensor& out))               \
+  /* src contiguous float (rows of out.row_elems()) into out's preallocated bytes, ggml's reference encoders */  \
+  X(quantize, (const Tensor& src, const QuantTensor& out))
+
+// ---- the rows of the support table: X(id, dtypes) -------------------------------------
+// One row per op a user calls, after the family sub-ops (generated from the lists above).
+// dtypes: the input dtypes the op is defined on (the output's for creation ops and
+// dequantize). Backend::supports answers from here unless a backend says otherwise.
+#define WICK_OP_ROWS(X)                   \
+  X(where, kAllDTypes)                    \
+  X(to_dtype, kAllDTypes)                 \
+  X(copy, kAllDTypes)                     \
+  X(fill, kAllDTypes)                     \
+  X(rand, kFloatDTypes)                   \
+  X(randn, kFloatDTypes)                  \
+  X(argsort, kAllDTypes)                  \
+  X(topk, kAllDTypes)                     \
+  X(index_select, kAllDTypes)             \
+  X(gather, kAllDTypes)                   \
+  X(scatter, kAllDTypes)                  \
+  X(scatter_add, kAllDTypes)              \
+  X(index_add, kAllDTypes)                \
+  X(matmul, kAllDTypes)                   \
+  X(conv, kFloatDTypes)                   \
+  X(max_pool2d, kAllDTypes)               \
+  X(avg_pool2d, kFloatDTypes)             \
+  X(upsample_nearest, kAllDTypes)         \
+  X(upsample_bilinear, kFloatDTypes)      \
+  X(softmax, kFloatDTypes)                \
+  X(log_softmax, kFloatDTypes)            \
+  X(layer_norm, kFloatDTypes)             \
+  X(rms_norm, kFloatDTypes)               \
+  X(rope, kFloatDTypes)                   \
+  X(attention, kFloatDTypes)              \
+  X(dequantize, kQuantActivationDTypes)   \
+  X(quant_matmul, kQuantActivationDTypes) \
+  X(quantize, kQuantActivationDTypes)
