@@ -196,3 +196,10 @@ void dequantize_run(GgmlType type, const void* src, float* dst, int64_t n) {
 }
 
 }  // namespace wick::quant
+
+namespace wick {
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
+  (void)ggml_row_bytes(type, n, "dequantize_row");  // checks the block multiple
+  quant::dequantize_run(type, src, dst, n);
+}
+}  // namespace wick

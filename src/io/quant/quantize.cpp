@@ -1,10 +1,9 @@
-// quantize(): f32 rows to ggml blocks with ggml's reference scalar algorithms
+// The encoders: f32 rows to ggml blocks with ggml's reference scalar algorithms
 // (quantize_row_*_ref, no importance matrix). Other quantizers may pick other bytes for
 // the same input; tests compare the quantization error, not bytes.
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/thread_pool.h"
 #include "io/quant/blocks.h"
 #include "io/quant/quantize_k.h"
 #include "wick/quant.h"
@@ -82,28 +81,5 @@ void quantize_run(GgmlType type, const float* x, uint8_t* dst, int64_t n) {
 }
 
 }  // namespace quant
-
-QuantTensor quantize(const Tensor& src, GgmlType type, std::string name) {
-  WICK_CHECK(src.defined(), InvalidArgument, "quantize: undefined tensor");
-  WICK_CHECK(src.device().is_cpu(), Unsupported, "quantize: tensor must be on the CPU, got ", src.device());
-  WICK_CHECK(is_float(src.dtype()), DTypeMismatch, "quantize: expected a floating-point tensor, got ", src.dtype());
-  QuantTensor q;
-  q.name = std::move(name);
-  q.type = type;
-  q.shape = src.shape();
-  const int64_t n = q.row_elems(), rows = q.rows();
-  const size_t row_bytes = ggml_row_bytes(type, n, "quantize");
-  const size_t total = size_t(checked_mul(int64_t(row_bytes), rows, "quantize"));
-  q.bytes = Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(total)});
-  if (total == 0) return q;
-  const Tensor x = src.to(DType::F32).contiguous();
-  const auto* xp = static_cast<const float*>(x.data());
-  auto* dst = static_cast<uint8_t*>(q.bytes.mutable_data());
-  const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, n));
-  cpu::parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) quant::quantize_run(type, xp + r * n, dst + size_t(r) * row_bytes, n);
-  });
-  return q;
-}
 
 }  // namespace wick

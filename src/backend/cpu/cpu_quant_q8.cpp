@@ -3,13 +3,17 @@
 // block) pair contributes d_w * d_x * (integer dot product of the 32 quants). The int8
 // products vectorize well, and the result matches ggml's quantized output (mm_xq), not
 // the exact product of x with the dequantized weight.
+#include "backend/cpu/cpu_quant_q8.h"
+
 #include <vector>
 
 #include "backend/cpu/thread_pool.h"
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 
-namespace wick::quant {
+namespace wick::cpu {
+
+using namespace wick::quant;
 
 namespace {
 inline int32_t dot32(const int8_t* a, const int8_t* b) {
@@ -59,4 +63,13 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
   });
 }
 
-}  // namespace wick::quant
+Tensor round_to_q8_0(const Tensor& x) {
+  const int64_t n = x.numel();
+  std::vector<uint8_t> q(size_t(n / kQK) * sizeof(BlockQ8_0));
+  Tensor out = Tensor::empty(x.shape(), DType::F32);
+  quantize_run(GgmlType::Q8_0, static_cast<const float*>(x.data()), q.data(), n);
+  dequantize_run(GgmlType::Q8_0, q.data(), static_cast<float*>(out.mutable_data()), n);
+  return out;
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,68 @@
+// The CUDA backend's quant entries: dequantize and quant_matmul on the kernels of
+// kernels_quant.cu; quantize through the CPU encoders (a host round trip: the encoders
+// are ggml's reference scalar algorithms, run once per weight at load time).
+#include <algorithm>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/quant_cuda.h"
+
+namespace wick {
+
+namespace {
+// Rows of W per band of the large-M path: about 64 MiB of f32 scratch at a time.
+constexpr int64_t kBandElems = int64_t(16) << 20;
+}  // namespace
+
+void CudaBackend::dequantize(const QuantTensor& q, const Tensor& out) {
+  const size_t row_bytes = ggml_row_bytes(q.type, q.row_elems(), "dequantize");
+  cuda::quant_dequantize(q.type, q.bytes.data(), row_bytes, q.rows(), q.row_elems(), out);
+}
+
+void CudaBackend::quantize(const Tensor& src, const QuantTensor& out) {
+  QuantTensor host = out;
+  host.bytes = Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(out.bytes.nbytes())});
+  cpu_backend().quantize(src.to(Device::cpu()), host);
+  copy_from_host(out.bytes.mutable_data(), host.bytes.data(), host.bytes.nbytes());
+}
+
+void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act, const Tensor& y) {
+  const int64_t M = x.dim(0), K = x.dim(1), N = w.shape[0];
+  const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_matmul");
+  const Device dev = x.device();
+  Tensor xf = x.to(DType::F32).contiguous();
+  if (reinterpret_cast<uintptr_t>(xf.data()) % 16 != 0) xf = xf.clone();  // the kernels load x 16 bytes at a time
+  bool q8 = act == QuantActivation::Q8;
+  auto round_x = [&] {  // x rounded to q8_0 and back: what every other route multiplies
+    Tensor xr = Tensor::empty(xf.shape(), DType::F32, dev);
+    cuda::quant_round_q8(xf, xr);
+    xf = xr;
+    q8 = false;
+  };
+  const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+  if (M <= cuda::kQuantMatvecMaxM && K % 8 == 0) {
+    if (q8 && !cuda::quant_matvec_q8_supported(w.type)) round_x();
+    cuda::quant_matvec(w.type, wp, row_bytes, N, K, xf, y, q8);
+    return;
+  }
+  if (q8) round_x();
+  // Large M (or K not a multiple of 8): dequantize a band of W rows to f32 and let cuBLAS
+  // multiply it, band by band, so the whole weight is never expanded at once.
+  const int64_t band = std::clamp<int64_t>(kBandElems / K, 1, N);
+  Tensor scratch = Tensor::empty(Shape{band, K}, DType::F32, dev);
+  Tensor product = band == N ? y : Tensor::empty(Shape{M, band}, DType::F32, dev);
+  for (int64_t n0 = 0; n0 < N; n0 += band) {
+    const int64_t nb = std::min(band, N - n0);
+    Tensor wb = scratch.narrow(0, 0, nb);
+    cuda::quant_dequantize(w.type, wp + size_t(n0) * row_bytes, row_bytes, nb, K, wb);
+    if (band == N) {
+      matmul(xf, wb.t(), y);
+    } else {
+      Tensor part = product.narrow(1, 0, nb).contiguous();  // the backend's matmul writes a contiguous out
+      matmul(xf, wb.t(), part);
+      copy(part, y.narrow(1, n0, nb));
+    }
+  }
+}
+
+}  // namespace wick
