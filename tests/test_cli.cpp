@@ -2,7 +2,8 @@
 // 1 runtime error, 2 usage error), the `wick: error:` prefix, --help/--version, write
 // errors on stdout and output files, the text inputs of tokenize/embed (TEXT..., --file,
 // -), the generate option checks (before the model loads), and the default job without
-// python3 on PATH. Also models::check_generation_options directly.
+// python3 on PATH, the benchmark commands run through wick-bench. Also
+// models::check_generation_options directly.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "support/cli.h"
 #include "support/golden.h"
@@ -140,6 +142,70 @@ TEST_F(Cli, BenchJsonIsCheckedBeforeTheRunAndAfterWriting) {
 
 TEST_F(Cli, BenchRunsOnTheBestDeviceByDefault) {
   const CliResult r = run("bench --quick --filter no-such-row");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(starts_with(r.out, "wick bench on " + default_device().str())) << r.out;
+}
+
+// ---- the benchmark commands: wick-bench's, reached through `wick` -----------------------
+
+const std::vector<std::string> kBenchCommands = {"bench", "gpt2-bench", "allreduce-bench"};
+
+TEST_F(Cli, BenchCommandsRunTheWickBenchBesideWick) {
+  // `wick bench --help` is wick-bench's help, under the name the user typed.
+  const CliResult help = run("bench --help");
+  EXPECT_EQ(help.code, 0) << help.err;
+  EXPECT_EQ(help.err, "");
+  EXPECT_NE(help.out.find("Usage: wick bench [OPTIONS]"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--filter"), std::string::npos) << help.out;
+  // The arguments go through: a usage error is reported as wick's own were.
+  const CliResult usage = run("gpt2-bench --batch 2");
+  EXPECT_EQ(usage.code, 2);
+  EXPECT_EQ(usage.err, "wick: error: --model is required; see 'wick gpt2-bench --help'\n");
+}
+
+TEST_F(Cli, WickHelpListsTheBenchCommandsUnderTheirOwnHeading) {
+  const CliResult help = run("--help");
+  ASSERT_EQ(help.code, 0) << help.err;
+  const size_t heading = help.out.find("Benchmarks (run by wick-bench, beside wick):\n");
+  ASSERT_NE(heading, std::string::npos) << help.out;
+  for (const std::string& name : kBenchCommands)
+    EXPECT_NE(help.out.find("\n  " + name + " ", heading), std::string::npos) << name << "\n" << help.out;
+}
+
+TEST_F(Cli, BenchCommandsSayWhenWickBenchIsMissing) {
+  // wick alone in a folder: the benchmark commands fail with where wick-bench was looked for.
+  const fs::path alone = dir_ / "wick";
+  fs::copy_file(WICK_CLI_PATH, alone);
+  test::CliRun wick_alone;
+  wick_alone.program = alone.string();
+  for (const std::string& name : kBenchCommands) {
+    const CliResult r = test::run_cli(name + " --help", wick_alone);
+    EXPECT_EQ(r.code, 1) << name;
+    EXPECT_EQ(r.err, "wick: error: '" + name + "' is in wick-bench, which was not found beside " +
+                         fs::canonical(alone).string() + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+  // The rest of wick does not need it.
+  const CliResult v = test::run_cli("--version", wick_alone);
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(v.out, "wick " + build_info().version + "\n");
+}
+
+TEST_F(Cli, WickBenchRunDirectlyNamesItself) {
+  test::CliRun bench;
+  bench.program = WICK_BENCH_CLI_PATH;
+  const CliResult help = test::run_cli("--help", bench);
+  EXPECT_EQ(help.code, 0) << help.err;
+  EXPECT_NE(help.out.find("Usage: wick-bench [OPTIONS] SUBCOMMAND"), std::string::npos) << help.out;
+  for (const std::string& name : kBenchCommands)
+    EXPECT_NE(help.out.find("\n  " + name + " "), std::string::npos) << name << "\n" << help.out;
+  const CliResult none = test::run_cli("", bench);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err, "wick-bench: error: A subcommand is required; see 'wick-bench --help'\n");
+  const CliResult v = test::run_cli("--version", bench);
+  EXPECT_EQ(v.out, "wick-bench " + build_info().version + "\n");
+  // The table is the same as through `wick bench`.
+  const CliResult r = test::run_cli("bench --quick --filter no-such-row", bench);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(starts_with(r.out, "wick bench on " + default_device().str())) << r.out;
 }

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 mkdir -p .device
-files=(src/libwick.so tools/wick/wick CTestTestfile.cmake tests/CTestTestfile.cmake)
+files=(src/libwick.so tools/wick/wick tools/wick/wick-bench CTestTestfile.cmake tests/CTestTestfile.cmake)
 while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls tests/test_* tests/*.cmake 2>/dev/null | sort -u)
 tar -C "$build" -cf - "${files[@]}" | xz -T2 -6 > .device/build.tar.xz
 echo "checkout path: $PWD" > .device/origin.txt

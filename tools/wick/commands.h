@@ -1,5 +1,6 @@
-// The subcommands of the `wick` command. Each registers its options on the app and
-// returns the function that runs it.
+// The subcommands of the `wick` command and what they share with wick-bench's
+// (tools/wick-bench). Each registers its options on the app and returns the function that
+// runs it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -40,10 +41,7 @@ Runner add_demo(CLI::App& app);
 Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
 Runner add_tokenize(CLI::App& app);
 Runner add_embed(CLI::App& app);
-Runner add_bench(CLI::App& app);            // cmd_bench.cpp + bench/*.cpp
-Runner add_generate(CLI::App& app);         // cmd_generate.cpp (GPT-2 text generation)
-Runner add_allreduce_bench(CLI::App& app);  // cmd_allreduce_bench.cpp (hidden)
-Runner add_gpt2_bench(CLI::App& app);       // cmd_gpt2_bench.cpp (hidden)
+Runner add_generate(CLI::App& app);  // cmd_generate.cpp (GPT-2 text generation)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

@@ -1,4 +1,4 @@
-// `wick allreduce-bench` (hidden): all_reduce bandwidth over all visible GPUs, one
+// `wick allreduce-bench`: all_reduce bandwidth over all visible GPUs, one
 // thread per GPU through Communicator::init_local. For each size it reports the median
 // time of one all_reduce (sum, f32) and the bus bandwidth as nccl-tests defines it,
 // busbw = bytes * 2(n-1)/n / time, so figures compare with nccl-tests and with
@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench_commands.h"
 #include "commands.h"
 #include "output_file.h"
+#include "subcommands.h"
 #include "wick/distributed.h"
 #include "wick/wick.h"
 
@@ -155,8 +157,7 @@ int run_allreduce_bench(const Args& a) {
 
 Runner add_allreduce_bench(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("allreduce-bench", "all_reduce bandwidth over all local GPUs (NCCL)");
-  sub->group("");  // hidden from `wick --help`: a benchmark for developers
+  auto* sub = app.add_subcommand("allreduce-bench", bench_command_about("allreduce-bench"));
   sub->add_option("--sizes", a->sizes, "byte range A..B (x4 steps) or list, e.g. 1M..1G or 1M,64M (default 1M..1G)");
   sub->add_option("--json", a->json, "also write the results as JSON to this file");
   sub->add_option("--reps", a->reps, "timed repetitions per size (default 20)");

@@ -1,4 +1,4 @@
-// `wick gpt2-bench` (hidden): the median time of one GPT-2 forward pass over a (batch, seq)
+// `wick gpt2-bench`: the median time of one GPT-2 forward pass over a (batch, seq)
 // block of token ids, on one device (Gpt2Model) or tensor-parallel over several GPUs
 // (Gpt2TensorParallel). Prints one JSON object; bench/gpt2_tp_h200.py runs it for 1 and
 // for all GPUs and tabulates the speedup.
@@ -10,7 +10,9 @@
 #include <sstream>
 #include <variant>
 
+#include "bench_commands.h"
 #include "commands.h"
+#include "subcommands.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/gpt2_tp.h"
 #include "wick/wick.h"
@@ -97,8 +99,7 @@ int run_gpt2_bench(const Args& a) {
 
 Runner add_gpt2_bench(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("gpt2-bench", "GPT-2 forward time on one GPU or tensor-parallel over several");
-  sub->group("");  // hidden from `wick --help`: a benchmark for developers
+  auto* sub = app.add_subcommand("gpt2-bench", bench_command_about("gpt2-bench"));
   sub->add_option("--model", a->model, "GPT-2 folder (config.json + model.safetensors)")->required();
   sub->add_option("--devices", a->devices, "comma-separated devices, e.g. cuda:0 or cuda:0,cuda:1 (default cuda:0)");
   sub->add_option("--batch", a->batch, "sequences per forward (default 8)");
