@@ -12,6 +12,7 @@
 #include "wick/io.h"
 #include "wick/layout.h"
 #include "wick/nn.h"
+#include "wick/op_support.h"
 #include "wick/ops.h"
 #include "wick/scalar.h"
 #include "wick/shape.h"

@@ -1,6 +1,6 @@
-// The CUDA half of wick::DeviceEvent (src/core/device_event.cpp): implemented by the CUDA
-// backend (backend/cuda/cuda_event.cpp), or by cuda_absent.cpp, which raises, when wick is
-// built without it.
+// The CUDA half of wick::DeviceEvent (src/core/device_event.cpp): forwarded by
+// module_loader.cpp to the CUDA module (backend/cuda/cuda_event.cpp), raising Unsupported
+// when the module is not available.
 #pragma once
 
 namespace wick::detail {

@@ -1,7 +1,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/backend.h"
 #include "storage/file_mapping.h"
 #include "wick/storage.h"
 
@@ -14,13 +13,6 @@ size_t checked_add(size_t a, size_t b, const char* op) {
   return r;
 }
 }  // namespace
-
-Buffer Buffer::allocate(Device device, DType dtype, Shape shape) {
-  const int64_t n = shape.numel();
-  const size_t nbytes = size_t(checked_mul(n, int64_t(dtype_size(dtype)), "allocate"));
-  auto alloc = backend_for(device).allocate(nbytes);
-  return Buffer(std::move(alloc), 0, nbytes, dtype, std::move(shape));
-}
 
 Buffer Buffer::wrap_host(void* ptr, size_t nbytes, bool read_only, std::shared_ptr<void> owner) {
   WICK_CHECK(ptr != nullptr || nbytes == 0, InvalidArgument, "wrap_host: null pointer for ", nbytes, " bytes");

@@ -1,8 +1,12 @@
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_module_parts.h"
+#include "backend/cuda/launch.cuh"
 
 namespace wick {
 
@@ -234,7 +238,7 @@ curandGenerator_t CudaBackend::curand() {
   return curand_;
 }
 
-int cuda_backend_device_count() {
+int cuda::device_count() {
   static const int count = [] {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -250,13 +254,30 @@ CudaBackend& cuda_backend_impl(int ordinal) {
   static std::mutex mu;
   static std::vector<std::unique_ptr<CudaBackend>> backends;
   std::lock_guard lock(mu);
-  if (backends.empty()) backends.resize(size_t(cuda_backend_device_count()));
+  if (backends.empty()) backends.resize(size_t(cuda::device_count()));
   WICK_CHECK(ordinal >= 0 && size_t(ordinal) < backends.size(), Device, "device: cuda:", ordinal, " is not available");
   auto& b = backends[size_t(ordinal)];
   if (!b) b = std::make_unique<CudaBackend>(ordinal);
   return *b;
 }
 
-Backend& cuda_backend(int ordinal) { return cuda_backend_impl(ordinal); }
-
 }  // namespace wick
+
+namespace wick::cuda {
+
+int current_sm_count() {
+  // Per device ordinal; the grids of every launch are sized from it, so it is cached.
+  static std::atomic<int> counts[64] = {};
+  int dev = 0;
+  WICK_CUDA_CHECK(cudaGetDevice(&dev));
+  std::atomic<int>* slot = dev >= 0 && dev < 64 ? &counts[dev] : nullptr;
+  if (slot)
+    if (const int c = slot->load(std::memory_order_relaxed)) return c;
+  int c = 0;
+  WICK_CUDA_CHECK(cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev));
+  c = std::max(c, 1);
+  if (slot) slot->store(c, std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace wick::cuda

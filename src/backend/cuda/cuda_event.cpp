@@ -1,13 +1,13 @@
-// CUDA events for wick::DeviceEvent, recorded on the backend's stream of each device.
+// CUDA events for wick::DeviceEvent (through the module interface), recorded on the backend's stream of each device.
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
-#include "backend/cuda_events.h"
+#include "backend/cuda/cuda_module_parts.h"
 
-namespace wick::detail {
+namespace wick::cuda {
 
-void* cuda_event_record(int ordinal) {
+void* event_record(int ordinal) {
   CudaBackend& b = cuda_backend_impl(ordinal);
   WICK_CHECK(!b.capturing(), InvalidArgument, "DeviceEvent: cannot record an event on cuda:", ordinal,
              " while a CUDA graph capture is open");
@@ -22,7 +22,7 @@ void* cuda_event_record(int ordinal) {
   return e;
 }
 
-float cuda_event_elapsed_ms(int ordinal, void* start, void* stop) {
+float event_elapsed_ms(int ordinal, void* start, void* stop) {
   cuda_backend_impl(ordinal).activate();
   WICK_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));
   float ms = 0;
@@ -30,9 +30,9 @@ float cuda_event_elapsed_ms(int ordinal, void* start, void* stop) {
   return ms;
 }
 
-void cuda_event_destroy(int ordinal, void* event) noexcept {
+void event_destroy(int ordinal, void* event) noexcept {
   (void)ordinal;
   cudaEventDestroy(static_cast<cudaEvent_t>(event));
 }
 
-}  // namespace wick::detail
+}  // namespace wick::cuda

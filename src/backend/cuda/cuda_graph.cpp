@@ -1,21 +1,24 @@
-// CudaGraph on the CUDA backend: stream capture on the device's one stream, the caching
+// CudaGraph's recordings in the CUDA module: stream capture on the device's one stream, the caching
 // allocator's private pool for the memory the recording uses, cudaGraphExec for replay.
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
-#include "wick/graph.h"
+#include "backend/cuda/cuda_module_parts.h"
 
 namespace wick {
 
-struct CudaGraph::Impl {
+namespace {
+
+class GraphRecording final : public CudaGraph::Impl {
+ public:
   CudaBackend* backend = nullptr;
   int pool = 0;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   size_t nodes = 0;
 
-  ~Impl() {
+  ~GraphRecording() override {
     backend->activate();
     // A replay may still be running: let it finish before its memory changes hands.
     cudaStreamSynchronize(backend->stream());
@@ -24,12 +27,21 @@ struct CudaGraph::Impl {
     (void)cudaGetLastError();
     backend->release_graph_pool(pool);
   }
+  void replay() override {
+    backend->activate();
+    WICK_CUDA_CHECK(cudaGraphLaunch(exec, backend->stream()));
+  }
+  Device device() const override { return backend->device(); }
+  size_t node_count() const override { return nodes; }
 };
 
-CudaGraph CudaGraph::capture(Device device, const std::function<void()>& record) {
-  WICK_CHECK(device.is_cuda(), InvalidArgument, "cuda graph: capture needs a CUDA device, got ", device);
-  auto impl = std::make_shared<Impl>();
-  CudaBackend& b = cuda_backend_impl(device.index);
+}  // namespace
+
+namespace cuda {
+
+std::shared_ptr<CudaGraph::Impl> capture_graph(int ordinal, const std::function<void()>& record) {
+  auto impl = std::make_shared<GraphRecording>();
+  CudaBackend& b = cuda_backend_impl(ordinal);
   impl->backend = &b;
   impl->pool = b.begin_capture();
   try {
@@ -39,26 +51,13 @@ CudaGraph CudaGraph::capture(Device device, const std::function<void()>& record)
     throw;  // impl's destructor gives the pool back
   }
   impl->graph = b.end_capture();
-  WICK_CHECK(impl->graph, Device, "cuda graph: the capture on ", device,
+  WICK_CHECK(impl->graph, Device, "cuda graph: the capture on ", b.device(),
              " was invalidated (an operation that cannot be recorded ran during it)");
   WICK_CUDA_CHECK(cudaGraphGetNodes(impl->graph, nullptr, &impl->nodes));
   WICK_CUDA_CHECK(cudaGraphInstantiate(&impl->exec, impl->graph, 0));
-  CudaGraph g;
-  g.impl_ = std::move(impl);
-  return g;
+  return impl;
 }
 
-void CudaGraph::replay() const {
-  WICK_CHECK(impl_, InvalidArgument, "cuda graph: replay() of an empty graph (capture one first)");
-  impl_->backend->activate();
-  WICK_CUDA_CHECK(cudaGraphLaunch(impl_->exec, impl_->backend->stream()));
-}
-
-Device CudaGraph::device() const {
-  WICK_CHECK(impl_, InvalidArgument, "cuda graph: device() of an empty graph");
-  return impl_->backend->device();
-}
-
-size_t CudaGraph::node_count() const { return impl_ ? impl_->nodes : 0; }
+}  // namespace cuda
 
 }  // namespace wick

@@ -3,7 +3,6 @@
 // are ggml's reference scalar algorithms, run once per weight at load time).
 #include <algorithm>
 
-#include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/quant_cuda.h"
 
@@ -22,7 +21,7 @@ void CudaBackend::dequantize(const QuantTensor& q, const Tensor& out) {
 void CudaBackend::quantize(const Tensor& src, const QuantTensor& out) {
   QuantTensor host = out;
   host.bytes = Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(out.bytes.nbytes())});
-  cpu_backend().quantize(src.to(Device::cpu()), host);
+  backend_for(Device::cpu()).quantize(src.to(Device::cpu()), host);
   copy_from_host(out.bytes.mutable_data(), host.bytes.data(), host.bytes.nbytes());
 }
 

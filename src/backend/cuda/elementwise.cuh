@@ -470,7 +470,7 @@ void launch_elementwise_impl(const char* op, cudaStream_t stream, const F& f, co
   const Geometry<N> g({&out.layout(), &ins[Ks]->layout()...}, op);
   if (g.numel == 0) return;
   Out* o = dptr<Out>(out);
-  const unsigned max_blocks = 132u * 16u;  // enough to fill any current GPU; loops stride the rest
+  const unsigned max_blocks = resident_blocks();
   constexpr size_t widest = std::max({sizeof(Out), sizeof(In)...});
   constexpr int V = int(16 / widest) > 0 ? int(16 / widest) : 1;
   if (g.contiguous) {
@@ -546,7 +546,7 @@ void launch_elementwise_impl(const char* op, cudaStream_t stream, const F& f, co
         ((tg.vec = tg.vec && (!tg.staged[Ks + 1] ||
                               vec_ok(int(Ks) + 1, dptr<const In>(*ins[Ks]), sizeof(In), int64_t(tg.sp[Ks + 1])))),
          ...);
-        const unsigned blocks = unsigned(std::min<int64_t>(tg.n_tiles, int64_t(132) * 64));
+        const unsigned blocks = unsigned(std::min<int64_t>(tg.n_tiles, int64_t(resident_blocks(64))));
         ew_tiled_kernel<T, I><<<blocks, dim3(32, kTileRows), 0, stream>>>(tg, f, o, dptr<const In>(*ins[Ks])...);
       };
       if (g.fits_32bit)

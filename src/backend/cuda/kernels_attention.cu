@@ -375,7 +375,7 @@ void CudaBackend::rope(const Tensor& x, const Tensor& cos, const Tensor& sin, bo
   if (rows * half == 0) return;
   dispatch_float(x.dtype(), "rope", [&]<class T_>() {
     using S = dev_t<T_>;
-    rope_kernel<S><<<std::min(grid_for(rows * half), 132u * 16u), kThreads, 0, stream_>>>(
+    rope_kernel<S><<<std::min(grid_for(rows * half), resident_blocks()), kThreads, 0, stream_>>>(
         rows, H, T, half, interleaved, strides4(x), cos.strides()[0], cos.strides()[1], sin.strides()[0],
         sin.strides()[1], dptr<const S>(x), dptr<const S>(cos) + cos.offset(), dptr<const S>(sin) + sin.offset(),
         dptr<S>(out) + out.offset());

@@ -35,7 +35,6 @@ using namespace cuda;
 
 namespace {
 
-constexpr unsigned kMaxBlocks = 132u * 16u;
 constexpr size_t kColBudget = size_t(256) << 20;  // bytes of column buffer per chunk
 
 // The image side (h x w: the conv input, or the transposed conv output) and the column
@@ -224,8 +223,8 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
     const int64_t chunk = direct ? n : std::clamp<int64_t>(int64_t(kColBudget / sizeof(D)) / per_image, 1, n);
     std::shared_ptr<void> col_buf = direct ? nullptr : be.scratch(size_t(chunk * per_image) * sizeof(D));
     if (bias) {
-      fill_bias_kernel<<<std::min(grid_for(out.numel(), 4), kMaxBlocks), kThreads, 0, stream>>>(out.numel(), P, c_out,
-                                                                                                bias, od);
+      fill_bias_kernel<<<std::min(grid_for(out.numel(), 4), resident_blocks()), kThreads, 0, stream>>>(out.numel(), P,
+                                                                                                       c_out, bias, od);
       check_launch("conv");
     }
     for (int64_t b0 = 0; b0 < n; b0 += chunk) {
@@ -237,7 +236,8 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
         // Blocks along rows (up to 65535 at once), positions split over y only when there
         // are too few rows to fill the GPU.
         const unsigned bx = unsigned(std::min<int64_t>(rows, 65535));
-        const unsigned by = unsigned(std::clamp<int64_t>(int64_t(kMaxBlocks) / bx, 1, (P + kThreads - 1) / kThreads));
+        const unsigned by =
+            unsigned(std::clamp<int64_t>(int64_t(resident_blocks()) / bx, 1, (P + kThreads - 1) / kThreads));
         with_geom(p, x, out, weight, std::max(total, nb * c_in * in_plane), [&]<class I>(const ConvGeom<I>& g) {
           im2col_kernel<I, D><<<dim3(bx, by), kThreads, 0, stream>>>(I(rows), g, WidthDiv<I>(g.wo), col, cd);
         });
@@ -277,7 +277,7 @@ void conv_kernel(CudaBackend& be, const ConvParams& p, const Tensor& x, const Te
       }
       const int64_t total = nb * c_out * out_plane;
       with_geom(p, out, x, weight, std::max(total, nb * per_image), [&]<class I>(const ConvGeom<I>& g) {
-        col2im_kernel<I, D, A><<<std::min(grid_for(total, 4), kMaxBlocks), kThreads, 0, stream>>>(
+        col2im_kernel<I, D, A><<<std::min(grid_for(total, 4), resident_blocks()), kThreads, 0, stream>>>(
             I(total), I(c_out), g, cd, bias, od + b0 * c_out * out_plane);
       });
       check_launch("conv_transpose");

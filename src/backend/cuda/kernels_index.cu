@@ -30,8 +30,6 @@ using namespace cuda;
 
 namespace {
 
-constexpr unsigned kMaxBlocks = 132u * 16u;  // grid-stride loops cover the rest
-
 // `strides` with the entry at `dim` replaced by `at_dim`.
 std::vector<int64_t> strides_with(std::vector<int64_t> strides, size_t dim, int64_t at_dim) {
   strides[dim] = at_dim;
@@ -125,7 +123,7 @@ void CudaBackend::index_select(const Tensor& src, size_t dim, const Tensor& indi
       char* o = static_cast<char*>(out.storage_mutable_data()) + out.offset() * es;
       const int64_t rows = outer * n;
       with_word_type(row_bytes, reinterpret_cast<uintptr_t>(s), reinterpret_cast<uintptr_t>(o), [&]<class W>() {
-        const unsigned blocks = unsigned(std::min<int64_t>((rows + 7) / 8, kMaxBlocks));
+        const unsigned blocks = unsigned(std::min<int64_t>((rows + 7) / 8, resident_blocks()));
         select_rows_kernel<W, Idx><<<blocks, kThreads, 0, stream_>>>(rows, n, bound, int64_t(row_bytes / sizeof(W)),
                                                                      reinterpret_cast<W*>(o),
                                                                      reinterpret_cast<const W*>(s), idx, istride, rec);
@@ -140,7 +138,7 @@ void CudaBackend::index_select(const Tensor& src, size_t dim, const Tensor& indi
     dispatch(src.dtype(), [&]<class T>() {
       using D = dev_t<T>;
       with_index_type(g, [&]<class I>(const OffsetCalc<3, I>& oc) {
-        index_select_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
+        index_select_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), resident_blocks()), kThreads, 0, stream_>>>(
             I(g.numel), oc, dptr<D>(out), dptr<const D>(src), idx, sds, bound, rec);
       });
     });
@@ -219,7 +217,7 @@ void CudaBackend::gather(const Tensor& src, size_t dim, const Tensor& index, con
               I(g.numel / kGatherRun), oc, dptr<D>(out), dptr<const Idx>(index), dptr<const D>(src), sds,
               g.dims.strides[2].back(), bound, rec);
         } else {
-          gather_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
+          gather_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), resident_blocks()), kThreads, 0, stream_>>>(
               I(g.numel), oc, dptr<D>(out), dptr<const Idx>(index), dptr<const D>(src), sds, bound, rec);
         }
       });
@@ -282,7 +280,7 @@ void CudaBackend::scatter(const Tensor& dst, size_t dim, const Tensor& index, co
       dispatch(dst.dtype(), [&]<class T>() {
         using D = dev_t<T>;
         with_index_type(g, [&]<class I>(const OffsetCalc<3, I>& oc) {
-          scatter_add_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
+          scatter_add_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), resident_blocks()), kThreads, 0, stream_>>>(
               I(g.numel), oc, dds, bound, dptr<const Idx>(index), dptr<const D>(src), dptr<D>(dst), rec);
         });
       });
@@ -300,7 +298,7 @@ void CudaBackend::scatter(const Tensor& dst, size_t dim, const Tensor& index, co
       dispatch(dst.dtype(), [&]<class T>() {
         using D = dev_t<T>;
         with_index_type(g, [&]<class I>(const OffsetCalc<3, I>& oc) {
-          scatter_set_kernel<I, D, Idx><<<std::min(grid_for(g.numel), kMaxBlocks), kThreads, 0, stream_>>>(
+          scatter_set_kernel<I, D, Idx><<<std::min(grid_for(g.numel), resident_blocks()), kThreads, 0, stream_>>>(
               I(g.numel), oc, len, ids, sds, dds, bound, dptr<const Idx>(index), dptr<const D>(src), dptr<D>(dst), rec);
         });
       });
@@ -343,7 +341,7 @@ void CudaBackend::index_add(const Tensor& dst, size_t dim, const Tensor& indices
     dispatch(dst.dtype(), [&]<class T>() {
       using D = dev_t<T>;
       with_index_type(g, [&]<class I>(const OffsetCalc<3, I>& oc) {
-        index_add_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), kMaxBlocks), kThreads, 0, stream_>>>(
+        index_add_kernel<I, D, Idx><<<std::min(grid_for(g.numel, 4), resident_blocks()), kThreads, 0, stream_>>>(
             I(g.numel), oc, dds, bound, dptr<const D>(src), dptr<D>(dst), dptr<const Idx>(indices), rec);
       });
     });

@@ -116,7 +116,7 @@ void int_matmul(const Tensor& a, const Tensor& b, const Tensor& out, cudaStream_
   const int64_t total = out.numel();
   dispatch(out.dtype(), [&]<class T>() {
     if constexpr (std::is_integral_v<T>) {
-      int_matmul_kernel<T><<<std::min(grid_for(total), 132u * 16u), kThreads, 0, stream>>>(
+      int_matmul_kernel<T><<<std::min(grid_for(total), resident_blocks()), kThreads, 0, stream>>>(
           p, dptr<const T>(a), dptr<const T>(b), dptr<T>(out) + out.offset(), total);
       check_launch("matmul");
     }

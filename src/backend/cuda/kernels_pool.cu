@@ -261,7 +261,7 @@ void pool_launch(cudaStream_t stream, const PoolParams& p, const Tensor& x, cons
   auto run = [&]<class I>() {
     const PoolGeom<I> g{I(x.dim(2)),    I(x.dim(3)),    I(out.dim(2)),  I(out.dim(3)),   I(p.kernel[0]),
                         I(p.kernel[1]), I(p.stride[0]), I(p.stride[1]), I(p.padding[0]), I(p.padding[1])};
-    const unsigned blocks = std::min(grid_for(total), 132u * 16u);
+    const unsigned blocks = std::min(grid_for(total), resident_blocks());
     const D* xd = dptr<const D>(x) + x.offset();
     D* od = dptr<D>(out) + out.offset();
     if (p.kind == PoolKind::Max) {

@@ -214,7 +214,7 @@ void upsample_launch(cudaStream_t stream, const UpsampleParams& p, const Tensor&
     }
     return;
   }
-  const unsigned blocks = std::min(grid_for(total), 132u * 16u);
+  const unsigned blocks = std::min(grid_for(total), resident_blocks());
   auto run = [&]<class I>() {
     const ResampleGeom<I> g{I(h), I(w), I(ho), I(wo)};
     if (p.mode == UpsampleMode::Nearest) {

@@ -19,6 +19,13 @@ inline unsigned grid_for(int64_t n, int per_thread = 1) {
   return unsigned(std::clamp<int64_t>(blocks, 1, int64_t(1) << 30));
 }
 
+// The current device's multiprocessor count (asked once per device, then cached).
+int current_sm_count();
+
+// A grid-stride loop's block cap: blocks_per_sm resident blocks on every multiprocessor of
+// the current device, so the grid fills the GPU and the loops stride over the rest.
+inline unsigned resident_blocks(int blocks_per_sm = 16) { return unsigned(current_sm_count() * blocks_per_sm); }
+
 // Checks the launch itself (bad configuration); builds a message only on failure.
 inline void check_launch(const char* op) {
   const cudaError_t err = cudaGetLastError();

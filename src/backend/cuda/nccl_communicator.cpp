@@ -1,19 +1,18 @@
-// wick::Communicator over NCCL. Every collective runs on the device's CudaBackend
-// stream, so it is ordered after the kernels that produced its input and before those
-// that consume its output, without host synchronization.
-// Compiled only in CUDA builds; without NCCL the stubs of backend/nccl_absent.cpp apply.
-#ifdef WICK_HAVE_NCCL
-
-#include <nccl.h>
-
+// The NCCL half of wick::Communicator, in the CUDA module: one NcclRank per rank. Every
+// collective runs on the device's CudaBackend stream, so it is ordered after the kernels
+// that produced its input and before those that consume its output, without host
+// synchronization. src/core/communicator.cpp has checked the tensors. Built without
+// NCCL, the factories raise Unsupported.
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <set>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
-#include "wick/distributed.h"
+#include "backend/cuda/cuda_module_parts.h"
+
+#ifdef WICK_HAVE_NCCL
+#include <nccl.h>
 
 #define WICK_NCCL_CHECK(call)                                                                               \
   do {                                                                                                      \
@@ -23,22 +22,7 @@
                    ncclGetLastError(nullptr), ")");                                                         \
   } while (0)
 
-namespace wick {
-
-struct Communicator::Impl {
-  ncclComm_t comm = nullptr;
-  ~Impl() {
-    if (!comm) return;
-    // Destroying a communicator with collectives still queued would free buffers under
-    // them: wait for the stream first. Errors are swallowed (destructors must not throw).
-    try {
-      cuda_backend_impl(device_ordinal).synchronize();
-    } catch (...) {
-    }
-    ncclCommDestroy(comm);
-  }
-  int device_ordinal = 0;
-};
+namespace wick::cuda {
 
 namespace {
 
@@ -67,48 +51,62 @@ ncclDataType_t nccl_dtype(DType dt, const char* op) {
 
 ncclRedOp_t nccl_op(ReduceKind kind) { return kind == ReduceKind::Sum ? ncclSum : ncclMax; }
 
-int check_cuda_device(Device d, const char* op) {
-  WICK_CHECK(d.is_cuda(), InvalidArgument, op, ": ", d, " is not a CUDA device");
-  const int count = cuda_device_count();
-  WICK_CHECK(d.index >= 0 && d.index < count, InvalidArgument, op, ": ", d, " not present (", count, " CUDA devices)");
-  return d.index;
-}
+class NcclRank final : public Communicator::Impl {
+ public:
+  NcclRank(ncclComm_t comm, int ordinal) : comm_(comm), ordinal_(ordinal) {}
+  ~NcclRank() override {
+    // Destroying a communicator with collectives still queued would free buffers under
+    // them: wait for the stream first. Errors are swallowed (destructors must not throw).
+    try {
+      cuda_backend_impl(ordinal_).synchronize();
+    } catch (...) {
+    }
+    ncclCommDestroy(comm_);
+  }
+
+  void all_reduce(void* p, size_t n, DType dtype, ReduceKind kind) override {
+    const ncclDataType_t dt = nccl_dtype(dtype, "all_reduce");
+    if (n) WICK_NCCL_CHECK(ncclAllReduce(p, p, n, dt, nccl_op(kind), comm_, stream()));
+  }
+  void all_gather(const void* in, void* out, size_t n, DType dtype) override {
+    const ncclDataType_t dt = nccl_dtype(dtype, "all_gather");
+    if (n) WICK_NCCL_CHECK(ncclAllGather(in, out, n, dt, comm_, stream()));
+  }
+  void reduce_scatter(const void* in, void* out, size_t n, DType dtype, ReduceKind kind) override {
+    const ncclDataType_t dt = nccl_dtype(dtype, "reduce_scatter");
+    if (n) WICK_NCCL_CHECK(ncclReduceScatter(in, out, n, dt, nccl_op(kind), comm_, stream()));
+  }
+  void broadcast(void* p, size_t n, DType dtype, int root) override {
+    const ncclDataType_t dt = nccl_dtype(dtype, "broadcast");
+    if (n) WICK_NCCL_CHECK(ncclBroadcast(p, p, n, dt, root, comm_, stream()));
+  }
+
+ private:
+  // The stream to enqueue on, with the device current.
+  cudaStream_t stream() const {
+    CudaBackend& be = cuda_backend_impl(ordinal_);
+    be.activate();
+    return be.stream();
+  }
+  ncclComm_t comm_;
+  int ordinal_;
+};
 
 }  // namespace
 
-Communicator::Communicator(std::unique_ptr<Impl> impl, int rank, int world_size, Device device)
-    : impl_(std::move(impl)), rank_(rank), world_size_(world_size), device_(device) {}
-Communicator::Communicator(Communicator&&) noexcept = default;
-Communicator& Communicator::operator=(Communicator&&) noexcept = default;
-Communicator::~Communicator() = default;
-
-std::vector<Communicator> Communicator::init_local(std::vector<Device> devices) {
-  WICK_CHECK(!devices.empty(), InvalidArgument, "Communicator::init_local: no devices given");
-  std::vector<int> ordinals;
-  std::set<int> seen;
-  for (const Device& d : devices) {
-    const int o = check_cuda_device(d, "Communicator::init_local");
-    WICK_CHECK(seen.insert(o).second, InvalidArgument, "Communicator::init_local: ", d, " listed twice");
-    ordinals.push_back(o);
-    cuda_backend_impl(o);  // creates the backend (context, stream) before NCCL uses the device
-  }
+std::vector<std::unique_ptr<Communicator::Impl>> nccl_communicators_local(const std::vector<int>& ordinals) {
+  for (int o : ordinals) cuda_backend_impl(o);  // creates the backend (context, stream) before NCCL uses the device
   disable_nvls();
   const int n = int(ordinals.size());
   std::vector<ncclComm_t> comms(size_t(n), nullptr);
   // ncclCommInitAll groups the per-device initializations itself (one call, all ranks).
   WICK_NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
-  std::vector<Communicator> out;
-  out.reserve(size_t(n));
-  for (int r = 0; r < n; ++r) {
-    auto impl = std::make_unique<Impl>();
-    impl->comm = comms[size_t(r)];
-    impl->device_ordinal = ordinals[size_t(r)];
-    out.push_back(Communicator(std::move(impl), r, n, devices[size_t(r)]));
-  }
+  std::vector<std::unique_ptr<Communicator::Impl>> out;
+  for (int r = 0; r < n; ++r) out.push_back(std::make_unique<NcclRank>(comms[size_t(r)], ordinals[size_t(r)]));
   return out;
 }
 
-NcclUniqueId Communicator::unique_id() {
+NcclUniqueId nccl_unique_id() {
   disable_nvls();
   ncclUniqueId raw;
   WICK_NCCL_CHECK(ncclGetUniqueId(&raw));
@@ -118,93 +116,34 @@ NcclUniqueId Communicator::unique_id() {
   return id;
 }
 
-Communicator::Communicator(const NcclUniqueId& id, int rank, int world_size, Device device)
-    : impl_(std::make_unique<Impl>()), rank_(rank), world_size_(world_size), device_(device) {
-  WICK_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, InvalidArgument, "Communicator: rank ", rank,
-             " outside world size ", world_size);
-  const int o = check_cuda_device(device, "Communicator");
-  CudaBackend& be = cuda_backend_impl(o);
-  be.activate();  // ncclCommInitRank binds the communicator to the current device
+std::unique_ptr<Communicator::Impl> nccl_join(const NcclUniqueId& id, int rank, int world_size, int ordinal) {
+  cuda_backend_impl(ordinal).activate();  // ncclCommInitRank binds the communicator to the current device
   disable_nvls();
   ncclUniqueId raw;
   std::memcpy(raw.internal, id.bytes.data(), NcclUniqueId::kBytes);
   ncclComm_t comm = nullptr;
   WICK_NCCL_CHECK(ncclCommInitRank(&comm, world_size, raw, rank));
-  impl_->comm = comm;
-  impl_->device_ordinal = o;
+  return std::make_unique<NcclRank>(comm, ordinal);
 }
+
+}  // namespace wick::cuda
+
+#else  // no NCCL: the module runs everything else
+
+namespace wick::cuda {
 
 namespace {
-
-// The checks every collective shares: a usable communicator and a contiguous CUDA
-// tensor on its device. Returns the backend to enqueue on, with its device current.
-CudaBackend& prepare(const Communicator& c, const Communicator::Impl* impl, const Tensor& t, const char* op,
-                     bool writes) {
-  WICK_CHECK(impl && impl->comm, InvalidArgument, op, ": the communicator was moved from");
-  WICK_CHECK(t.defined(), InvalidArgument, op, ": undefined tensor");
-  WICK_CHECK(t.device() == c.device(), DeviceMismatch, op, ": tensor ", t.dtype(), " ", t.shape(), " is on ",
-             t.device(), ", the communicator (rank ", c.rank(), ") on ", c.device());
-  WICK_CHECK(t.is_contiguous(), InvalidArgument, op, ": tensor ", t.dtype(), " ", t.shape(), " on ", t.device(),
-             " is not contiguous (layout ", t.layout().to_string(), "); call .contiguous() first");
-  WICK_CHECK(!writes || !t.read_only(), ReadOnly, op, ": tensor ", t.dtype(), " ", t.shape(), " on ", t.device(),
-             " is read-only");
-  CudaBackend& be = cuda_backend_impl(impl->device_ordinal);
-  be.activate();
-  return be;
+[[noreturn]] void no_nccl(const char* op) {
+  fail(ErrorKind::Unsupported, op, ": wick's CUDA backend was built without NCCL (libnccl was not found)");
 }
-
-ncclComm_t comm_of(const Communicator::Impl* impl) { return impl->comm; }
-
 }  // namespace
 
-void Communicator::all_reduce(Tensor& t, ReduceKind kind) {
-  CudaBackend& be = prepare(*this, impl_.get(), t, "all_reduce", true);
-  const ncclDataType_t dt = nccl_dtype(t.dtype(), "all_reduce");
-  if (t.numel() == 0) return;
-  void* p = t.mutable_data();
-  WICK_NCCL_CHECK(ncclAllReduce(p, p, size_t(t.numel()), dt, nccl_op(kind), comm_of(impl_.get()), be.stream()));
+std::vector<std::unique_ptr<Communicator::Impl>> nccl_communicators_local(const std::vector<int>&) {
+  no_nccl("Communicator::init_local");
 }
+NcclUniqueId nccl_unique_id() { no_nccl("Communicator::unique_id"); }
+std::unique_ptr<Communicator::Impl> nccl_join(const NcclUniqueId&, int, int, int) { no_nccl("Communicator"); }
 
-Tensor Communicator::all_gather(const Tensor& in) {
-  CudaBackend& be = prepare(*this, impl_.get(), in, "all_gather", false);
-  const ncclDataType_t dt = nccl_dtype(in.dtype(), "all_gather");
-  WICK_CHECK(in.rank() >= 1, InvalidArgument, "all_gather: input ", in.dtype(), " ", in.shape(),
-             " has rank 0; it is concatenated along dim 0");
-  std::vector<int64_t> dims = in.shape().dims();
-  dims[0] *= world_size_;
-  Tensor out = Tensor::empty(Shape(dims), in.dtype(), device_);
-  if (in.numel() == 0) return out;
-  WICK_NCCL_CHECK(
-      ncclAllGather(in.data(), out.mutable_data(), size_t(in.numel()), dt, comm_of(impl_.get()), be.stream()));
-  return out;
-}
-
-Tensor Communicator::reduce_scatter(const Tensor& in, ReduceKind kind) {
-  CudaBackend& be = prepare(*this, impl_.get(), in, "reduce_scatter", false);
-  const ncclDataType_t dt = nccl_dtype(in.dtype(), "reduce_scatter");
-  WICK_CHECK(in.rank() >= 1, InvalidArgument, "reduce_scatter: input ", in.dtype(), " ", in.shape(),
-             " has rank 0; it is split along dim 0");
-  WICK_CHECK(in.dim(0) % world_size_ == 0, ShapeMismatch, "reduce_scatter: dim 0 of ", in.shape(),
-             " is not divisible by the world size ", world_size_);
-  std::vector<int64_t> dims = in.shape().dims();
-  dims[0] /= world_size_;
-  Tensor out = Tensor::empty(Shape(dims), in.dtype(), device_);
-  if (out.numel() == 0) return out;
-  WICK_NCCL_CHECK(ncclReduceScatter(in.data(), out.mutable_data(), size_t(out.numel()), dt, nccl_op(kind),
-                                    comm_of(impl_.get()), be.stream()));
-  return out;
-}
-
-void Communicator::broadcast(Tensor& t, int root) {
-  CudaBackend& be = prepare(*this, impl_.get(), t, "broadcast", true);
-  const ncclDataType_t dt = nccl_dtype(t.dtype(), "broadcast");
-  WICK_CHECK(root >= 0 && root < world_size_, InvalidArgument, "broadcast: root ", root, " outside world size ",
-             world_size_);
-  if (t.numel() == 0) return;
-  void* p = t.mutable_data();
-  WICK_NCCL_CHECK(ncclBroadcast(p, p, size_t(t.numel()), dt, root, comm_of(impl_.get()), be.stream()));
-}
-
-}  // namespace wick
+}  // namespace wick::cuda
 
 #endif  // WICK_HAVE_NCCL

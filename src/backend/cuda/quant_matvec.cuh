@@ -698,7 +698,7 @@ inline constexpr bool kDependentLaunchBuilt = false;
 // Blocks of quantize_q8_kernel for total values (2 warp steps in flight).
 inline unsigned quantize_q8_blocks(int64_t total) {
   const int64_t warps = (total + 2 * kQ8WarpStep - 1) / (2 * kQ8WarpStep);
-  return unsigned(std::clamp<int64_t>((warps + kBlockWarps - 1) / kBlockWarps, 1, 132 * 16));
+  return unsigned(std::clamp<int64_t>((warps + kBlockWarps - 1) / kBlockWarps, 1, int64_t(resident_blocks())));
 }
 
 template <class D, class Act, int MB, bool kAligned>
