@@ -1,5 +1,7 @@
 // Reductions (sum, mean, prod, min, max, argmin, argmax) over any set of dims: one
-// generic kernel templated over an op functor (backend/reduce_ops.h) and the dtype.
+// generic kernel templated over an op functor and the dtype. The functors and the enum ->
+// functor table are shared with the CUDA backend (backend/reduce_ops.h); they compute in
+// C = compute_t<T>, so elements go through C(x) and results through Out(v) here.
 //
 // x's dims are split into kept dims (they index the output) and reduced dims, each group
 // collapsed where contiguous. Three paths:
@@ -76,6 +78,7 @@ constexpr int64_t kRowBlock = 128;  // rows folded into a partial tile before me
 template <class Op, class T>
 typename Op::acc_t reduce_contiguous(const Op& op, const T* p, int64_t n, int64_t i0) {
   using A = typename Op::acc_t;
+  using C = compute_t<T>;
   if constexpr (Op::kInterleave) {
     A total[kLanes], lanes[kLanes];
     for (auto& a : total) a = op.init();
@@ -84,17 +87,17 @@ typename Op::acc_t reduce_contiguous(const Op& op, const T* p, int64_t n, int64_
       for (auto& a : lanes) a = op.init();
       const int64_t block_end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
       for (; i < block_end; i += kLanes)
-        for (int64_t j = 0; j < kLanes; ++j) lanes[j] = op.step(lanes[j], p[i + j], i0 + i + j);
+        for (int64_t j = 0; j < kLanes; ++j) lanes[j] = op.step(lanes[j], C(p[i + j]), i0 + i + j);
       for (int64_t j = 0; j < kLanes; ++j) total[j] = op.merge(total[j], lanes[j]);
     }
-    for (int64_t j = 0; i + j < n; ++j) total[j] = op.step(total[j], p[i + j], i0 + i + j);
+    for (int64_t j = 0; i + j < n; ++j) total[j] = op.step(total[j], C(p[i + j]), i0 + i + j);
     // Tree merge: log2(kLanes) vector steps instead of a serial chain of kLanes adds.
     for (int64_t w = kLanes / 2; w >= 1; w /= 2)
       for (int64_t j = 0; j < w; ++j) total[j] = op.merge(total[j], total[j + w]);
     return total[0];
   } else {
     A a = op.init();
-    for (int64_t i = 0; i < n; ++i) a = op.step(a, p[i], i0 + i);
+    for (int64_t i = 0; i < n; ++i) a = op.step(a, C(p[i]), i0 + i);
     return a;
   }
 }
@@ -102,6 +105,7 @@ typename Op::acc_t reduce_contiguous(const Op& op, const T* p, int64_t n, int64_
 template <class Op, class T, class Out>
 void reduce_kernel(const Op& op, const T* x, Out* out, const Dims& kept, const Dims& red) {
   using A = typename Op::acc_t;
+  using C = compute_t<T>;
   const int64_t n_out = kept.numel(), n_red = red.numel();
   if (n_out == 0) return;
   const int threads = cpu::num_threads();
@@ -122,14 +126,14 @@ void reduce_kernel(const Op& op, const T* x, Out* out, const Dims& kept, const D
         });
         A a = op.init();
         for (const A& pa : partial) a = op.merge(a, pa);
-        out[o] = op.finalize(a, n_red);
+        out[o] = Out(op.finalize(a, n_red));
       }
       return;
     }
     const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(n_red, 1));
     cpu::parallel_for(n_out, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o)
-        out[o] = op.finalize(reduce_contiguous(op, x + kept.offset_of(o), n_red, 0), n_red);
+        out[o] = Out(op.finalize(reduce_contiguous(op, x + kept.offset_of(o), n_red, 0), n_red));
     });
     return;
   }
@@ -167,16 +171,17 @@ void reduce_kernel(const Op& op, const T* x, Out* out, const Dims& kept, const D
             const T *p0 = base + offs[q], *p1 = base + offs[q + 1], *p2 = base + offs[q + 2], *p3 = base + offs[q + 3];
             const int64_t r = r0 + q;
             for (int64_t k = 0; k < width; ++k)
-              acc[k] = op.step(op.step(op.step(op.step(acc[k], p0[k], r), p1[k], r + 1), p2[k], r + 2), p3[k], r + 3);
+              acc[k] = op.step(op.step(op.step(op.step(acc[k], C(p0[k]), r), C(p1[k]), r + 1), C(p2[k]), r + 2),
+                               C(p3[k]), r + 3);
           }
           for (; q < nr; ++q) {
             const T* p = base + offs[q];
-            for (int64_t k = 0; k < width; ++k) acc[k] = op.step(acc[k], p[k], r0 + q);
+            for (int64_t k = 0; k < width; ++k) acc[k] = op.step(acc[k], C(p[k]), r0 + q);
           }
           for (int64_t k = 0; k < width; ++k) tot[k] = op.merge(tot[k], acc[k]);
         }
         Out* o = out + row * inner + k0;
-        for (int64_t k = 0; k < width; ++k) o[k] = op.finalize(tot[k], n_red);
+        for (int64_t k = 0; k < width; ++k) o[k] = Out(op.finalize(tot[k], n_red));
       }
     });
     return;
@@ -189,33 +194,11 @@ void reduce_kernel(const Op& op, const T* x, Out* out, const Dims& kept, const D
       const T* base = x + kept.offset_of(o);
       A a = op.init();
       Odometer it(red);
-      for (int64_t r = 0; r < n_red; ++r, it.next()) a = op.step(a, base[it.off], r);
-      out[o] = op.finalize(a, n_red);
+      for (int64_t r = 0; r < n_red; ++r, it.next()) a = op.step(a, C(base[it.off]), r);
+      out[o] = Out(op.finalize(a, n_red));
     }
   });
 }
-
-template <template <class> class OpT>
-void run(const Tensor& x, const Tensor& out, const Dims& kept, const Dims& red) {
-  dispatch(x.dtype(), [&]<class T>() {
-    using Op = OpT<T>;
-    using Out = std::conditional_t<std::is_same_v<decltype(Op{}.finalize(Op{}.init(), 0)), int64_t>, int64_t, T>;
-    reduce_kernel(Op{}, cpu::base_ptr<const T>(x) + x.offset(), cpu::base_ptr<Out>(out) + out.offset(), kept, red);
-  });
-}
-
-template <class T>
-using Min = reduce::MinMax<T, false>;
-template <class T>
-using Max = reduce::MinMax<T, true>;
-template <class T>
-using ArgMin = reduce::ArgMinMax<T, false>;
-template <class T>
-using ArgMax = reduce::ArgMinMax<T, true>;
-// Mean is float-only; integer instantiations are never reached (the front end checks)
-// but must compile, so they fall back to Sum.
-template <class T>
-using MeanOrSum = std::conditional_t<is_float_v<T>, reduce::Mean<T>, reduce::Sum<T>>;
 
 }  // namespace
 
@@ -227,17 +210,12 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>&
     (reduced ? rstrides : kstrides).push_back(x.strides()[d]);
   }
   const Dims kept = collapsed(kshape, kstrides), red = collapsed(rshape, rstrides);
-  switch (op) {
-    case ReduceOp::Sum: return run<reduce::Sum>(x, out, kept, red);
-    case ReduceOp::Mean:
-      WICK_CHECK(is_float(x.dtype()), DTypeMismatch, "mean: expected a floating-point tensor, got ", x.dtype());
-      return run<MeanOrSum>(x, out, kept, red);
-    case ReduceOp::Prod: return run<reduce::Prod>(x, out, kept, red);
-    case ReduceOp::Min: return run<Min>(x, out, kept, red);
-    case ReduceOp::Max: return run<Max>(x, out, kept, red);
-    case ReduceOp::ArgMin: return run<ArgMin>(x, out, kept, red);
-    case ReduceOp::ArgMax: return run<ArgMax>(x, out, kept, red);
-  }
+  dispatch(x.dtype(), [&]<class T>() {
+    reduce::with_reduce_op<compute_t<T>>(op, [&]<class Op>(const Op& f) {
+      reduce_kernel(f, cpu::base_ptr<const T>(x) + x.offset(), cpu::base_ptr<reduce::out_t<Op, T>>(out) + out.offset(),
+                    kept, red);
+    });
+  });
 }
 
 }  // namespace wick

@@ -1,6 +1,7 @@
 // Reductions (sum, mean, prod, min, max, argmin, argmax) over any set of dims on CUDA:
-// one generic kernel family templated over a device op functor (reduce.cuh) and the
-// storage type.
+// one generic kernel family templated over an op and the storage type. The op functors
+// and the enum -> functor table are the CPU backend's (backend/reduce_ops.h); here they
+// run wrapped in red::DeviceOp (reduce.cuh), which takes storage-type elements.
 //
 // On the host x's dims are split into kept dims (they index the output, row-major, which
 // is also the order of the contiguous keepdim output) and reduced dims, each group
@@ -91,7 +92,7 @@ __device__ __forceinline__ void fold_vectors(Folder& f, const Vec<S, V>* __restr
   }
 }
 
-// The generic vector folder: every element through op.combine into accumulator slot u.
+// The generic vector folder: every element through op.step into accumulator slot u.
 template <class Op, class S, int V, class A>
 struct ElementFolder {
   const Op& op;
@@ -99,7 +100,7 @@ struct ElementFolder {
   int64_t vidx0;  // reduction index of vector 0's first element
   __device__ __forceinline__ void fold(int u, const Vec<S, V>& v, int64_t j) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[u] = op.combine(acc[u], v.v[e], vidx0 + j * V + e);
+    for (int e = 0; e < V; ++e) acc[u] = op.step(acc[u], v.v[e], vidx0 + j * V + e);
   }
 };
 
@@ -116,7 +117,7 @@ __device__ __forceinline__ void row_segment(const Op& op, const S* __restrict__ 
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p + lo);
     a_lo = std::min(hi, lo + int64_t((16 - addr % 16) % 16) / int64_t(sizeof(S)));
   }
-  for (int64_t k = lo + tid; k < a_lo; k += G) acc[0] = op.combine(acc[0], p[k], idx0 + k);
+  for (int64_t k = lo + tid; k < a_lo; k += G) acc[0] = op.step(acc[0], p[k], idx0 + k);
   const int64_t nvec = (hi - a_lo) / V;
   const Vec<S, V>* pv = reinterpret_cast<const Vec<S, V>*>(p + a_lo);
   const int64_t vidx0 = idx0 + a_lo;
@@ -129,8 +130,8 @@ __device__ __forceinline__ void row_segment(const Op& op, const S* __restrict__ 
     ElementFolder<Op, S, V, A> f{op, acc, vidx0};
     fold_vectors(f, pv, nvec, tid, G);
   }
-  // Tail elements come after every vector, as op.combine requires.
-  for (int64_t k = a_lo + nvec * V + tid; k < hi; k += G) acc[0] = op.combine(acc[0], p[k], idx0 + k);
+  // Tail elements come after every vector, as op.step requires.
+  for (int64_t k = a_lo + nvec * V + tid; k < hi; k += G) acc[0] = op.step(acc[0], p[k], idx0 + k);
 }
 
 template <class Op, class A>
@@ -217,7 +218,7 @@ __global__ void reduce_col_kernel(Op op, ReduceGeom g, const S* __restrict__ x, 
       packed.fold(v);
     } else {
 #pragma unroll
-      for (int k = 0; k < OV; ++k) acc[u % KA][k] = op.combine(acc[u % KA][k], v.v[k], r);
+      for (int k = 0; k < OV; ++k) acc[u % KA][k] = op.step(acc[u % KA][k], v.v[k], r);
     }
   };
   if (o < g.n_out) {
@@ -388,10 +389,10 @@ int blocks_per_sm(Kernel kernel, int threads) {
 }
 
 template <class Op, class S>
-void launch_reduction(CudaBackend& be, const char* name, ReduceGeom g, const S* x, typename Op::out_t* out) {
+void launch_reduction(CudaBackend& be, const char* name, const Op& op, ReduceGeom g, const S* x,
+                      typename Op::out_t* out) {
   using A = typename Op::acc_t;
   constexpr int OV = col_vec_width<Op, S>();
-  const Op op{};
   // Asked once per instantiation (the device is current: reduce() activated it).
   static const int row_bps = blocks_per_sm(reduce_row_kernel<Op, S>, kRowBlockThreads);
   static const int col_bps = blocks_per_sm(reduce_col_kernel<Op, S, 1>, kThreads);
@@ -418,25 +419,6 @@ void launch_reduction(CudaBackend& be, const char* name, ReduceGeom g, const S* 
   }
   // The scratch buffer goes back to the cache here; the allocator's reuse is ordered on
   // this backend's one stream, after these kernels.
-}
-
-template <class S>
-using MinOp = red::MinMax<S, false>;
-template <class S>
-using MaxOp = red::MinMax<S, true>;
-template <class S>
-using ArgMinOp = red::ArgMinMax<S, false>;
-template <class S>
-using ArgMaxOp = red::ArgMinMax<S, true>;
-
-template <template <class> class OpT>
-void run(CudaBackend& be, const char* name, const Tensor& x, const Tensor& out, const ReduceGeom& g) {
-  dispatch(x.dtype(), [&]<class T>() {
-    using S = dev_t<T>;
-    using Op = OpT<S>;
-    using Out = typename Op::out_t;
-    launch_reduction<Op, S>(be, name, g, dptr<const S>(x) + x.offset(), dptr<Out>(out) + out.offset());
-  });
 }
 
 }  // namespace
@@ -467,20 +449,14 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<size_t>
     g.inner = redg.shape.back();
     g.inner_stride = redg.strides.back();
   }
-  switch (op) {
-    case ReduceOp::Sum: return run<red::Sum>(*this, name, x, out, g);
-    case ReduceOp::Mean:
-      WICK_CHECK(is_float(x.dtype()), DTypeMismatch, "mean: expected a floating-point tensor, got ", x.dtype());
-      return dispatch_float(x.dtype(), name, [&]<class T>() {
-        using S = dev_t<T>;
-        launch_reduction<red::Mean<S>, S>(*this, name, g, dptr<const S>(x) + x.offset(), dptr<S>(out) + out.offset());
-      });
-    case ReduceOp::Prod: return run<red::Prod>(*this, name, x, out, g);
-    case ReduceOp::Min: return run<MinOp>(*this, name, x, out, g);
-    case ReduceOp::Max: return run<MaxOp>(*this, name, x, out, g);
-    case ReduceOp::ArgMin: return run<ArgMinOp>(*this, name, x, out, g);
-    case ReduceOp::ArgMax: return run<ArgMaxOp>(*this, name, x, out, g);
-  }
+  dispatch(x.dtype(), [&]<class T>() {
+    using S = dev_t<T>;
+    reduce::with_reduce_op<compute_t<T>>(op, [&]<class Op>(const Op& f) {
+      using DOp = red::DeviceOp<Op, S>;
+      launch_reduction<DOp, S>(*this, name, DOp{f}, g, dptr<const S>(x) + x.offset(),
+                               dptr<typename DOp::out_t>(out) + out.offset());
+    });
+  });
 }
 
 }  // namespace wick

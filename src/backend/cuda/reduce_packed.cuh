@@ -10,7 +10,7 @@
 //    its two lanes into the f32 accumulator once per row segment.
 //  - argmin/argmax reduce the pair to the vector's extreme (one scalar op, one
 //    conversion) and fold that into one accumulator of the op's own type with
-//    op.combine, using the VECTOR index as the index. Folding a vector's first extreme
+//    op.step, using the VECTOR index as the index. Folding a vector's first extreme
 //    element is exactly folding its elements one by one (same value, NaN wins, ties keep
 //    the earlier one), and the vector index orders like the element indices it stands
 //    for. The winning vector stays in registers (four selects per vector: no dependent
@@ -90,7 +90,7 @@ struct PackedMinMaxFolder {
 
 // One tracker for all slots: the kernel calls fold() in increasing j overall (slot by
 // slot within a round of loads, rounds in order; only repeats of a vector already folded
-// come out of order), which op.combine needs, and a single (value, index) keeps the
+// come out of order), which op.step needs, and a single (value, index) keeps the
 // kernel within its register budget.
 template <class Op, class S, bool kMax, int K>
 struct PackedArgFolder {
@@ -105,7 +105,7 @@ struct PackedArgFolder {
   __device__ __forceinline__ explicit PackedArgFolder(const Op& o) : op(o), best(o.init()), won{} {}
   __device__ __forceinline__ void fold(int, const Vec<S, 8>& v, int64_t j) {
     const pair_t<S> m = vector_extreme2<kMax>(v);
-    best = op.combine(best, extreme_nan<kMax>(m.x, m.y), j);
+    best = op.step(best, extreme_nan<kMax>(m.x, m.y), j);
     const bool took = best.i == j;  // j grows with every call: equal only when just taken
     const uint4 w = *reinterpret_cast<const uint4*>(&v);
     won = uint4{took ? w.x : won.x, took ? w.y : won.y, took ? w.z : won.z, took ? w.w : won.w};
@@ -133,14 +133,17 @@ struct PackedRowFolder {
 };
 template <class S, bool kMax, int K>
 requires is_dev_half_v<S>
-struct PackedRowFolder<MinMax<S, kMax>, K> {
+struct PackedRowFolder<DeviceOp<reduce::MinMax<float, kMax>, S>, K> {
   using type = PackedMinMaxFolder<S, kMax, K>;
 };
 template <class S, bool kMax, int K>
 requires is_dev_half_v<S>
-struct PackedRowFolder<ArgMinMax<S, kMax>, K> {
-  using type = PackedArgFolder<ArgMinMax<S, kMax>, S, kMax, K>;
+struct PackedRowFolder<DeviceOp<reduce::ArgMinMax<float, kMax>, S>, K> {
+  using type = PackedArgFolder<DeviceOp<reduce::ArgMinMax<float, kMax>, S>, S, kMax, K>;
 };
+// The specializations match the shared functors by their compute type (float for both
+// 16-bit floats); a change there would silently drop the packed path, hence the check.
+static_assert(!std::is_void_v<PackedRowFolder<DeviceOp<reduce::ArgMinMax<float, true>, __nv_bfloat16>, 4>::type>);
 
 // Column reductions: a thread serves 8 adjacent outputs, loading them as one 16-byte vector
 // per reduction index. 16-bit min/max keep those outputs as four packed pairs (four HMNMX2
@@ -177,7 +180,7 @@ struct PackedColumnFolder {
 };
 template <class S, bool kMax>
 requires is_dev_half_v<S>
-struct PackedColumnFolder<MinMax<S, kMax>, 8> {
+struct PackedColumnFolder<DeviceOp<reduce::MinMax<float, kMax>, S>, 8> {
   using type = PackedColumnMinMax<S, kMax>;
 };
 
