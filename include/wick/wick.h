@@ -20,3 +20,4 @@
 #include "wick/tensor.h"
 #include "wick/text/gpt2_tokenizer.h"
 #include "wick/text/wordpiece_tokenizer.h"
+#include "wick/threads.h"

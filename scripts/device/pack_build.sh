@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Packs a CUDA build made here (BUILD_SHARED_LIBS=ON, BLA_STATIC=ON: a self-contained
-# libwick.so) into .device/build.tar.xz, to be carried to the GPU machine, where
+# Packs a CUDA build made here (BLA_STATIC=ON: a self-contained libwick.so, and the CUDA
+# module libwick_cuda.so beside it) into .device/build.tar.xz, to be carried to the GPU machine, where
 # scripts/device/h200_check.sh unpacks it. The ctest files keep this checkout's absolute
 # paths, so the GPU machine links this path to its copy of the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 mkdir -p .device
-files=(src/libwick.so tools/wick/wick tools/wick/wick-bench CTestTestfile.cmake tests/CTestTestfile.cmake)
+files=(src/libwick.so src/libwick_cuda.so tools/wick/wick tools/wick/wick-bench CTestTestfile.cmake tests/CTestTestfile.cmake)
 while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls tests/test_* tests/*.cmake 2>/dev/null | sort -u)
 tar -C "$build" -cf - "${files[@]}" | xz -T2 -6 > .device/build.tar.xz
 echo "checkout path: $PWD" > .device/origin.txt

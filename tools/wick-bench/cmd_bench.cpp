@@ -5,14 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-// The CPU thread count printed in the header line: the public API has no call for it yet
-// (an allowed exception in scripts/check_layering.py).
-#include "backend/cpu/thread_pool.h"
 #include "bench/bench.h"
 #include "bench_commands.h"
 #include "commands.h"
 #include "output_file.h"
 #include "subcommands.h"
+#include "wick/threads.h"
 #include "wick/wick.h"
 
 namespace wick::cli {
@@ -58,7 +56,7 @@ int run_bench(const BenchOptions& o) {
   WICK_CHECK(!device.is_cuda() || cuda_available(), Unsupported,
              "bench: device " + device.str() + " requested but no CUDA device is available");
   std::vector<bench::Row> rows = device.is_cuda() ? bench::cuda_rows(o.quick) : bench::cpu_rows(o.quick);
-  const int threads = device.is_cpu() ? cpu::num_threads() : 0;
+  const int threads = device.is_cpu() ? cpu_num_threads() : 0;
   std::printf("wick bench on %s%s%s: median of >= 20 runs after warm-up\n", device.str().c_str(),
               device.is_cpu() ? (" (" + std::to_string(threads) + " threads)").c_str() : "",
               o.quick ? ", quick sizes" : "");

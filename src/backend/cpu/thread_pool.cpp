@@ -9,6 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "wick/error.h"
+#include "wick/threads.h"
+
 namespace wick::cpu {
 
 namespace {
@@ -128,3 +131,12 @@ void parallel_for_impl(int64_t n, int64_t grain, const std::function<void(int64_
 }
 
 }  // namespace wick::cpu
+
+// The public face of the pool (wick/threads.h).
+namespace wick {
+int cpu_num_threads() { return cpu::num_threads(); }
+void set_cpu_num_threads(int n) {
+  WICK_CHECK(n >= 1, InvalidArgument, "set_cpu_num_threads: ", n, " threads (at least 1)");
+  cpu::set_num_threads(n);
+}
+}  // namespace wick
