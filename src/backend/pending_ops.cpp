@@ -3,11 +3,6 @@
 #include "backend/cpu/cpu_backend.h"
 
 namespace wick {
-void CpuBackend::cumulative(CumulativeOp, const Tensor&, size_t, const Tensor&) { unsupported("cumulative"); }
-void CpuBackend::sort(const Tensor&, size_t, bool, const Tensor&, const Tensor&) { unsupported("sort"); }
-void CpuBackend::topk(const Tensor&, size_t, int64_t, bool, const Tensor&, const Tensor&) { unsupported("topk"); }
-}  // namespace wick
-namespace wick {
 void CpuBackend::dequantize(const QuantTensor&, const Tensor&) { unsupported("dequantize"); }
 void CpuBackend::quant_matmul(const Tensor&, const QuantTensor&, QuantActivation, const Tensor&) {
   unsupported("quant_matmul");

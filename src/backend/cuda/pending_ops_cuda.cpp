@@ -3,11 +3,6 @@
 #include "backend/cuda/cuda_backend.h"
 
 namespace wick {
-void CudaBackend::cumulative(CumulativeOp, const Tensor&, size_t, const Tensor&) { unsupported("cumulative"); }
-void CudaBackend::sort(const Tensor&, size_t, bool, const Tensor&, const Tensor&) { unsupported("sort"); }
-void CudaBackend::topk(const Tensor&, size_t, int64_t, bool, const Tensor&, const Tensor&) { unsupported("topk"); }
-}  // namespace wick
-namespace wick {
 void CudaBackend::dequantize(const QuantTensor&, const Tensor&) { unsupported("dequantize"); }
 void CudaBackend::quant_matmul(const Tensor&, const QuantTensor&, QuantActivation, const Tensor&) {
   unsupported("quant_matmul");
