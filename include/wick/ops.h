@@ -90,6 +90,23 @@ Tensor max(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
+// ---- scans, sorting, top-k (along one dim; docs/ops.md "Scans, sorting, top-k") ----------------
+// Running sum / product along dim, x's shape. Integer inputs (u8, u32, i64) give i64 (as
+// PyTorch), wrapping on overflow; floats keep their dtype (f16/bf16 accumulate in f32).
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);
+// values (x's dtype) and indices (i64) of the elements along dim in order. NaN is greater
+// than every number, as PyTorch: last ascending, first descending.
+struct SortResult {
+  Tensor values, indices;
+};
+// Stable: equal elements keep their index order (in both directions).
+SortResult sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);  // sort's indices
+// The k largest (or smallest) along dim, sorted best first, equal values by smaller index;
+// 0 <= k <= x.shape[dim]. The result has x's shape with dim of size k.
+SortResult topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true);
+
 // ---- indexing (indices u8, u32 or i64; every index bounds-checked) ---------------------------
 // Rows of src along dim picked by the 1-D indices.
 Tensor index_select(const Tensor& src, int64_t dim, const Tensor& indices);
