@@ -28,8 +28,8 @@ void scan_lines(const Op& op, const T* x, T* out, const Lines& lines) {
       T* o = out + lines.out_offset(l, 0, n);
       typename Op::acc_t a = op.init();
       for (int64_t i = 0; i < n; ++i) {
-        a = op.step(a, p[i * xs], i);
-        o[i * os] = op.finalize(a, i + 1);
+        a = op.step(a, compute_t<T>(p[i * xs]), i);
+        o[i * os] = T(op.finalize(a, i + 1));
       }
     }
   });
@@ -39,7 +39,7 @@ template <template <class> class OpT>
 void run(const Tensor& x, size_t dim, const Tensor& out) {
   const Lines lines(x, dim);
   dispatch(x.dtype(), [&]<class T>() {
-    scan_lines(OpT<T>{}, cpu::base_ptr<const T>(x), cpu::base_ptr<T>(out) + out.offset(), lines);
+    scan_lines(OpT<compute_t<T>>{}, cpu::base_ptr<const T>(x), cpu::base_ptr<T>(out) + out.offset(), lines);
   });
 }
 

@@ -1,6 +1,6 @@
 // Running reductions along one dim (cumsum, cumprod) on CUDA: one generic kernel family
-// over the reduction functors of reduce.cuh (Sum, Prod: f32 accumulators for f16/bf16,
-// each output rounded from the accumulator; 64-bit wrapping ones for integers).
+// over the shared reduction functors (reduce_ops.h's Sum, Prod seen through red::DeviceOp: f32 accumulators for
+// f16/bf16, each output rounded from the accumulator; 64-bit wrapping ones for integers).
 //
 // Row path, when the output's lines are contiguous (dim is its last non-trivial dim): a
 // group per line, a warp for short lines and the block for long ones, walks the line in
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kThreads)
       A a = op.init();
 #pragma unroll
       for (int k = 0; k < kItems; ++k) {
-        if (i0 + k < hi) a = op.combine(a, p[(i0 + k) * L.x_stride], i0 + k);
+        if (i0 + k < hi) a = op.step(a, p[(i0 + k) * L.x_stride], i0 + k);
         run[k] = a;
       }
       A prefix, total;
@@ -115,7 +115,7 @@ __global__ void scan_strided_kernel(Op op, DeviceLines L, const S* __restrict__ 
     S* o = out + L.out_offset(l, 0, L.n);
     typename Op::acc_t a = op.init();
     for (int64_t i = 0; i < L.n; ++i) {
-      a = op.combine(a, p[i * L.x_stride], i);
+      a = op.step(a, p[i * L.x_stride], i);
       o[i * L.inner] = op.finalize(a, i + 1);
     }
   }
@@ -164,7 +164,7 @@ void run(CudaBackend& be, const char* name, const Tensor& x, size_t dim, const T
   const DeviceLines L(Lines(x, dim), name);
   dispatch(x.dtype(), [&]<class T>() {
     using S = dev_t<T>;
-    using Op = OpT<S>;
+    using Op = red::DeviceOp<OpT<compute_t<T>>, S>;  // the shared functor over T's compute type
     const S* xp = dptr<const S>(x);
     if (L.inner == 1) return scan_rows<Op>(be, name, L, xp, dptr<S>(out) + out.offset());
     // Enough lines for a thread each to fill the GPU, or lines too short for the copies
@@ -194,8 +194,8 @@ void CudaBackend::cumulative(CumulativeOp op, const Tensor& x, size_t dim, const
   activate();
   const char* name = cumulative_op_name(op);
   switch (op) {
-    case CumulativeOp::Sum: return run<red::Sum>(*this, name, x, dim, out);
-    case CumulativeOp::Prod: return run<red::Prod>(*this, name, x, dim, out);
+    case CumulativeOp::Sum: return run<reduce::Sum>(*this, name, x, dim, out);
+    case CumulativeOp::Prod: return run<reduce::Prod>(*this, name, x, dim, out);
   }
 }
 
