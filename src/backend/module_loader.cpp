@@ -69,7 +69,10 @@ int cuda_backend_device_count() {
 }
 
 Backend& cuda_backend(int ordinal) {
-  return module_or_fail(("device: cuda:" + std::to_string(ordinal) + " requested, but").c_str()).backend(ordinal);
+  // On every CUDA allocation's path: no message is built unless it fails.
+  if (DeviceModule* m = cuda_module()) return m->backend(ordinal);
+  fail(ErrorKind::Unsupported, "device: cuda:", ordinal, " requested, but the CUDA backend is not available (",
+       loaded().status, ")");
 }
 
 namespace detail {
