@@ -1,6 +1,6 @@
 // Hand-run CPU benchmark of the elementwise family (not built by CMake, not a test):
 //   ninja -C build wick && g++ -std=c++20 -O3 -march=x86-64-v3 -Iinclude bench/elementwise_cpu.cpp \
-//       build/src/libwick.a -lpthread -o /tmp/ew_bench && WICK_NUM_THREADS=1 /tmp/ew_bench
+//       -Lbuild/src -lwick -Wl,-rpath,$PWD/build/src -o /tmp/ew_bench && WICK_NUM_THREADS=1 /tmp/ew_bench
 //   python3 bench/elementwise_numpy.py      # the same shapes in numpy, for the ratio
 // GB/s counts bytes read + written; best of 7 runs after a warm-up.
 #include <chrono>

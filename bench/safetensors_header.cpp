@@ -1,11 +1,10 @@
 // Hand-run benchmark of the safetensors header cost (not built by CMake, not a test): opening
 // (parsing + validating) a header of N one-element f32 tensors, and writing one (serialize,
 // which builds the same header as save, without the disk).
-//   ninja -C build wick && g++ -std=c++20 -O2 -Iinclude bench/safetensors_header.cpp build/src/libwick.a \
-//       -lopenblas -lpthread $CUDA_LIBS -o /tmp/st_bench && /tmp/st_bench 100000 1000000
-// where CUDA_LIBS="-L/usr/local/cuda/lib64 -L/usr/local/cuda/lib -lcudart -lcublas -lcublasLt -lcurand
-// -lnccl" for a CUDA build and empty for -DWICK_CUDA=OFF. "Before" figures: link the old
-// src/io/safetensors_*.cpp objects ahead of libwick.a. Sizes are the arguments (default 10^5 and 10^6).
+//   ninja -C build wick && g++ -std=c++20 -O2 -Iinclude bench/safetensors_header.cpp -Lbuild/src -lwick \
+//       -Wl,-rpath,$PWD/build/src -o /tmp/st_bench && /tmp/st_bench 100000 1000000
+// (libwick.so links no CUDA library: the CUDA backend is the module beside it). "Before"
+// figures: link the old src/io/safetensors_*.cpp objects ahead of -lwick. Sizes are the arguments (default 10^5 and 10^6).
 // Best of 3 runs (one when a run takes over 2 s); the header of 10^6 tensors is 86 MB.
 #include <chrono>
 #include <cstdio>
