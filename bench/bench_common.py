@@ -108,6 +108,9 @@ def torch_row(torch, row, device):
             "argmax_last": lambda: m.argmax(-1),
             "argmax_first": lambda: m.argmax(0),
             "softmax": lambda: torch.softmax(m, -1),
+            "cumsum_last": lambda: m.cumsum(-1),
+            "argsort_last": lambda: torch.sort(m, dim=-1, stable=True).indices,
+            "topk50_last": lambda: m.topk(50, -1),
         }[op], 1
     if op == "index_select":
         table, ids = rn(a["vocab"], a["dim"]), idx((a["count"],), a["vocab"])

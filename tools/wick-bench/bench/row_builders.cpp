@@ -78,6 +78,8 @@ Row matrix_row(const std::string& op, int64_t rows, int64_t cols, DType dt) {
   if (op == "argmax_first") bytes = n * e + double(cols) * 8;
   if (op == "sum_all") bytes = n * e + e;
   if (op == "layer_norm") bytes = 2 * n * e + 2 * double(cols) * e;
+  if (op == "argsort_last") bytes = n * e + n * 8;                       // i64 indices
+  if (op == "topk50_last") bytes = n * e + double(rows) * 50 * (e + 8);  // values + indices
   return make(op, dims_str({rows, cols}), dt, bytes, {{"rows", rows}, {"cols", cols}},
               [op, rows, cols, dt](Device d) -> Prepared {
                 Tensor m = randn(Shape{rows, cols}, dt, d);
@@ -101,6 +103,9 @@ Row matrix_row(const std::string& op, int64_t rows, int64_t cols, DType dt) {
                 if (op == "argmax_last") return {[m] { (void)argmax(m, -1); }, {}};
                 if (op == "argmax_first") return {[m] { (void)argmax(m, 0); }, {}};
                 if (op == "softmax") return {[m] { (void)softmax(m); }, {}};
+                if (op == "cumsum_last") return {[m] { (void)cumsum(m, -1); }, {}};
+                if (op == "argsort_last") return {[m] { (void)argsort(m, -1); }, {}};
+                if (op == "topk50_last") return {[m] { (void)topk(m, 50, -1); }, {}};
                 Tensor w = randn(Shape{cols}, dt, d), b = randn(Shape{cols}, dt, d);  // layer_norm
                 return {[m, w, b] { (void)layer_norm(m, w, b); }, {}};
               });

@@ -58,6 +58,11 @@ std::vector<Row> cuda_rows(bool quick) {
                            "max_first", "argmax_last", "argmax_first", "sum_all"})
       r.push_back(matrix_row(op, sq, sq, dt));
     r.push_back(matrix_row("softmax", rows, cols, dt));
+    // The ops added with the op table (issue 19): a scan, a stable sort, and the sampler's
+    // top-k over rows of a Llama-3 vocabulary.
+    r.push_back(matrix_row("cumsum_last", rows, cols, dt));
+    r.push_back(matrix_row("argsort_last", quick ? 256 : 16384, cols, dt));
+    r.push_back(matrix_row("topk50_last", quick ? 4 : 32, 128256, dt));
     r.push_back(matrix_row("layer_norm", rows, cols, dt));
     r.push_back(elementwise_row("where", n, dt));
     r.push_back(index_select_row(8192, 50257, 768, dt));
