@@ -22,8 +22,11 @@ constexpr DType kDTypes[] = {
 #undef WICK_DTYPE_ENTRY
 };
 
+// Whether the CUDA backend module is loaded: op_supported answers for CUDA exactly then.
+bool cuda_backend_loaded() { return op_supported(DeviceType::CUDA, op_names().front(), DType::F32).has_value(); }
+
 int print_ops() {
-  const bool cuda = op_supported(DeviceType::CUDA, op_names().front(), DType::F32).has_value();
+  const bool cuda = cuda_backend_loaded();
   std::cout << "| op |";
   for (DType d : kDTypes) std::cout << ' ' << dtype_name(d) << " |";
   std::cout << "\n| --- |";
@@ -50,7 +53,7 @@ int run_info() {
   std::cout << "  cpu kernels:  -march=" << (b.cpu_arch.empty() ? "default" : b.cpu_arch) << ", BLAS " << b.blas
             << '\n';
   const std::string cuda = cuda_backend_status();
-  const bool loaded = cuda.rfind("loaded", 0) == 0;
+  const bool loaded = cuda_backend_loaded();
   std::cout << "  backends:     cpu" << (loaded ? ", cuda (sm_" + b.cuda_archs + ")" : "") << '\n';
   std::cout << "  cuda:         " << (loaded ? "" : "unavailable: ") << cuda << '\n';
   std::cout << "devices:\n";
