@@ -319,7 +319,7 @@ TEST_P(Gpt2, GenerationStopsAtTheContextAndTheStopToken) {
   EXPECT_EQ(n, st.generated_tokens);
   std::vector<int32_t> got;
   st = models::Generator(model, {}).generate(
-      o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, o.greedy[3]);
+      o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, {o.greedy[3]});
   const auto stop = std::find(o.greedy.begin(), o.greedy.end(), o.greedy[3]);
   EXPECT_EQ(got, std::vector<int32_t>(o.greedy.begin(), stop));
 }
@@ -509,7 +509,7 @@ TEST(Gpt2Cli, GenerateWithTheDefaultModelPrintsWhatTheGeneratorProduces) {
   const text::Gpt2Tokenizer tok(asset_dir().string());
   std::vector<int32_t> ids;
   models::Generator(model, {}).generate(
-      tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); }, tok.end_of_text_id());
+      tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); }, {*tok.end_of_text_id()});
   const CliResult r = run_cli("generate --prompt 'Hello world' --max-tokens 12 --device cpu");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, tok.decode(ids) + "\n");

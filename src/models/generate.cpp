@@ -1,4 +1,4 @@
-// Generation loop, sampling and UTF-8 streaming for GPT-2.
+// Generation loop, sampling and UTF-8 streaming for any CausalLM.
 #include "wick/models/generate.h"
 
 #include <algorithm>
@@ -22,6 +22,13 @@ void check_sampling_options(const SamplingOptions& opt) {
              opt.temperature);
   WICK_CHECK(opt.top_k >= 0, InvalidArgument, "generate: top_k must be >= 0 (0: all tokens), got ", opt.top_k);
   WICK_CHECK(opt.top_p > 0 && opt.top_p <= 1, InvalidArgument, "generate: top_p must be in (0, 1], got ", opt.top_p);
+  WICK_CHECK(opt.min_p >= 0 && opt.min_p <= 1, InvalidArgument, "generate: min_p must be in [0, 1], got ", opt.min_p);
+  WICK_CHECK(opt.repetition_penalty > 0 && std::isfinite(opt.repetition_penalty), InvalidArgument,
+             "generate: repetition_penalty must be a finite number > 0 (1: off), got ", opt.repetition_penalty);
+  WICK_CHECK(opt.presence_penalty >= -2 && opt.presence_penalty <= 2, InvalidArgument,
+             "generate: presence_penalty must be in [-2, 2], got ", opt.presence_penalty);
+  WICK_CHECK(opt.frequency_penalty >= -2 && opt.frequency_penalty <= 2, InvalidArgument,
+             "generate: frequency_penalty must be in [-2, 2], got ", opt.frequency_penalty);
 }
 
 void check_generation_options(const SamplingOptions& opt, int64_t max_new_tokens, int64_t context) {
@@ -33,8 +40,46 @@ void check_generation_options(const SamplingOptions& opt, int64_t max_new_tokens
 
 Sampler::Sampler(const SamplingOptions& opt) : opt_(opt), rng_(opt.seed) { check_sampling_options(opt); }
 
-int32_t Sampler::sample(std::span<const float> logits) {
-  WICK_CHECK(!logits.empty(), InvalidArgument, "sampler: empty logits");
+void Sampler::set_prompt(std::span<const int32_t> prompt) { seen_.assign(prompt.begin(), prompt.end()); }
+
+void Sampler::apply_penalties(std::vector<float>& logits) const {
+  const auto n = int64_t(logits.size());
+  auto in_vocab = [&](int32_t id) { return id >= 0 && id < n; };
+  if (opt_.repetition_penalty != 1) {
+    std::vector<bool> done(logits.size());  // each distinct token once, as transformers' gather/scatter
+    const auto r = float(opt_.repetition_penalty);
+    for (int32_t id : seen_) {
+      if (!in_vocab(id) || done[size_t(id)]) continue;
+      done[size_t(id)] = true;
+      float& l = logits[size_t(id)];
+      l = l < 0 ? l * r : l / r;
+    }
+  }
+  if (opt_.presence_penalty != 0 || opt_.frequency_penalty != 0) {
+    std::vector<int32_t> count(logits.size());
+    for (int32_t id : generated_)
+      if (in_vocab(id)) ++count[size_t(id)];
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (count[i] > 0)
+        logits[i] -= float(opt_.presence_penalty + opt_.frequency_penalty * double(count[i]));
+  }
+}
+
+int32_t Sampler::sample(std::span<const float> raw) {
+  WICK_CHECK(!raw.empty(), InvalidArgument, "sampler: empty logits");
+  std::vector<float> penalized;
+  if (opt_.penalized()) {
+    penalized.assign(raw.begin(), raw.end());
+    apply_penalties(penalized);
+    raw = penalized;
+  }
+  const int32_t id = pick(raw);
+  if (opt_.repetition_penalty != 1) seen_.push_back(id);
+  if (opt_.presence_penalty != 0 || opt_.frequency_penalty != 0) generated_.push_back(id);
+  return id;
+}
+
+int32_t Sampler::pick(std::span<const float> logits) {
   if (opt_.temperature == 0)
     return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());  // first maximum, as torch
 
@@ -83,6 +128,17 @@ int32_t Sampler::sample(std::span<const float> logits) {
       }
     }
   }
+  // min-p: keep the tokens whose probability is at least min_p times the top one's (whose
+  // weight is 1 relative to the largest logit), at least one. The candidates are sorted
+  // as far as needed: the kept ones form a most-likely prefix.
+  if (opt_.min_p > 0) {
+    sort_prefix(keep, keep);
+    size_t m = 1;
+    while (m < keep && weight(m) >= opt_.min_p) ++m;
+    keep = m;
+    total = 0;
+    for (size_t i = 0; i < keep; ++i) total += weight(i);
+  }
   const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
   double cum = 0;
   for (size_t i = 0; i < keep; ++i) {
@@ -94,23 +150,28 @@ int32_t Sampler::sample(std::span<const float> logits) {
 
 GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                                     const std::function<void(int32_t)>& on_token,
-                                    std::optional<int32_t> stop_token) const {
+                                    const std::vector<int32_t>& stop_tokens, KvCache* cache) const {
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
   WICK_CHECK(max_new_tokens >= 0, InvalidArgument, "generate: max_new_tokens must be >= 0, got ", max_new_tokens);
-  const int64_t ctx = model_.config().n_positions;
-  WICK_CHECK(int64_t(prompt.size()) <= ctx, InvalidArgument, "generate: prompt of ", prompt.size(),
-             " tokens exceeds n_positions ", ctx);
+  const int64_t ctx = model_.context_length();
+  const int64_t past = cache ? cache->length() : 0;
+  const int64_t room = cache ? cache->resolved_capacity(ctx) : ctx;
+  WICK_CHECK(past + int64_t(prompt.size()) <= room, InvalidArgument, "generate: prompt of ", prompt.size(),
+             " tokens", past ? " after " + std::to_string(past) + " cached ones" : std::string(), " exceeds the ",
+             cache ? "cache capacity " : "context length ", room);
   using Clock = std::chrono::steady_clock;
   GenerationStats st;
   st.prompt_tokens = int64_t(prompt.size());
   if (max_new_tokens == 0) return st;
   Sampler sampler(opt_);
-  // Room for the prompt and every fed-back token, no more: the recorded decode step
-  // attends over the whole capacity.
-  // (Clamped before adding: prompt + max_new_tokens may not fit in an int64_t.)
-  const int64_t capacity = int64_t(prompt.size()) + std::min<int64_t>(max_new_tokens, ctx - int64_t(prompt.size()));
-  KvCache cache(capacity);
-  const int64_t vocab = model_.config().vocab_size;
+  sampler.set_prompt(prompt);
+  // Without a cache: room for the prompt and every fed-back token, no more (the recorded
+  // decode step attends over the whole capacity). Clamped before adding: prompt +
+  // max_new_tokens may not fit in an int64_t.
+  KvCache own(int64_t(prompt.size()) + std::min<int64_t>(max_new_tokens, ctx - int64_t(prompt.size())));
+  KvCache& kv = cache ? *cache : own;
+  const int64_t capacity = kv.resolved_capacity(ctx);
+  const int64_t vocab = model_.vocab_size();
   // The last position's logits as f32 on the CPU (waits for the device: timings are real).
   auto last_row = [&](const Tensor& logits) {
     return logits.select(1, logits.dim(1) - 1).to(Device::cpu()).to(DType::F32).to_vector<float>();
@@ -118,35 +179,38 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   auto t0 = Clock::now();
   const std::vector<int64_t> prompt64(prompt.begin(), prompt.end());  // wick's index dtype
   const Tensor ids = Tensor::from_vector(prompt64, Shape{1, int64_t(prompt.size())});
-  int32_t next = sampler.sample(last_row(model_.forward(ids, &cache, /*last_only=*/true)));
+  int32_t next = sampler.sample(last_row(model_.forward(ids, &kv, /*last_only=*/true)));
   auto t1 = Clock::now();
   st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  // Emits next; false when generation is over (stop token, token budget, full context).
-  int64_t length = cache.length();
+  // Emits next; false when generation is over (stop token, token budget, full cache).
+  int64_t length = kv.length();
   auto emit = [&]() {
-    if (stop_token && next == *stop_token) return false;
+    if (std::find(stop_tokens.begin(), stop_tokens.end(), next) != stop_tokens.end()) return false;
     WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
     on_token(next);
     return ++st.generated_tokens < max_new_tokens && length < capacity;
   };
   auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
+  // The step's own argmax is the next token only under plain greedy decoding.
+  const bool device_argmax = opt_.temperature == 0 && !opt_.penalized();
   if (cuda_graph_ && model_.device().is_cuda()) {
     // Record one static-shape step, then replay it per token. The step leaves its argmax
     // in s.ids: greedy decoding reads 8 bytes back; sampling reads the logits row and
     // overwrites s.ids with its choice.
-    DecodeState s = model_.begin_decode(cache, one_id(next));
-    const CudaGraph graph = CudaGraph::capture(model_.device(), [&] { model_.decode_step(s, cache); });
+    DecodeState s = model_.begin_decode(kv, one_id(next));
+    const CudaGraph graph = CudaGraph::capture(model_.device(), [&] { model_.decode_step(s, kv); });
     st.graph_nodes = graph.node_count();
     while (emit()) {
-      if (opt_.temperature != 0) s.ids.copy_(one_id(next).to(model_.device()));
+      if (!device_argmax) s.ids.copy_(one_id(next).to(model_.device()));
       graph.replay();
       ++length;
-      next = opt_.temperature == 0 ? int32_t(s.ids.to_vector<int64_t>()[0]) : sampler.sample(last_row(s.logits));
+      next = device_argmax ? int32_t(s.ids.to_vector<int64_t>()[0]) : sampler.sample(last_row(s.logits));
     }
+    kv.set_length(length);  // the recorded steps wrote these positions
   } else {
     while (emit()) {
-      next = sampler.sample(last_row(model_.forward(one_id(next), &cache, /*last_only=*/true)));
-      length = cache.length();
+      next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));
+      length = kv.length();
     }
   }
   st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();

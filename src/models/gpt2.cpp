@@ -62,10 +62,6 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   return m;
 }
 
-KvCache::KvCache(int64_t capacity) : capacity_(capacity) {
-  WICK_CHECK(capacity >= 0, InvalidArgument, "gpt2: cache capacity must be >= 0, got ", capacity);
-}
-
 Tensor Gpt2Model::activation(const Tensor& x) const {
   return config_.activation_function == "gelu" ? gelu_erf(x) : gelu(x);
 }
@@ -75,39 +71,21 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
              ids.defined() ? ids.shape().to_string() : "undefined");
   const int64_t B = ids.dim(0), T = ids.dim(1), H = config_.n_head, Dh = config_.head_dim();
   WICK_CHECK(T > 0, InvalidArgument, "gpt2: ids must hold at least one position, got shape ", ids.shape());
-  const int64_t past = cache ? cache->length_ : 0;
+  const int64_t past = cache ? cache->length() : 0;
   WICK_CHECK(past + T <= config_.n_positions, InvalidArgument, "gpt2: ", past, " cached + ", T,
              " new positions exceed n_positions ", config_.n_positions);
   if (cache) {
-    const int64_t capacity =
-        cache->capacity_ > 0 ? std::min(cache->capacity_, config_.n_positions) : config_.n_positions;
+    const int64_t capacity = cache->resolved_capacity(config_.n_positions);
     WICK_CHECK(past + T <= capacity, InvalidArgument, "gpt2: ", past, " cached + ", T,
                " new positions exceed the cache capacity ", capacity);
-    // Buffers from another batch size, model shape, dtype or device are only replaced while
-    // the cache is empty; mixing them with cached positions would be meaningless.
-    const Shape want{B, H, capacity, Dh};
-    const bool fits = cache->layers_.size() == size_t(config_.n_layer) && cache->layers_[0].k.shape() == want &&
-                      cache->layers_[0].k.dtype() == dtype_ && cache->layers_[0].k.device() == device_;
-    if (!fits) {
-      WICK_CHECK(past == 0, ShapeMismatch, "gpt2: the cache holds ", past, " positions of batch ", cache->batch_,
-                 " from another model, dtype, device or batch size (ids ", ids.shape(), "); clear() it first");
-      cache->layers_.assign(size_t(config_.n_layer), {});
-      for (auto& l : cache->layers_) {
-        // Zeroed, not empty: decode_step attends over the whole capacity with the unwritten
-        // positions masked by -inf, and a NaN left in them by earlier tensors would
-        // still poison the sums (NaN * 0 is NaN).
-        l.k = zeros(want, dtype_, device_);
-        l.v = zeros(want, dtype_, device_);
-      }
-      cache->batch_ = B;
-    }
+    cache->reserve("gpt2", size_t(config_.n_layer), B, H, capacity, Dh, dtype_, device_);
   }
 
   const Tensor x = embedding(ids.to(device_), wte_) + wpe_.narrow(0, past, T);  // (B, T, E)
   Tensor y = blocks(x, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
     if (cache) {
       // Write the new positions into the preallocated buffers; attend over all of them.
-      KvCache::Layer& c = cache->layers_[li];
+      KvCache::Layer& c = cache->layers()[li];
       c.k.narrow(2, past, T).copy_(k);
       c.v.narrow(2, past, T).copy_(v);
       k = c.k.narrow(2, 0, past + T);
@@ -117,7 +95,7 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
     opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
     return scaled_dot_product_attention(q, k, v, {}, opt);
   });
-  if (cache) cache->length_ = past + T;
+  if (cache) cache->set_length(past + T);
   if (last_only) y = y.narrow(1, T - 1, 1);
   y = layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
   return linear(y, lm_head_);  // y @ wte^T when tied
@@ -145,18 +123,20 @@ DecodeState Gpt2Model::begin_decode(const KvCache& cache, const Tensor& ids) con
   WICK_CHECK(ids.defined() && ids.rank() == 2 && ids.dim(1) == 1, ShapeMismatch,
              "gpt2: decode ids must have shape (batch, 1), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
-  WICK_CHECK(!cache.layers_.empty() && cache.length_ > 0 && cache.batch_ == ids.dim(0), InvalidArgument,
-             "gpt2: begin_decode needs a cache filled by forward() with the same batch (cache: ", cache.length_,
-             " positions of batch ", cache.batch_, "; ids ", ids.shape(), ")");
-  WICK_CHECK(cache.layers_[0].k.device() == device_ && cache.layers_[0].k.dtype() == dtype_, InvalidArgument,
+  WICK_CHECK(!cache.layers().empty() && cache.length() > 0 && cache.batch() == ids.dim(0), InvalidArgument,
+             "gpt2: begin_decode needs a cache filled by forward() with the same batch (cache: ", cache.length(),
+             " positions of batch ", cache.batch(), "; ids ", ids.shape(), ")");
+  const Tensor& k0 = cache.layers()[0].k;
+  WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_, InvalidArgument,
              "gpt2: the cache belongs to another device or dtype");
-  const int64_t N = cache.layers_[0].k.dim(2);  // the capacity: attention spans all of it
-  WICK_CHECK(cache.length_ < N, InvalidArgument, "gpt2: the cache is full (", cache.length_, " of ", N, " positions)");
+  const int64_t N = k0.dim(2);  // the capacity: attention spans all of it
+  WICK_CHECK(cache.length() < N, InvalidArgument, "gpt2: the cache is full (", cache.length(), " of ", N,
+             " positions)");
   DecodeState s;
   s.ids = ids.to(DType::I64).to(device_).contiguous().clone();
-  s.position = Tensor::from_vector(std::vector<int64_t>{cache.length_}, Shape{1}).to(device_);
+  s.position = Tensor::from_vector(std::vector<int64_t>{cache.length()}, Shape{1}).to(device_);
   s.mask = full(Shape{1, 1, 1, N}, -INFINITY, dtype_, device_);
-  s.mask.narrow(3, 0, cache.length_).zero_();
+  s.mask.narrow(3, 0, cache.length()).zero_();
   return s;
 }
 
@@ -166,7 +146,7 @@ void Gpt2Model::decode_step(DecodeState& s, KvCache& cache) const {
   index_copy_(s.mask, 3, s.position, zeros(Shape{1, 1, 1, 1}, dtype_, device_));
   const Tensor x = embedding(s.ids, wte_) + embedding(s.position, wpe_);  // (B, 1, E) + (1, E)
   const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-    KvCache::Layer& c = cache.layers_[li];
+    KvCache::Layer& c = cache.layers()[li];
     index_copy_(c.k, 2, s.position, k);  // the strided head views go in as they are
     index_copy_(c.v, 2, s.position, v);
     return scaled_dot_product_attention(q, c.k, c.v, s.mask);  // mask: written positions only

@@ -82,7 +82,7 @@ int run_generate(const GenerateArgs& a) {
         std::fwrite(bytes.data(), 1, bytes.size(), stdout);
         std::fflush(stdout);
       },
-      a.ignore_eos ? std::nullopt : std::optional<int32_t>(tok.end_of_text_id()));
+      a.ignore_eos || !tok.end_of_text_id() ? std::vector<int32_t>{} : std::vector<int32_t>{*tok.end_of_text_id()});
   const std::string rest = stream.flush();
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);

@@ -1,5 +1,6 @@
-// Autoregressive text generation with a GPT-2 model: greedy decoding or sampling with
-// temperature, top-k and top-p (nucleus), reproducible from a seed. Sampling runs on the
+// Autoregressive text generation with any CausalLM (GPT-2, the Llama family): greedy
+// decoding or sampling with repetition / presence / frequency penalties, temperature,
+// top-k, top-p (nucleus) and min-p, reproducible from a seed. Sampling runs on the
 // CPU over the last logits row converted to f32 (vocab-sized work per token: negligible
 // next to the forward pass, and identical on every device).
 #pragma once
@@ -13,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wick/models/gpt2.h"
+#include "wick/models/causal_lm.h"
 
 namespace wick::models {
 
@@ -21,7 +22,18 @@ struct SamplingOptions {
   double temperature = 0.0;  // 0: greedy (argmax); otherwise logits are divided by it
   int64_t top_k = 0;         // keep the k most likely tokens; 0: all
   double top_p = 1.0;        // keep the smallest set whose probability reaches top_p; 1: all
+  double min_p = 0.0;        // drop tokens less likely than min_p x the most likely one; 0: none
+  // Penalties on tokens already seen, applied to the logits before everything else (so
+  // also under greedy decoding). repetition_penalty (transformers' rule: a positive logit is
+  // divided by it, a negative one multiplied; 1: off) counts the prompt and the generated
+  // tokens; presence (once per distinct token) and frequency (per occurrence) penalties
+  // (OpenAI's rule: subtracted from the logit; 0: off) count the generated tokens only.
+  double repetition_penalty = 1.0;
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
   uint64_t seed = 0;
+
+  bool penalized() const { return repetition_penalty != 1 || presence_penalty != 0 || frequency_penalty != 0; }
 };
 
 // The smallest temperature other than 0 that sampling accepts. Below it 1/T is so large
@@ -31,22 +43,32 @@ struct SamplingOptions {
 inline constexpr double kMinTemperature = 1e-4;
 
 // Checks sampling options and a generation length, once, before any work: temperature is 0
-// (greedy) or finite and >= kMinTemperature; top_k >= 0; top_p in (0, 1]; max_new_tokens in
-// [1, context] where context is the model's n_positions (more could never be produced).
+// (greedy) or finite and >= kMinTemperature; top_k >= 0; top_p in (0, 1]; min_p in [0, 1];
+// repetition_penalty finite and > 0; presence/frequency penalties finite and in [-2, 2]
+// (OpenAI's range); max_new_tokens in [1, context] where context is the model's context
+// length (more could never be produced).
 // NaN fails every check. Throws ErrorKind::InvalidArgument with a message that starts with
 // "generate:" and names the option and the bounds.
 void check_sampling_options(const SamplingOptions& opt);
 void check_generation_options(const SamplingOptions& opt, int64_t max_new_tokens, int64_t context);
 
-// Picks token ids from logits rows. Order as in Hugging Face: temperature, top-k, top-p.
+// Picks token ids from logits rows. Order as in Hugging Face: penalties, temperature,
+// top-k, top-p, min-p.
 class Sampler {
  public:
   explicit Sampler(const SamplingOptions& opt);
+  // The prompt's tokens count for the repetition penalty.
+  void set_prompt(std::span<const int32_t> prompt);
+  // Picks the next token, then remembers it for the penalties.
   int32_t sample(std::span<const float> logits);
 
  private:
+  void apply_penalties(std::vector<float>& logits) const;
+  int32_t pick(std::span<const float> logits);  // temperature, top-k, top-p, min-p
   SamplingOptions opt_;
   std::mt19937_64 rng_;
+  std::vector<int32_t> seen_;       // prompt + generated (repetition penalty)
+  std::vector<int32_t> generated_;  // generated only (presence / frequency)
 };
 
 struct GenerationStats {
@@ -57,7 +79,7 @@ struct GenerationStats {
 
 class Generator {
  public:
-  Generator(const Gpt2Model& model, const SamplingOptions& opt) : model_(model), opt_(opt) {}
+  Generator(const CausalLM& model, const SamplingOptions& opt) : model_(model), opt_(opt) {}
   // On CUDA the decode step is recorded once as a CUDA graph and replayed (one launch per
   // token instead of hundreds); off, every step launches its ops directly. On by default;
   // the tokens are the same either way.
@@ -67,13 +89,18 @@ class Generator {
   }
   // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
   // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
-  // early at stop_token (not passed to on_token) or when the context (n_positions) is full.
+  // early at any of stop_tokens (not passed to on_token) or when the context is full.
+  //
+  // With cache (a conversation kept across turns), prompt holds the tokens that follow the
+  // cache->length() cached ones, and the cache is left holding every position fed through the
+  // model: the prompt and each generated token but the last (which was sampled, not fed).
+  // Its capacity bounds the generation; without one a cache just large enough is made.
   GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                            const std::function<void(int32_t)>& on_token,
-                           std::optional<int32_t> stop_token = std::nullopt) const;
+                           const std::vector<int32_t>& stop_tokens = {}, KvCache* cache = nullptr) const;
 
  private:
-  const Gpt2Model& model_;
+  const CausalLM& model_;
   SamplingOptions opt_;
   bool cuda_graph_ = true;
 };

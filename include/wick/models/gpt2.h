@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "wick/models/causal_lm.h"
 #include "wick/tensor.h"
 
 namespace wick::models {
@@ -32,44 +33,7 @@ struct Gpt2Config {
   static Gpt2Config from_json_string(const std::string& json, const std::string& origin = "<string>");
 };
 
-// Keys and values of every layer for the positions seen so far. The buffers (B, H,
-// n_positions, head_dim) per layer are allocated on first use and then written in place,
-// so a step never reallocates or copies the history.
-class KvCache {
- public:
-  // capacity: positions the buffers hold (0: the model's n_positions). A generation that
-  // knows its length asks for no more: the static decode step attends over the whole
-  // capacity, so a smaller one is proportionally cheaper.
-  KvCache() = default;
-  explicit KvCache(int64_t capacity);
-  int64_t length() const { return length_; }      // positions cached
-  int64_t capacity() const { return capacity_; }  // as requested; 0 = n_positions
-  int64_t batch() const { return batch_; }
-  // Forgets the cached positions (keeps the buffers for reuse with the same batch size).
-  void clear() { length_ = 0; }
-
- private:
-  friend class Gpt2Model;
-  struct Layer {
-    Tensor k, v;  // (B, H, capacity, head_dim)
-  };
-  std::vector<Layer> layers_;
-  int64_t length_ = 0, batch_ = 0, capacity_ = 0;
-};
-
-// Device-resident state of step-by-step decoding with static shapes: the token ids and
-// the position are tensors that kernels read, and attention spans the whole cache
-// capacity under an additive mask (0 for written positions, -inf beyond). A step
-// therefore launches the same kernels on the same addresses every time, which is what a
-// CUDA graph needs to record it once and replay it (see Generator).
-struct DecodeState {
-  Tensor ids;       // (B, 1) i64 input tokens; a step overwrites them with its argmax
-  Tensor position;  // (1) i64: the position a step writes; a step increments it
-  Tensor mask;      // (1, 1, 1, cache capacity) in the model dtype
-  Tensor logits;    // (B, 1, vocab_size): the last step's output
-};
-
-class Gpt2Model {
+class Gpt2Model final : public CausalLM {
  public:
   // Loads config.json and model.safetensors from dir (weights memory-mapped, converted to
   // dtype f32/f16/bf16 and moved to device). Keys may carry the "transformer." prefix
@@ -79,26 +43,16 @@ class Gpt2Model {
   static Gpt2Model load(const std::filesystem::path& dir, Device device = Device::cpu(), DType dtype = DType::F32,
                         const std::function<void(size_t done, size_t total)>& on_tensor = {});
 
-  // ids (B, T) integer token ids -> logits (B, T, vocab_size) in the model dtype on the model
-  // device. With a cache, ids are the positions after the cached ones (positions are offset
-  // by cache->length()) and the cache is extended by T. With last_only, only the last
-  // position's logits (B, 1, vocab_size): all that generation needs, and for a long prompt
-  // the LM head over every position is a large share of the work.
-  Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const;
-
-  // Decoding state for a cache already holding cache.length() positions (the prefill),
-  // with ids (B, 1) as the first step's tokens (any integer dtype, any device).
-  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const;
-  // One decode step from s: logits of s.ids at s.position into s.logits, keys and values
-  // written into the cache at s.position, then s.ids = argmax(s.logits) and
-  // s.position += 1. Only device ops with static shapes, so it can be recorded in a
-  // CudaGraph; the caller keeps count of the positions (cache.length() is not advanced)
-  // and must stop before n_positions. On the CPU it runs directly (same results).
-  void decode_step(DecodeState& s, KvCache& cache) const;
+  // CausalLM (causal_lm.h). The context length is n_positions.
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  int64_t context_length() const override { return config_.n_positions; }
+  Device device() const override { return device_; }
+  DType dtype() const override { return dtype_; }
+  Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
+  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
+  void decode_step(DecodeState& s, KvCache& cache) const override;
 
   const Gpt2Config& config() const { return config_; }
-  Device device() const { return device_; }
-  DType dtype() const { return dtype_; }
 
  private:
   struct Layer {

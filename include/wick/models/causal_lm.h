@@ -1,0 +1,94 @@
+// What every decoder-only language model in wick offers the generation loop (Generator,
+// generate.h), the CLI and the server: a forward pass over token ids with a KV cache, and a
+// static-shape decode step that a CUDA graph can record once and replay per token.
+// GPT-2 (gpt2.h) and the Llama family (llama.h) implement it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "wick/tensor.h"
+
+namespace wick::models {
+
+// Keys and values of every layer for the positions seen so far. The buffers (B, heads,
+// capacity, head_dim) per layer are allocated on first use and then written in place, so a
+// step never reallocates or copies the history.
+class KvCache {
+ public:
+  // capacity: positions the buffers hold (0: the model's context length). A generation
+  // that knows its length asks for no more: the static decode step attends over the whole
+  // capacity, so a smaller one is proportionally cheaper.
+  KvCache() = default;
+  explicit KvCache(int64_t capacity);
+  int64_t length() const { return length_; }      // positions cached
+  int64_t capacity() const { return capacity_; }  // as requested; 0 = the model's context
+  int64_t batch() const { return batch_; }
+  // Forgets the cached positions (keeps the buffers for reuse with the same batch size).
+  void clear() { length_ = 0; }
+  // Keeps the first n <= length() positions: a conversation whose new prompt shares a
+  // prefix with what is cached continues from there instead of recomputing it.
+  void truncate(int64_t n);
+
+  // ---- For model implementations ----
+  struct Layer {
+    Tensor k, v;  // (B, heads, capacity, head_dim)
+  };
+  // The capacity a model with context length ctx uses for this cache.
+  int64_t resolved_capacity(int64_t ctx) const { return capacity_ > 0 && capacity_ < ctx ? capacity_ : ctx; }
+  // Makes the buffers n_layers x (batch, heads, capacity, head_dim) of dtype on device,
+  // zero-filled. Buffers of another shape, dtype or device are replaced only while the
+  // cache is empty (ShapeMismatch naming `model` otherwise: mixing them with cached
+  // positions would be meaningless).
+  void reserve(std::string_view model, size_t n_layers, int64_t batch, int64_t heads, int64_t capacity,
+               int64_t head_dim, DType dtype, Device device);
+  std::vector<Layer>& layers() { return layers_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  void set_length(int64_t n);
+
+ private:
+  std::vector<Layer> layers_;
+  int64_t length_ = 0, batch_ = 0, capacity_ = 0;
+};
+
+// Device-resident state of step-by-step decoding with static shapes: the token ids and
+// the position are tensors that kernels read, and attention spans the whole cache
+// capacity under an additive mask (0 for written positions, -inf beyond). A step
+// therefore launches the same kernels on the same addresses every time, which is what a
+// CUDA graph needs to record it once and replay it (see Generator).
+struct DecodeState {
+  Tensor ids;       // (B, 1) i64 input tokens; a step overwrites them with its argmax
+  Tensor position;  // (1) i64: the position a step writes; a step increments it
+  Tensor mask;      // (1, 1, 1, cache capacity) in the model dtype
+  Tensor logits;    // (B, 1, vocab_size): the last step's output
+  std::vector<Tensor> extra;  // model-specific device state (e.g. a sliding-window mask)
+};
+
+class CausalLM {
+ public:
+  virtual ~CausalLM() = default;
+
+  virtual int64_t vocab_size() const = 0;
+  virtual int64_t context_length() const = 0;  // positions the model can attend over
+  virtual Device device() const = 0;
+  virtual DType dtype() const = 0;  // the compute dtype of activations and the KV cache
+
+  // ids (B, T) integer token ids -> logits (B, T, vocab_size) on the model device (the
+  // model dtype, or f32 where the LM head is quantized). With a cache, ids are the positions
+  // after the cached ones and the cache is extended by T. With last_only, only the last
+  // position's logits (B, 1, vocab_size): all that generation needs.
+  virtual Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const = 0;
+
+  // Decoding state for a cache already holding cache.length() positions (the prefill),
+  // with ids (B, 1) as the first step's tokens (any integer dtype, any device).
+  virtual DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const = 0;
+  // One decode step from s: logits of s.ids at s.position into s.logits, keys and values
+  // written into the cache at s.position, then s.ids = argmax(s.logits) and s.position += 1.
+  // Only device ops with static shapes, so it can be recorded in a CudaGraph; the caller
+  // keeps count of the positions (cache.length() is not advanced) and must stop before the
+  // capacity. On the CPU it runs directly (same results).
+  virtual void decode_step(DecodeState& s, KvCache& cache) const = 0;
+};
+
+}  // namespace wick::models
