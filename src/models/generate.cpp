@@ -60,8 +60,7 @@ void Sampler::apply_penalties(std::vector<float>& logits) const {
     for (int32_t id : generated_)
       if (in_vocab(id)) ++count[size_t(id)];
     for (size_t i = 0; i < logits.size(); ++i)
-      if (count[i] > 0)
-        logits[i] -= float(opt_.presence_penalty + opt_.frequency_penalty * double(count[i]));
+      if (count[i] > 0) logits[i] -= float(opt_.presence_penalty + opt_.frequency_penalty * double(count[i]));
   }
 }
 
@@ -156,8 +155,8 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   const int64_t ctx = model_.context_length();
   const int64_t past = cache ? cache->length() : 0;
   const int64_t room = cache ? cache->resolved_capacity(ctx) : ctx;
-  WICK_CHECK(past + int64_t(prompt.size()) <= room, InvalidArgument, "generate: prompt of ", prompt.size(),
-             " tokens", past ? " after " + std::to_string(past) + " cached ones" : std::string(), " exceeds the ",
+  WICK_CHECK(past + int64_t(prompt.size()) <= room, InvalidArgument, "generate: prompt of ", prompt.size(), " tokens",
+             past ? " after " + std::to_string(past) + " cached ones" : std::string(), " exceeds the ",
              cache ? "cache capacity " : "context length ", room);
   using Clock = std::chrono::steady_clock;
   GenerationStats st;

@@ -58,10 +58,10 @@ class KvCache {
 // therefore launches the same kernels on the same addresses every time, which is what a
 // CUDA graph needs to record it once and replay it (see Generator).
 struct DecodeState {
-  Tensor ids;       // (B, 1) i64 input tokens; a step overwrites them with its argmax
-  Tensor position;  // (1) i64: the position a step writes; a step increments it
-  Tensor mask;      // (1, 1, 1, cache capacity) in the model dtype
-  Tensor logits;    // (B, 1, vocab_size): the last step's output
+  Tensor ids;                 // (B, 1) i64 input tokens; a step overwrites them with its argmax
+  Tensor position;            // (1) i64: the position a step writes; a step increments it
+  Tensor mask;                // (1, 1, 1, cache capacity) in the model dtype
+  Tensor logits;              // (B, 1, vocab_size): the last step's output
   std::vector<Tensor> extra;  // model-specific device state (e.g. a sliding-window mask)
 };
 

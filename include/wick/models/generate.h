@@ -96,8 +96,8 @@ class Generator {
   // model: the prompt and each generated token but the last (which was sampled, not fed).
   // Its capacity bounds the generation; without one a cache just large enough is made.
   GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
-                           const std::function<void(int32_t)>& on_token,
-                           const std::vector<int32_t>& stop_tokens = {}, KvCache* cache = nullptr) const;
+                           const std::function<void(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens = {},
+                           KvCache* cache = nullptr) const;
 
  private:
   const CausalLM& model_;

@@ -1,0 +1,86 @@
+// The sampler's penalties and min-p on hand-derived cases (temperature, top-k and top-p are
+// covered in test_gpt2.cpp). Rules: transformers' RepetitionPenaltyLogitsProcessor (each
+// distinct token seen in prompt or output: logit / r if positive, * r if negative),
+// OpenAI's presence/frequency penalties (over generated tokens: logit -= presence +
+// frequency * count), transformers' MinPLogitsWarper (keep p >= min_p * p_max).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "support/golden.h"
+#include "wick/models/generate.h"
+
+namespace wick {
+namespace {
+
+std::vector<int32_t> greedy_run(models::SamplingOptions opt, const std::vector<float>& logits, int steps,
+                                const std::vector<int32_t>& prompt = {}) {
+  models::Sampler s(opt);
+  s.set_prompt(prompt);
+  std::vector<int32_t> out;
+  for (int i = 0; i < steps; ++i) out.push_back(s.sample(logits));
+  return out;
+}
+
+TEST(SamplerPenalties, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
+  // Prompt {3}: 3.0 / 4 = 0.75 < 2.0, so token 0 wins; then 0 is seen too: 0.5 / 4 = 0.125,
+  // 2.0 / 4 = 0.5 and 0.75: token 3 again (it stays at 0.75: once per distinct token).
+  EXPECT_EQ(greedy_run({.repetition_penalty = 4.0}, {2.0f, -1.0f, 0.5f, 3.0f}, 2, {3}), (std::vector<int32_t>{0, 3}));
+  // Negative logits grow more negative: -0.1 * 5 = -0.5 < -0.3.
+  EXPECT_EQ(greedy_run({.repetition_penalty = 5.0}, {-0.5f, -0.1f, -0.3f}, 1, {1}), (std::vector<int32_t>{2}));
+  // Without the penalty the prompt does not matter.
+  EXPECT_EQ(greedy_run({}, {-0.5f, -0.1f, -0.3f}, 1, {1}), (std::vector<int32_t>{1}));
+}
+
+TEST(SamplerPenalties, PresenceCountsDistinctGeneratedTokensAndFrequencyEachOccurrence) {
+  // Presence 1.5 over {1.0, 0.9, 0.0}: 0; then 0 -> -0.5: 1; then 1 -> -0.6: 2; then 2 ->
+  // -1.5: 0 (-0.5 is the largest), and 0 stays at -0.5 however often it comes.
+  EXPECT_EQ(greedy_run({.presence_penalty = 1.5}, {1.0f, 0.9f, 0.0f}, 5, {0, 0, 0}),
+            (std::vector<int32_t>{0, 1, 2, 0, 0}));
+  // Frequency 0.3 over {1.0, 0.5}: 1.0 > .5; .7 > .5; .4 < .5; .4 > .2; .1 < .2; .1 > -.1.
+  // The prompt does not count for either.
+  EXPECT_EQ(greedy_run({.frequency_penalty = 0.3}, {1.0f, 0.5f}, 6, {0, 0, 0}),
+            (std::vector<int32_t>{0, 0, 1, 0, 1, 0}));
+}
+
+std::vector<double> frequencies(const models::SamplingOptions& opt, const std::vector<float>& logits) {
+  models::Sampler s(opt);
+  std::vector<double> f(logits.size());
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) f[size_t(s.sample(logits))] += 1.0 / n;
+  return f;
+}
+
+TEST(SamplerMinP, KeepsTokensAtLeastMinPTimesTheMostLikely) {
+  const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+  // min_p 0.5: p >= 0.25 -> {0.5, 0.3}, renormalized 0.625 / 0.375 (3 sigma of 20000 ~ 0.011).
+  auto f = frequencies({.temperature = 1.0, .min_p = 0.5, .seed = 5}, logits);
+  EXPECT_NEAR(f[0], 0.625, 0.015);
+  EXPECT_EQ(f[2] + f[3], 0.0);
+  // min_p 0.2: p >= 0.1 -> the first three (0.15 / 0.95 for the third).
+  f = frequencies({.temperature = 1.0, .min_p = 0.2, .seed = 6}, logits);
+  EXPECT_NEAR(f[2], 0.15 / 0.95, 0.015);
+  EXPECT_EQ(f[3], 0.0);
+  // Temperature first: at T = 2 the ratios are square roots (0.3/0.5 -> 0.775, 0.05/0.5 -> 0.316),
+  // so min_p 0.5 keeps three: sqrt(.5), sqrt(.3), sqrt(.15) renormalized.
+  f = frequencies({.temperature = 2.0, .min_p = 0.5, .seed = 7}, logits);
+  const double z = std::sqrt(0.5) + std::sqrt(0.3) + std::sqrt(0.15);
+  EXPECT_NEAR(f[2], std::sqrt(0.15) / z, 0.015);
+  EXPECT_EQ(f[3], 0.0);
+  // min_p 1 keeps only the most likely token.
+  f = frequencies({.temperature = 1.0, .min_p = 1.0, .seed = 8}, logits);
+  EXPECT_EQ(f[1] + f[2] + f[3], 0.0);
+}
+
+TEST(SamplerOptions, BadPenaltiesAndMinPAreRejected) {
+  EXPECT_WICK_ERROR(models::Sampler({.min_p = 1.5}), InvalidArgument, "min_p must be in [0, 1]");
+  EXPECT_WICK_ERROR(models::Sampler({.min_p = -0.1}), InvalidArgument, "min_p must be in [0, 1]");
+  EXPECT_WICK_ERROR(models::Sampler({.repetition_penalty = 0.0}), InvalidArgument,
+                    "repetition_penalty must be a finite number > 0");
+  EXPECT_WICK_ERROR(models::Sampler({.repetition_penalty = NAN}), InvalidArgument, "repetition_penalty");
+  EXPECT_WICK_ERROR(models::Sampler({.presence_penalty = 2.5}), InvalidArgument, "presence_penalty must be in [-2, 2]");
+  EXPECT_WICK_ERROR(models::Sampler({.frequency_penalty = NAN}), InvalidArgument, "frequency_penalty");
+}
+
+}  // namespace
+}  // namespace wick
