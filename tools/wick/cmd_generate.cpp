@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "progress.h"
 #include "wick/models/generate.h"
+#include "wick/models/gpt2.h"
 #include "wick/text/gpt2_tokenizer.h"
 #include "wick/wick.h"
 
