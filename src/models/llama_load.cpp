@@ -203,8 +203,8 @@ struct LlamaLoader {
 
   void run() {
     const int64_t layers = src.layer_count();
-    WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config says ", m.config_.n_layer,
-               " layers, but the checkpoint holds ", layers);
+    WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
+               " layers but the checkpoint holds ", layers);
     make_plan();
     const size_t rope_bytes = 2 * size_t(m.config_.context_length * (m.config_.rope.dims / 2)) * dtype_size(m.dtype_);
     const size_t bytes = check_plan();
