@@ -64,16 +64,16 @@ std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) 
   return std::nullopt;
 }
 
+// The checkpoint's own float type on an accelerator (f16 for quantized files); f32 on the CPU.
 DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device) {
   if (device.is_cpu()) return DType::F32;
   if (c.torch_dtype == "bfloat16") return DType::BF16;
   if (c.torch_dtype == "float16") return DType::F16;
+  if (c.torch_dtype == "float32") return DType::F32;
   const char* embd = src.is_gguf() ? "token_embd.weight" : "model.embed_tokens.weight";
-  if (src.contains(embd)) {
-    const StoredTensor t = src.get(embd);
-    if (t.dense.defined() && t.dense.dtype() == DType::BF16) return DType::BF16;
-  }
-  return DType::F16;
+  if (!src.contains(embd)) return DType::F16;  // the plan names the missing tensor later
+  const StoredTensor t = src.get(embd);
+  return t.dense.defined() ? t.dense.dtype() : DType::F16;
 }
 
 size_t free_bytes(Device device) {

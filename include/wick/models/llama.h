@@ -82,8 +82,8 @@ struct LlamaConfig {
 
 struct LlamaLoadOptions {
   Device device = Device::cpu();
-  // f32, f16 or bf16. Default: f32 on the CPU; on CUDA the checkpoint's f16/bf16 (f16 for
-  // quantized or f32 files).
+  // f32, f16 or bf16. Default: f32 on the CPU; on CUDA the checkpoint's float type
+  // (config.json's dtype, else the token embedding's; f16 for a quantized embedding).
   std::optional<DType> dtype;
   // Quantize float weight matrices at load (q8_0, q4_0, q4_K, q6_K: what wick::quantize
   // writes). A matrix whose rows are not a multiple of the type's block falls back to q8_0,
