@@ -120,6 +120,38 @@ TEST_P(Llama, StaticDecodeStepsMatchTheOracle) {
     }
 }
 
+TEST_P(Llama, SmallCachesKeepTheSlidingWindowRight) {
+  // The decode step's sliding mask pads min(window, capacity) entries: a capacity below
+  // Mistral's window (8) and one above it give the oracle's rows all the same.
+  const LlamaModel m = load("mistral");
+  const auto& o = llama_oracle("mistral");
+  const auto& prompt = o.prompts[1];
+  for (const int64_t capacity : {int64_t(7), int64_t(20)}) {
+    KvCache cache(capacity);
+    (void)m.forward(llama_ids({prompt[0], prompt[1]}), &cache);
+    models::DecodeState s = m.begin_decode(cache, llama_ids({prompt[2]}));
+    EXPECT_EQ(s.mask.dim(3), capacity);
+    for (int64_t t = 2; t < capacity; ++t) {
+      if (t > 2) s.ids.copy_(llama_ids({prompt[size_t(t)]}).to(dev()));
+      m.decode_step(s, cache);
+      EXPECT_LE(llama_rel_error(s.logits, o.logits[1], t, 1), 1e-4) << "capacity " << capacity << " position " << t;
+    }
+  }
+}
+
+TEST_P(Llama, ReportsProgressPerTensor) {
+  std::vector<size_t> done;
+  LlamaLoadOptions opt;
+  opt.device = dev();
+  opt.on_tensor = [&](size_t d, size_t total) {
+    EXPECT_EQ(total, 20u);  // embedding, final norm, 2 x (2 norms + q k v o + gate up down); tied head
+    done.push_back(d);
+  };
+  (void)LlamaModel::load(llama_dir("llama3"), opt);
+  ASSERT_EQ(done.size(), 20u);
+  EXPECT_EQ(done.back(), 20u);
+}
+
 TEST_P(Llama, GreedyMatchesTransformersThroughTheGenerator) {
   for (const auto& name : llama_fixtures())
     for (const char* file : {(const char*)nullptr, "model.gguf"}) {
