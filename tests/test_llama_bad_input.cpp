@@ -88,8 +88,14 @@ TEST(LlamaBadInput, HfConfigs) {
                "llama: config.json has no 'hidden_size'");
   expect_error(parse([](auto& j) { j["num_hidden_layers"] = -2; }), ErrorKind::Format,
                "llama: config key 'num_hidden_layers' must be a positive integer, got -2 (at most 2147483647)");
-  expect_error(parse([](auto& j) { j["rope_parameters"]["rope_type"] = "longrope"; }), ErrorKind::Unsupported,
-               "llama: rope type 'longrope' is not supported (default, linear, dynamic, llama3, yarn)");
+  expect_error(parse([](auto& j) { j["rope_parameters"]["rope_type"] = "proportional"; }), ErrorKind::Unsupported,
+               "llama: rope type 'proportional' is not supported (default, linear, dynamic, llama3, yarn, longrope)");
+  expect_error(parse([](auto& j) { j["rope_parameters"]["rope_type"] = "longrope"; }), ErrorKind::Format,
+               "llama: longrope needs a list 'short_factor'");
+  expect_error(parse([](auto& j) {
+                 j["rope_parameters"] = {{"rope_type", "longrope"}, {"short_factor", {1, 2}}, {"long_factor", {1, 2}}};
+               }),
+               ErrorKind::Format, "llama: a rope factor list holds 2 factors, the 16 rotary dims need 8");
   expect_error(parse([](auto& j) { j["hidden_act"] = "relu2"; }), ErrorKind::Unsupported,
                "llama: config key 'hidden_act' names activation 'relu2' (supported: silu, gelu_pytorch_tanh, "
                "gelu_new, gelu)");

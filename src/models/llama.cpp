@@ -162,6 +162,13 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
   return x;
 }
 
+std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
+  const bool long_rows = rope_cos_long_.defined() && past + T > config_.rope.original_context;
+  const Tensor& c = long_rows ? rope_cos_long_ : rope_cos_;
+  const Tensor& s = long_rows ? rope_sin_long_ : rope_sin_;
+  return {c.narrow(0, past, T), s.narrow(0, past, T)};
+}
+
 Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
@@ -186,21 +193,21 @@ Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) co
   const Tensor causal_mask = explicit_scores ? additive_mask(past, T, 0, dtype_, device_) : Tensor();
 
   const Tensor x = embed(ids.to(device_));
-  Tensor y = blocks(x, rope_cos_.narrow(0, past, T), rope_sin_.narrow(0, past, T),
-                    [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
-                      if (cache) {
-                        KvCache::Layer& l = cache->layers()[li];
-                        l.k.narrow(2, past, T).copy_(k);
-                        l.v.narrow(2, past, T).copy_(v);
-                        k = l.k.narrow(2, 0, Tk);
-                        v = l.v.narrow(2, 0, Tk);
-                      }
-                      k = repeat_kv(k, c.kv_groups());
-                      v = repeat_kv(v, c.kv_groups());
-                      const bool sliding = windowed && c.sliding_layers[li];
-                      const Tensor& mask = sliding ? window_mask : causal_mask;
-                      return llama_attention(c, q, k, v, mask, !mask.defined());
-                    });
+  const auto [cos, sin] = rope_rows(past, T);
+  Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
+    if (cache) {
+      KvCache::Layer& l = cache->layers()[li];
+      l.k.narrow(2, past, T).copy_(k);
+      l.v.narrow(2, past, T).copy_(v);
+      k = l.k.narrow(2, 0, Tk);
+      v = l.v.narrow(2, 0, Tk);
+    }
+    k = repeat_kv(k, c.kv_groups());
+    v = repeat_kv(v, c.kv_groups());
+    const bool sliding = windowed && c.sliding_layers[li];
+    const Tensor& mask = sliding ? window_mask : causal_mask;
+    return llama_attention(c, q, k, v, mask, !mask.defined());
+  });
   if (cache) cache->set_length(Tk);
   if (last_only) y = y.narrow(1, T - 1, 1);
   return head(y);

@@ -98,9 +98,11 @@ void read_rope(const Json& j, LlamaConfig& c) {
   std::string type = get_string(p, "rope_type");
   if (type.empty()) type = get_string(p, "type");
   if (type.empty() || type == "default" || type == "dynamic") return;  // dynamic: default within the context
-  r.factor = get_number(p, "factor", 1.0);
-  r.original_context = get_size(p, "original_max_position_embeddings",
-                                get_size(j, "original_max_position_embeddings", c.context_length));
+  // Phi-3 keeps original_max_position_embeddings beside rope_scaling; it wins there.
+  r.original_context = get_size(j, "original_max_position_embeddings",
+                                get_size(p, "original_max_position_embeddings", c.context_length));
+  const bool longrope = type == "longrope" || type == "su";
+  r.factor = get_number(p, "factor", longrope ? double(c.context_length) / double(r.original_context) : 1.0);
   if (type == "linear") {
     r.scaling = RopeScaling::Linear;
   } else if (type == "llama3") {
@@ -117,9 +119,21 @@ void read_rope(const Json& j, LlamaConfig& c) {
     WICK_CHECK(!find(p, "mscale") && !find(p, "mscale_all_dim"), Unsupported, kOp,
                ": yarn rope with mscale / mscale_all_dim is not supported");
     if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
+  } else if (longrope) {
+    r.scaling = RopeScaling::LongRope;
+    if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
+    for (auto [key, out] : {std::pair{"short_factor", &r.short_factor}, std::pair{"long_factor", &r.long_factor}}) {
+      const Json* f = find(p, key);
+      WICK_CHECK(f && f->is_array(), Format, kOp, ": longrope needs a list '", key, "'");
+      for (const Json& e : *f) {
+        WICK_CHECK(e.is_number() && e.get<double>() > 0 && std::isfinite(e.get<double>()), Format, kOp, ": '", key,
+                   "' must hold positive numbers, got ", json::brief(e));
+        out->push_back(e.get<double>());
+      }
+    }
   } else {
     fail(ErrorKind::Unsupported, kOp, ": rope type '", type,
-         "' is not supported (default, linear, dynamic, llama3, yarn)");
+         "' is not supported (default, linear, dynamic, llama3, yarn, longrope)");
   }
 }
 
@@ -207,8 +221,12 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
   if (c.rope.dims == 0) c.rope.dims = c.head_dim;
   WICK_CHECK(c.rope.dims > 0 && c.rope.dims <= c.head_dim && c.rope.dims % 2 == 0, Format, kOp, ": ", keys.rope_dims,
              " gives ", c.rope.dims, " rotary dims, which must be even and at most the head dim ", c.head_dim);
-  WICK_CHECK(c.rope.freq_factors.empty() || int64_t(c.rope.freq_factors.size()) == c.rope.dims / 2, Format, kOp,
-             ": rope_freqs holds ", c.rope.freq_factors.size(), " factors, the rotary dims need ", c.rope.dims / 2);
+  for (const auto* f : {&c.rope.freq_factors, &c.rope.short_factor, &c.rope.long_factor})
+    WICK_CHECK(f->empty() || int64_t(f->size()) == c.rope.dims / 2, Format, kOp, ": a rope factor list holds ",
+               f->size(), " factors, the ", c.rope.dims, " rotary dims need ", c.rope.dims / 2);
+  WICK_CHECK(c.rope.scaling != RopeScaling::LongRope ||
+                 (!c.rope.short_factor.empty() && !c.rope.long_factor.empty() && c.rope.original_context > 1),
+             Format, kOp, ": longrope needs short and long factors and an original context above 1");
   if (c.sliding_layers.size() != size_t(c.n_layer)) c.sliding_layers.assign(size_t(c.n_layer), false);
   if (c.sliding_window == 0) c.sliding_layers.assign(size_t(c.n_layer), false);
   c.gemma_norms = arch.gemma;

@@ -20,7 +20,8 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
 
 // transformers' inverse frequencies (dims/2 of them) for the rope config, and the factor
 // on cos/sin (yarn's attention factor, 1 otherwise). In double precision.
-std::vector<double> rope_inv_freq(const RopeConfig& r);
+// long_factors picks longrope's long set (ignored by the other scalings).
+std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors = false);
 double rope_attention_factor(const RopeConfig& r);
 
 // softmax(q k^T * scale [tanh-softcapped] + mask) v over matching heads, q (B, H, Tq, D);

@@ -68,16 +68,21 @@ void LlamaModel::decode_step(DecodeState& s, KvCache& cache) const {
     window = s.extra[0].narrow(3, pad, N);
   }
   const Tensor x = embed(s.ids);  // (B, 1, E)
-  const Tensor y = blocks(x, embedding(s.position, rope_cos_), embedding(s.position, rope_sin_),
-                          [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-                            KvCache::Layer& l = cache.layers()[li];
-                            index_copy_(l.k, 2, s.position, k);
-                            index_copy_(l.v, 2, s.position, v);
-                            // The G query heads of a group as G rows against its one cached head.
-                            const Tensor qg = q.reshape({B, KV, G, D});
-                            const Tensor& mask = c.sliding_layers[li] && window.defined() ? window : s.mask;
-                            return llama_attention(c, qg, l.k, l.v, mask, false).reshape({B, KV * G, 1, D});
-                          });
+  Tensor cos = embedding(s.position, rope_cos_), sin = embedding(s.position, rope_sin_);
+  if (rope_cos_long_.defined()) {  // longrope: the long set once the sequence passes the original context
+    const Tensor is_long = ge(s.position, full(Shape{1}, config_.rope.original_context, DType::I64, device_));
+    cos = where(is_long, embedding(s.position, rope_cos_long_), cos);
+    sin = where(is_long, embedding(s.position, rope_sin_long_), sin);
+  }
+  const Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    KvCache::Layer& l = cache.layers()[li];
+    index_copy_(l.k, 2, s.position, k);
+    index_copy_(l.v, 2, s.position, v);
+    // The G query heads of a group as G rows against its one cached head.
+    const Tensor qg = q.reshape({B, KV, G, D});
+    const Tensor& mask = c.sliding_layers[li] && window.defined() ? window : s.mask;
+    return llama_attention(c, qg, l.k, l.v, mask, false).reshape({B, KV * G, 1, D});
+  });
   s.logits = head(y);
   s.ids.copy_(argmax(s.logits, -1).reshape({B, 1}));
   s.position.copy_(s.position + Scalar(int64_t(1)));

@@ -73,8 +73,24 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
   r.theta = k.number("rope.freq_base").value_or(10000.0);
   r.dims = k.integer("rope.dimension_count").value_or(c.head_dim);
   const std::string type = k.string("rope.scaling.type");
-  WICK_CHECK(type != "longrope" && !f.contains("rope_factors_long.weight"), Unsupported, kOp,
-             ": longrope (Phi-3 128k) rope scaling is not supported");
+  auto factors = [&](const char* name) {
+    WICK_CHECK(f.contains(name), Format, kOp, ": longrope GGUF file has no tensor '", name, "'");
+    const Tensor t = gguf::plain_tensor(f.tensor(name)).to(DType::F64);
+    WICK_CHECK(t.rank() == 1, Format, kOp, ": tensor '", name, "' must be 1-D, got ", t.shape());
+    std::vector<double> v = t.to_vector<double>();
+    for (const double d : v)
+      WICK_CHECK(std::isfinite(d) && d > 0, Format, kOp, ": tensor '", name, "' holds ", d, " (must be > 0)");
+    return v;
+  };
+  if (type == "longrope" || f.contains("rope_factors_long.weight")) {
+    r.scaling = RopeScaling::LongRope;
+    r.original_context = k.integer("rope.scaling.original_context_length").value_or(c.context_length);
+    r.factor = double(c.context_length) / double(r.original_context);
+    if (k.has("rope.scaling.attn_factor")) r.attention_factor = k.number("rope.scaling.attn_factor");
+    r.long_factor = factors("rope_factors_long.weight");
+    r.short_factor = factors("rope_factors_short.weight");
+    return;
+  }
   if (type == "linear" || (type.empty() && k.has("rope.scale_linear"))) {
     r.scaling = RopeScaling::Linear;
     r.factor = k.number(type.empty() ? "rope.scale_linear" : "rope.scaling.factor").value_or(1.0);

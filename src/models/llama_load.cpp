@@ -185,9 +185,9 @@ struct LlamaLoader {
     }
   }
 
-  void rope_tables() {
+  void rope_tables(bool long_factors, Tensor& cos_out, Tensor& sin_out) {
     const LlamaConfig& c = m.config_;
-    const std::vector<double> inv = rope_inv_freq(c.rope);
+    const std::vector<double> inv = rope_inv_freq(c.rope, long_factors);
     const double scale = rope_attention_factor(c.rope);
     const int64_t n_freq = int64_t(inv.size()), n = c.context_length;
     std::vector<float> cos(size_t(n * n_freq)), sin(cos.size());
@@ -197,8 +197,8 @@ struct LlamaLoader {
         cos[size_t(p * n_freq + i)] = float(std::cos(a) * scale);
         sin[size_t(p * n_freq + i)] = float(std::sin(a) * scale);
       }
-    m.rope_cos_ = Tensor::from_vector(cos, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
-    m.rope_sin_ = Tensor::from_vector(sin, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
+    cos_out = Tensor::from_vector(cos, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
+    sin_out = Tensor::from_vector(sin, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
   }
 
   void run() {
@@ -206,7 +206,9 @@ struct LlamaLoader {
     WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
                " layers but the checkpoint holds ", layers);
     make_plan();
-    const size_t rope_bytes = 2 * size_t(m.config_.context_length * (m.config_.rope.dims / 2)) * dtype_size(m.dtype_);
+    const bool long_rope = m.config_.rope.scaling == RopeScaling::LongRope;
+    const size_t rope_bytes =
+        (long_rope ? 4 : 2) * size_t(m.config_.context_length * (m.config_.rope.dims / 2)) * dtype_size(m.dtype_);
     const size_t bytes = check_plan();
     check_fits(bytes + rope_bytes, free_bytes(m.device_), m.device_);
     for (size_t i = 0; i < plan.size(); ++i) {
@@ -216,7 +218,8 @@ struct LlamaLoader {
     }
     if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
     m.weight_bytes_ = bytes;
-    rope_tables();
+    rope_tables(false, m.rope_cos_, m.rope_sin_);
+    if (long_rope) rope_tables(true, m.rope_cos_long_, m.rope_sin_long_);
   }
 };
 

@@ -18,7 +18,7 @@ double yarn_correction_dim(double num_rotations, double dim, double base, double
 
 }  // namespace
 
-std::vector<double> rope_inv_freq(const RopeConfig& r) {
+std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors) {
   const int64_t n_freq = r.dims / 2;
   std::vector<double> inv(static_cast<size_t>(n_freq));
   for (int64_t i = 0; i < n_freq; ++i) inv[size_t(i)] = 1.0 / std::pow(r.theta, double(2 * i) / double(r.dims));
@@ -39,6 +39,11 @@ std::vector<double> rope_inv_freq(const RopeConfig& r) {
           f = (1 - smooth) * f / r.factor + smooth * f;
         }  // high frequencies: kept
       }
+      break;
+    }
+    case RopeScaling::LongRope: {
+      const std::vector<double>& ext = long_factors ? r.long_factor : r.short_factor;
+      for (size_t i = 0; i < inv.size() && i < ext.size(); ++i) inv[i] /= ext[i];
       break;
     }
     case RopeScaling::Yarn: {
@@ -66,9 +71,11 @@ std::vector<double> rope_inv_freq(const RopeConfig& r) {
 }
 
 double rope_attention_factor(const RopeConfig& r) {
-  if (r.scaling != RopeScaling::Yarn) return 1.0;
+  if (r.scaling != RopeScaling::Yarn && r.scaling != RopeScaling::LongRope) return 1.0;
   if (r.attention_factor) return *r.attention_factor;
-  return r.factor <= 1 ? 1.0 : 0.1 * std::log(r.factor) + 1.0;
+  if (r.factor <= 1) return 1.0;
+  if (r.scaling == RopeScaling::Yarn) return 0.1 * std::log(r.factor) + 1.0;
+  return std::sqrt(1 + std::log(r.factor) / std::log(double(r.original_context)));
 }
 
 }  // namespace wick::models

@@ -1,6 +1,6 @@
 // The transformers oracle of the Llama-family fixtures (tests/data/llama/gen_llama.py):
 // expected.safetensors holds prompt0/1 (i64), logits0/1 (T, vocab) f32 at every position
-// and greedy (32 ids), the continuation of prompt0.
+// and greedy (32 ids), the continuation of prompt<greedy_prompt> (0, phi3: 1).
 #pragma once
 
 #include <unistd.h>
@@ -25,8 +25,9 @@ inline const std::vector<std::string>& llama_fixtures() {
 
 struct LlamaOracle {
   std::vector<std::vector<int32_t>> prompts;
-  std::vector<Tensor> logits;  // (T, vocab) f32 per prompt
-  std::vector<int32_t> greedy;
+  std::vector<Tensor> logits;   // (T, vocab) f32 per prompt
+  std::vector<int32_t> greedy;  // the continuation of prompts[greedy_prompt]
+  size_t greedy_prompt = 0;
 };
 
 inline std::filesystem::path llama_dir(const std::string& name) { return data_path("llama/" + name); }
@@ -45,6 +46,7 @@ inline const LlamaOracle& llama_oracle(const std::string& name) {
     o.logits.push_back(t.at(std::string("logits") + i).clone());
   }
   o.greedy = ids(t.at("greedy"));
+  o.greedy_prompt = size_t(t.at("greedy_prompt").to_vector<int64_t>()[0]);
   return cache[name] = std::move(o);
 }
 

@@ -24,10 +24,11 @@ namespace wick::models {
 
 // How inverse frequencies are derived from the base (transformers' modeling_rope_utils.py).
 enum class RopeScaling : uint8_t {
-  None,    // "default"; also "dynamic", which equals it within the context length
-  Linear,  // inv_freq / factor
-  Yarn,    // NTK-by-parts interpolation with an attention factor on cos/sin
-  Llama3,  // Llama 3.1's smoothed low/high-frequency rule
+  None,      // "default"; also "dynamic", which equals it within the context length
+  Linear,    // inv_freq / factor
+  Yarn,      // NTK-by-parts interpolation with an attention factor on cos/sin
+  Llama3,    // Llama 3.1's smoothed low/high-frequency rule
+  LongRope,  // Phi-3 128k: per-frequency divisors, the long set once a sequence passes the original context
 };
 
 struct RopeConfig {
@@ -40,7 +41,8 @@ struct RopeConfig {
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
   double beta_fast = 32.0, beta_slow = 1.0;              // yarn
   bool yarn_truncate = true;
-  std::optional<double> attention_factor;  // yarn: scales cos/sin; derived from factor when absent
+  std::optional<double> attention_factor;         // yarn, longrope: scales cos/sin; derived from factor when absent
+  std::vector<double> short_factor, long_factor;  // longrope: dims/2 divisors each
   // Per-frequency divisors (GGUF rope_freqs: llama3's rule as convert_hf_to_gguf.py stores it).
   std::vector<double> freq_factors;
 };
@@ -138,7 +140,11 @@ class LlamaModel final : public CausalLM {
   DType dtype_ = DType::F32;
   Weight embedding_, lm_head_;
   Tensor final_norm_;
-  Tensor rope_cos_, rope_sin_;  // (context, dims/2) in the compute dtype
+  // (context, dims/2) in the compute dtype; longrope's long-factor tables beside them (used
+  // for every position of a call whose sequence passes the original context, as transformers).
+  Tensor rope_cos_, rope_sin_, rope_cos_long_, rope_sin_long_;
+  // The cos/sin rows of positions [past, past + T) for a sequence of past + T positions.
+  std::pair<Tensor, Tensor> rope_rows(int64_t past, int64_t T) const;
   std::vector<Layer> layers_;
   size_t weight_bytes_ = 0;
 };
