@@ -199,6 +199,26 @@ TEST(LlamaBadInput, GgufFiles) {
       ErrorKind::Format, "llama: the GGUF file has no tensor 'blk.1.ffn_down.weight'");
 }
 
+TEST(LlamaBadInput, AHugeClaimedContextCostsOnlyWhatIsUsed) {
+  // max_position_embeddings 2^31 - 1: the rope tables start at 4096 rows and grow on demand
+  // (a full table would be 2^31 x 8 x 2 floats), and the logits are the oracle's. A
+  // 4100-position sequence grows them; its first rows still match, and its last row equals
+  // the same positions fed through a cache in two calls.
+  TempDir d("context");
+  const auto p = with_config(d, "llama3", [](auto& j) { j["max_position_embeddings"] = 2147483647; });
+  const LlamaModel m = load(p);
+  EXPECT_EQ(m.context_length(), 2147483647);
+  const auto& o = test::llama_oracle("llama3");
+  std::vector<int32_t> ids = o.prompts[0];
+  for (int i = 0; ids.size() < 4100; ++i) ids.push_back((i * 7 + 3) % 256);
+  const Tensor all = m.forward(test::llama_ids(ids));
+  EXPECT_LE(test::llama_rel_error(all, o.logits[0], 0, 24), 1e-4);
+  models::KvCache cache(4100);  // the default, the whole context, would be 2^31 positions
+  (void)m.forward(test::llama_ids(std::vector<int32_t>(ids.begin(), ids.begin() + 4000)), &cache);
+  const Tensor tail = m.forward(test::llama_ids(std::vector<int32_t>(ids.begin() + 4000, ids.end())), &cache, true);
+  EXPECT_LE(test::llama_rel_error(tail, all.select(0, 0), 4099, 1), 1e-4);
+}
+
 TEST(LlamaBadInput, OptionsAndInputs) {
   LlamaLoadOptions o;
   o.quantize = GgmlType::Q5_K;

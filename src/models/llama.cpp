@@ -39,26 +39,6 @@ Tensor repeat_kv(const Tensor& t, int64_t G) {
   return t.unsqueeze(2).expand(Shape{B, KV, G, T, D}).reshape({B, KV * G, T, D});
 }
 
-}  // namespace
-
-// softmax(q k^T * scale [softcapped] + mask) v. Softcapping (Gemma 2) needs the scores,
-// so that path spells the attention out; the mask then carries causality too.
-Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                       bool causal) {
-  if (c.attn_logit_softcap == 0) {
-    AttentionOptions o;
-    o.causal = causal;
-    o.scale = c.attention_scale;
-    return scaled_dot_product_attention(q, k, v, mask, o);
-  }
-  const double cap = c.attn_logit_softcap;
-  Tensor s = affine(tanh(affine(matmul(q, k.transpose(2, 3)), c.attention_scale / cap, 0.0)), cap, 0.0);
-  if (mask.defined()) s = s + mask;
-  return matmul(softmax(s), v);
-}
-
-namespace {
-
 // (1, 1, T, Tk) additive mask: query t (position past + t) sees key j when j <= past + t
 // and, with a window w > 0, j > past + t - w.
 Tensor additive_mask(int64_t past, int64_t T, int64_t window, DType dtype, Device device) {
@@ -71,6 +51,23 @@ Tensor additive_mask(int64_t past, int64_t T, int64_t window, DType dtype, Devic
 }
 
 }  // namespace
+
+// softmax(q k^T * scale [softcapped] + mask) v. Softcapping (Gemma 2) needs the scores,
+// so that path spells the attention out; the mask then carries causality too.
+Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                       bool causal) {
+  if (c.attn_logit_softcap == 0) {
+    AttentionOptions o;
+    o.causal = causal;
+    o.scale = c.attention_scale;
+    return scaled_dot_product_attention(q, k, v, mask, o);
+  }
+  WICK_CHECK(mask.defined() || !causal, Internal, kOp, ": softcapped attention takes causality as a mask");
+  const double cap = c.attn_logit_softcap;
+  Tensor s = affine(tanh(affine(matmul(q, k.transpose(2, 3)), c.attention_scale / cap, 0.0)), cap, 0.0);
+  if (mask.defined()) s = s + mask;
+  return matmul(softmax(s), v);
+}
 
 Tensor LlamaModel::embed(const Tensor& ids) const {
   Tensor x;
@@ -163,9 +160,10 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
 }
 
 std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
-  const bool long_rows = rope_cos_long_.defined() && past + T > config_.rope.original_context;
-  const Tensor& c = long_rows ? rope_cos_long_ : rope_cos_;
-  const Tensor& s = long_rows ? rope_sin_long_ : rope_sin_;
+  const RopeTables::Rows r = rope_->at_least(past + T);
+  const bool long_rows = r.cos_long.defined() && past + T > config_.rope.original_context;
+  const Tensor& c = long_rows ? r.cos_long : r.cos;
+  const Tensor& s = long_rows ? r.sin_long : r.sin;
   return {c.narrow(0, past, T), s.narrow(0, past, T)};
 }
 

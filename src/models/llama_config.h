@@ -2,6 +2,7 @@
 // and the forward pass.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,31 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
 // long_factors picks longrope's long set (ignored by the other scalings).
 std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors = false);
 double rope_attention_factor(const RopeConfig& r);
+
+// The rotary tables of a model: rows x dims/2 cos and sin in the compute dtype on the
+// device (and longrope's long-factor pair), computed in double precision from the inverse
+// frequencies and grown (doubling, up to the context length) when a longer sequence asks.
+// Thread-safe; a grown table replaces the old one, which callers holding it keep alive.
+struct RopeTables {
+  struct Rows {
+    Tensor cos, sin, cos_long, sin_long;  // the long pair only for longrope
+  };
+  RopeTables(const LlamaConfig& c, DType dtype, Device device);
+  // Tables of at least `rows` rows (rows <= the context length).
+  Rows at_least(int64_t rows);
+  // Bytes of the first tables (what load() counts against free memory).
+  size_t initial_bytes() const;
+
+ private:
+  Tensor table(const std::vector<double>& inv, int64_t rows, bool sine) const;
+  std::mutex mutex_;
+  std::vector<double> inv_, inv_long_;
+  double scale_ = 1.0;
+  int64_t context_ = 0, rows_ = 0;
+  DType dtype_;
+  Device device_;
+  Rows tables_;
+};
 
 // softmax(q k^T * scale [tanh-softcapped] + mask) v over matching heads, q (B, H, Tq, D);
 // with causal, query i sees keys j <= i + Tk - Tq (mask then undefined).

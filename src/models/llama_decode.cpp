@@ -20,6 +20,10 @@ namespace {
 
 constexpr const char* kOp = "llama";
 
+// DecodeState::extra: the rope tables the step gathers from (held by the state, so that a
+// recorded graph's addresses stay valid whatever later calls grow), and the window mask.
+enum Extra : size_t { kCos, kSin, kCosLong, kSinLong, kWindow, kExtras };
+
 bool any_sliding(const LlamaConfig& c) {
   for (const bool s : c.sliding_layers)
     if (s) return true;
@@ -45,12 +49,17 @@ DecodeState LlamaModel::begin_decode(const KvCache& cache, const Tensor& ids) co
   s.position = Tensor::from_vector(std::vector<int64_t>{L}, Shape{1}).to(device_);
   s.mask = full(Shape{1, 1, 1, N}, -INFINITY, dtype_, device_);
   s.mask.narrow(3, 0, L).zero_();
+  const RopeTables::Rows rope = rope_->at_least(N);
+  s.extra.assign(kExtras, Tensor());
+  s.extra[kCos] = rope.cos;
+  s.extra[kSin] = rope.sin;
+  s.extra[kCosLong] = rope.cos_long;
+  s.extra[kSinLong] = rope.sin_long;
   if (config_.sliding_window > 0 && any_sliding(config_)) {
     const int64_t W = config_.sliding_window, pad = std::min(W, N);
-    Tensor window = full(Shape{1, 1, 1, pad + N}, -INFINITY, dtype_, device_);
+    Tensor& window = s.extra[kWindow] = full(Shape{1, 1, 1, pad + N}, -INFINITY, dtype_, device_);
     const int64_t first = std::max<int64_t>(0, L - W);  // the keys the last cached query saw
     window.narrow(3, pad + first, L - first).zero_();
-    s.extra = {window};
   }
   return s;
 }
@@ -60,19 +69,20 @@ void LlamaModel::decode_step(DecodeState& s, KvCache& cache) const {
   const int64_t B = s.ids.dim(0), N = s.mask.dim(3), KV = c.n_kv_head, G = c.kv_groups(), D = c.head_dim;
   const Tensor zero = zeros(Shape{1, 1, 1, 1}, dtype_, device_);
   index_copy_(s.mask, 3, s.position, zero);  // a query sees itself
+  WICK_CHECK(s.extra.size() == kExtras, InvalidArgument, kOp, ": the decode state does not come from begin_decode");
   Tensor window;
-  if (!s.extra.empty()) {
-    const int64_t pad = s.extra[0].dim(3) - N;
-    index_copy_(s.extra[0], 3, s.position + Scalar(pad), zero);
-    index_copy_(s.extra[0], 3, s.position, full(Shape{1, 1, 1, 1}, -INFINITY, dtype_, device_));
-    window = s.extra[0].narrow(3, pad, N);
+  if (const Tensor& w = s.extra[kWindow]; w.defined()) {
+    const int64_t pad = w.dim(3) - N;
+    index_copy_(w, 3, s.position + Scalar(pad), zero);
+    index_copy_(w, 3, s.position, full(Shape{1, 1, 1, 1}, -INFINITY, dtype_, device_));
+    window = w.narrow(3, pad, N);
   }
   const Tensor x = embed(s.ids);  // (B, 1, E)
-  Tensor cos = embedding(s.position, rope_cos_), sin = embedding(s.position, rope_sin_);
-  if (rope_cos_long_.defined()) {  // longrope: the long set once the sequence passes the original context
+  Tensor cos = embedding(s.position, s.extra[kCos]), sin = embedding(s.position, s.extra[kSin]);
+  if (s.extra[kCosLong].defined()) {  // longrope: the long set once the sequence passes the original context
     const Tensor is_long = ge(s.position, full(Shape{1}, config_.rope.original_context, DType::I64, device_));
-    cos = where(is_long, embedding(s.position, rope_cos_long_), cos);
-    sin = where(is_long, embedding(s.position, rope_sin_long_), sin);
+    cos = where(is_long, embedding(s.position, s.extra[kCosLong]), cos);
+    sin = where(is_long, embedding(s.position, s.extra[kSinLong]), sin);
   }
   const Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     KvCache::Layer& l = cache.layers()[li];

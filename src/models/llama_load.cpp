@@ -185,32 +185,14 @@ struct LlamaLoader {
     }
   }
 
-  void rope_tables(bool long_factors, Tensor& cos_out, Tensor& sin_out) {
-    const LlamaConfig& c = m.config_;
-    const std::vector<double> inv = rope_inv_freq(c.rope, long_factors);
-    const double scale = rope_attention_factor(c.rope);
-    const int64_t n_freq = int64_t(inv.size()), n = c.context_length;
-    std::vector<float> cos(size_t(n * n_freq)), sin(cos.size());
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t i = 0; i < n_freq; ++i) {
-        const double a = double(p) * inv[size_t(i)];
-        cos[size_t(p * n_freq + i)] = float(std::cos(a) * scale);
-        sin[size_t(p * n_freq + i)] = float(std::sin(a) * scale);
-      }
-    cos_out = Tensor::from_vector(cos, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
-    sin_out = Tensor::from_vector(sin, Shape{n, n_freq}).to(m.dtype_).to(m.device_);
-  }
-
   void run() {
     const int64_t layers = src.layer_count();
     WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
                " layers but the checkpoint holds ", layers);
     make_plan();
-    const bool long_rope = m.config_.rope.scaling == RopeScaling::LongRope;
-    const size_t rope_bytes =
-        (long_rope ? 4 : 2) * size_t(m.config_.context_length * (m.config_.rope.dims / 2)) * dtype_size(m.dtype_);
     const size_t bytes = check_plan();
-    check_fits(bytes + rope_bytes, free_bytes(m.device_), m.device_);
+    check_fits(bytes + RopeTables(m.config_, m.dtype_, Device::cpu()).initial_bytes(), free_bytes(m.device_),
+               m.device_);
     for (size_t i = 0; i < plan.size(); ++i) {
       load(plan[i]);
       plan[i].stored = {};  // drop the view: the mapping stays alive only where it is used
@@ -218,8 +200,7 @@ struct LlamaLoader {
     }
     if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
     m.weight_bytes_ = bytes;
-    rope_tables(false, m.rope_cos_, m.rope_sin_);
-    if (long_rope) rope_tables(true, m.rope_cos_long_, m.rope_sin_long_);
+    m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);
   }
 };
 

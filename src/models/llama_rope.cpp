@@ -78,4 +78,47 @@ double rope_attention_factor(const RopeConfig& r) {
   return std::sqrt(1 + std::log(r.factor) / std::log(double(r.original_context)));
 }
 
+namespace {
+constexpr int64_t kFirstRows = 4096;  // positions of the first tables; more on demand
+}
+
+RopeTables::RopeTables(const LlamaConfig& c, DType dtype, Device device)
+    : inv_(rope_inv_freq(c.rope)),
+      scale_(rope_attention_factor(c.rope)),
+      context_(c.context_length),
+      dtype_(dtype),
+      device_(device) {
+  if (c.rope.scaling == RopeScaling::LongRope) inv_long_ = rope_inv_freq(c.rope, true);
+  (void)at_least(std::min(context_, kFirstRows));
+}
+
+size_t RopeTables::initial_bytes() const {
+  return (inv_long_.empty() ? 2 : 4) * size_t(std::min(context_, kFirstRows)) * inv_.size() * dtype_size(dtype_);
+}
+
+Tensor RopeTables::table(const std::vector<double>& inv, int64_t rows, bool sine) const {
+  const int64_t n = int64_t(inv.size());
+  std::vector<float> t(static_cast<size_t>(rows * n));
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t i = 0; i < n; ++i) {
+      const double a = double(p) * inv[size_t(i)];
+      t[size_t(p * n + i)] = float((sine ? std::sin(a) : std::cos(a)) * scale_);
+    }
+  return Tensor::from_vector(t, Shape{rows, n}).to(dtype_).to(device_);
+}
+
+RopeTables::Rows RopeTables::at_least(int64_t rows) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (rows > rows_) {
+    const int64_t n = std::min(context_, std::max(rows, 2 * rows_));
+    tables_ = {table(inv_, n, false), table(inv_, n, true), {}, {}};
+    if (!inv_long_.empty()) {
+      tables_.cos_long = table(inv_long_, n, false);
+      tables_.sin_long = table(inv_long_, n, true);
+    }
+    rows_ = n;
+  }
+  return tables_;
+}
+
 }  // namespace wick::models

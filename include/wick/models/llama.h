@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ struct LlamaConfig {
   static LlamaConfig from_gguf(const gguf::File& file);
 };
 
+struct RopeTables;
+
 struct LlamaLoadOptions {
   Device device = Device::cpu();
   // f32, f16 or bf16. Default: f32 on the CPU; on CUDA the checkpoint's float type
@@ -140,9 +143,9 @@ class LlamaModel final : public CausalLM {
   DType dtype_ = DType::F32;
   Weight embedding_, lm_head_;
   Tensor final_norm_;
-  // (context, dims/2) in the compute dtype; longrope's long-factor tables beside them (used
-  // for every position of a call whose sequence passes the original context, as transformers).
-  Tensor rope_cos_, rope_sin_, rope_cos_long_, rope_sin_long_;
+  // cos/sin tables (rows, dims/2) on the device, grown on demand up to the context length
+  // (llama_rope.cpp): a config may claim a context of billions of positions.
+  std::shared_ptr<RopeTables> rope_;
   // The cos/sin rows of positions [past, past + T) for a sequence of past + T positions.
   std::pair<Tensor, Tensor> rope_rows(int64_t past, int64_t T) const;
   std::vector<Layer> layers_;

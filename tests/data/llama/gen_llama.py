@@ -21,8 +21,12 @@ pre-tokenizer hash check (which knows only published tokenizers) answers "gpt-2"
 the converter drops query_pre_attn_scalar (llama.cpp derives it from the model size), so
 the generator also writes gemma2.attention.scale, which wick reads when present.
 
-Usage: python3 gen_llama.py --llama-cpp DIR   (DIR: llama.cpp's source, e.g. from
-       `pip download --no-binary :all: --no-deps llama-cpp-python`, vendor/llama.cpp)
+Usage: python3 gen_llama.py --llama-cpp DIR [--llama-cpp-build BUILD] [NAME ...]
+       DIR: llama.cpp's source, e.g. from `pip download --no-binary :all: --no-deps
+       llama-cpp-python`, vendor/llama.cpp. BUILD: a CPU build of it (cmake -DGGML_NATIVE=OFF,
+       targets llama-quantize and llama) for the quantized fixture llama_quant: GGUFs by
+       llama-quantize (Q4_K_M, Q4_0, Q6_K) of a 256-wide model and llama.cpp's own logits
+       (llamacpp_logits.cpp, built against BUILD; one thread).
 """
 import argparse
 import copy
@@ -84,7 +88,7 @@ FIXTURES = {
 PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for i in range(40)]]
 
 
-def perturb(model, seed):
+def perturb(model, seed, std=0.15):
     g = torch.Generator().manual_seed(seed)
     gemma = "Gemma" in type(model).__name__
     with torch.no_grad():
@@ -96,7 +100,7 @@ def perturb(model, seed):
             elif name.endswith(".bias"):
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
             else:
-                p.copy_(0.15 * torch.randn(p.shape, generator=g))
+                p.copy_(std * torch.randn(p.shape, generator=g))
 
 
 def write_tokenizer(d):
@@ -205,13 +209,61 @@ def make(name, spec, llama_cpp):
     print(name, "greedy", exp["greedy"].tolist(), "min margin", round(margin, 4))
 
 
+# The block-quantized fixture: rows of 256 (the K types' block) need a wider model, so only
+# llama-quantize's GGUFs of it are kept, with llama.cpp's own CPU logits for prompt0 and the
+# transformers logits of the f32 weights they were quantized from.
+QUANT_NAME = "llama_quant"
+QUANT_TYPES = ["Q4_K_M", "Q4_0", "Q6_K"]
+
+
+def make_quant(llama_cpp, build):
+    import subprocess
+    import numpy as np
+    torch.manual_seed(8)
+    cfg = transformers.LlamaConfig(**{**BASE, "hidden_size": 256, "intermediate_size": 256,
+                                      "tie_word_embeddings": True,
+                                      "rope_parameters": dict(rope_type="default", rope_theta=10000.0)})
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    perturb(model, 8, std=0.075)
+    d = os.path.join(HERE, QUANT_NAME)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    exp = {"prompt0": torch.tensor(PROMPTS[0], dtype=torch.int64)}
+    with torch.no_grad():
+        exp["logits_hf"] = model(torch.tensor([PROMPTS[0]])).logits[0].float().contiguous()
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        write_tokenizer(tmp)
+        f32 = os.path.join(tmp, "f32.gguf")
+        convert(tmp, f32, "f32", llama_cpp)
+        tool = os.path.join(tmp, "llamacpp_logits")
+        lib = os.path.join(build, "bin")
+        subprocess.check_call(["c++", "-O2", "-std=c++17", os.path.join(HERE, "llamacpp_logits.cpp"),
+                               "-I" + os.path.join(llama_cpp, "include"),
+                               "-I" + os.path.join(llama_cpp, "ggml", "include"), "-L" + lib,
+                               "-Wl,-rpath," + lib, "-lllama", "-lggml", "-lggml-base", "-o", tool])
+        for q in QUANT_TYPES:
+            out = os.path.join(d, f"model-{q}.gguf")
+            subprocess.check_call([os.path.join(lib, "llama-quantize"), f32, out, q], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            raw = subprocess.check_output([tool, out] + [str(t) for t in PROMPTS[0]], stderr=subprocess.DEVNULL)
+            exp[f"logits_{q}"] = torch.from_numpy(np.frombuffer(raw, dtype=np.float32).reshape(len(PROMPTS[0]), VOCAB).copy())
+            err = (exp[f"logits_{q}"] - exp["logits_hf"]).abs().max() / exp["logits_hf"].abs().max()
+            print(QUANT_NAME, q, "llama.cpp vs transformers (f32 weights):", float(err))
+    save_file(exp, os.path.join(d, "expected.safetensors"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, help="llama.cpp source folder (has convert_hf_to_gguf.py)")
+    ap.add_argument("--llama-cpp-build", help="a CPU build of it (bin/llama-quantize, libllama): writes " + QUANT_NAME)
     ap.add_argument("names", nargs="*", default=list(FIXTURES))
     args = ap.parse_args()
     for name in args.names:
-        make(name, FIXTURES[name], os.path.abspath(args.llama_cpp))
+        if name != QUANT_NAME:
+            make(name, FIXTURES[name], os.path.abspath(args.llama_cpp))
+    if args.llama_cpp_build and (QUANT_NAME in args.names or not args.names):
+        make_quant(os.path.abspath(args.llama_cpp), os.path.abspath(args.llama_cpp_build))
 
 
 if __name__ == "__main__":
