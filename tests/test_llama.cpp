@@ -204,12 +204,17 @@ TEST_P(Llama, QuantizedWeightsStayCloseToTheOracle) {
   const LlamaModel q4k = LlamaModel::load(llama_dir("llama3"), opt);
   opt.quantize.reset();
   const LlamaModel gguf = LlamaModel::load(llama_dir("llama3") / "model-q8_0.gguf", opt);
+  opt.quant_activation = QuantActivation::Q8;  // activations rounded to q8_0 as ggml does
+  const LlamaModel gguf_q8act = LlamaModel::load(llama_dir("llama3") / "model-q8_0.gguf", opt);
   EXPECT_LT(q8.weight_bytes(), f32.weight_bytes() / 3);
   EXPECT_EQ(gguf.weight_bytes(), q8.weight_bytes());
   const Tensor a = q8.forward(llama_ids(o.prompts[1]));
   EXPECT_EQ(a.dtype(), DType::F32);
   EXPECT_LE(llama_rel_error(a, o.logits[1], 0, T), 5e-2);
   EXPECT_LE(llama_rel_error(gguf.forward(llama_ids(o.prompts[1])), o.logits[1], 0, T), 5e-2);
+  const Tensor b = gguf_q8act.forward(llama_ids(o.prompts[1]));
+  EXPECT_LE(llama_rel_error(b, o.logits[1], 0, T), 8e-2);    // measured 6.2e-2
+  EXPECT_GT(llama_rel_error(b, a.select(0, 0), 0, T), 0.0);  // not the exact-activation product
   EXPECT_LE(llama_rel_error(q4k.forward(llama_ids(o.prompts[1])), a.select(0, 0), 0, T), 1e-6);
   // The quantized embedding is gathered row by row, also in the static decode step.
   KvCache cache;

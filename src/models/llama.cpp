@@ -23,12 +23,12 @@ constexpr const char* kOp = "llama";
 
 // x @ W^T + b for a float or packed W; packed products come back f32 and are cast to
 // out_dtype (the LM head keeps f32).
-Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype) {
+Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act) {
   if (!w.quantized()) return linear(x, w.dense, bias);
   std::vector<int64_t> shape = x.shape().dims();
   const int64_t K = shape.back();
   shape.back() = w.packed.shape[0];
-  Tensor y = quant_matmul(x.reshape({-1, K}), w.packed).reshape(shape).to(out_dtype);
+  Tensor y = quant_matmul(x.reshape({-1, K}), w.packed, act).reshape(shape).to(out_dtype);
   return bias.defined() ? y + bias : y;
 }
 
@@ -92,7 +92,7 @@ Tensor LlamaModel::embed(const Tensor& ids) const {
 Tensor LlamaModel::head(const Tensor& y) const {
   const Tensor h = config_.gemma_norms ? rms_norm(y.to(DType::F32), final_norm_, config_.rms_norm_eps).to(dtype_)
                                        : rms_norm(y, final_norm_, config_.rms_norm_eps);
-  Tensor logits = apply(lm_head_, h, {}, DType::F32);
+  Tensor logits = apply(lm_head_, h, {}, DType::F32, quant_activation_);
   if (config_.final_logit_softcap > 0) {
     const double cap = config_.final_logit_softcap;
     logits = affine(tanh(affine(logits, 1.0 / cap, 0.0)), cap, 0.0);
@@ -112,6 +112,9 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     if (R == D) return rope(t, cos, sin, c.rope.interleaved);
     return cat({rope(t.narrow(3, 0, R), cos, sin, c.rope.interleaved), t.narrow(3, R, D - R)}, 3);
   };
+  auto lin = [&](const Weight& w, const Tensor& x, const Tensor& b) {
+    return apply(w, x, b, dtype_, quant_activation_);
+  };
   auto act = [&](const Tensor& t) {
     return c.activation == Activation::Silu ? silu(t) : c.activation == Activation::GeluTanh ? gelu(t) : gelu_erf(t);
   };
@@ -120,14 +123,14 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     const Tensor h = norm(x, l.attn_norm);
     Tensor q, k, v;
     if (c.fused_qkv) {
-      const Tensor qkv = apply(l.qkv, h, l.qkv_b, dtype_);
+      const Tensor qkv = lin(l.qkv, h, l.qkv_b);
       q = qkv.narrow(2, 0, H * D);
       k = qkv.narrow(2, H * D, KV * D);
       v = qkv.narrow(2, (H + KV) * D, KV * D);
     } else {
-      q = apply(l.q, h, l.q_b, dtype_);
-      k = apply(l.k, h, l.k_b, dtype_);
-      v = apply(l.v, h, l.v_b, dtype_);
+      q = lin(l.q, h, l.q_b);
+      k = lin(l.k, h, l.k_b);
+      v = lin(l.v, h, l.v_b);
     }
     q = q.reshape({B, T, H, D});
     k = k.reshape({B, T, KV, D});
@@ -139,20 +142,20 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     k = rotate(k.permute({0, 2, 1, 3}));
     v = v.reshape({B, T, KV, D}).permute({0, 2, 1, 3});
     const Tensor ctx = attend(li, q, k, v).permute({0, 2, 1, 3}).reshape({B, T, H * D});
-    Tensor a = apply(l.o, ctx, l.o_b, dtype_);
+    Tensor a = lin(l.o, ctx, l.o_b);
     if (c.sandwich_norms) a = norm(a, l.post_attn_norm);
     x = x + a;
     const Tensor h2 = norm(x, l.ffn_norm);
     Tensor gate, up;
     if (c.fused_gate_up) {
-      const Tensor gu = apply(l.gate_up, h2, {}, dtype_);
+      const Tensor gu = lin(l.gate_up, h2, {});
       gate = gu.narrow(2, 0, I);
       up = gu.narrow(2, I, I);
     } else {
-      gate = apply(l.gate, h2, l.gate_b, dtype_);
-      up = apply(l.up, h2, l.up_b, dtype_);
+      gate = lin(l.gate, h2, l.gate_b);
+      up = lin(l.up, h2, l.up_b);
     }
-    Tensor mlp = apply(l.down, act(gate) * up, l.down_b, dtype_);
+    Tensor mlp = lin(l.down, act(gate) * up, l.down_b);
     if (c.sandwich_norms) mlp = norm(mlp, l.post_ffw_norm);
     x = x + mlp;
   }

@@ -225,6 +225,7 @@ LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
     src = std::make_unique<GgufSource>(file);
   }
   m.device_ = opt.device;
+  m.quant_activation_ = opt.quant_activation;
   m.dtype_ = opt.dtype.value_or(default_dtype(m.config_, *src, opt.device));
   LlamaLoader{m, *src, opt, {}}.run();
   return m;

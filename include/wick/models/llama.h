@@ -94,6 +94,9 @@ struct LlamaLoadOptions {
   // writes). A matrix whose rows are not a multiple of the type's block falls back to q8_0,
   // or stays float if not a multiple of 32 either. Already-quantized GGUF tensors stay as stored.
   std::optional<GgmlType> quantize;
+  // How quantized matrices multiply activations (wick/quant.h): exact f32 (default), or
+  // rounded to q8_0 per 32 values as ggml does (on CUDA a dp4a kernel, much faster to decode).
+  QuantActivation quant_activation = QuantActivation::F32;
   std::function<void(size_t done, size_t total)> on_tensor;  // progress, after each weight
 };
 
@@ -141,6 +144,7 @@ class LlamaModel final : public CausalLM {
   LlamaConfig config_;
   Device device_;
   DType dtype_ = DType::F32;
+  QuantActivation quant_activation_ = QuantActivation::F32;
   Weight embedding_, lm_head_;
   Tensor final_norm_;
   // cos/sin tables (rows, dims/2) on the device, grown on demand up to the context length
