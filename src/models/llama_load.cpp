@@ -8,6 +8,7 @@
 #include "wick/build_info.h"
 #include "wick/error.h"
 #include "wick/gguf.h"
+#include "wick/memory.h"
 #include "wick/models/llama.h"
 #include "wick/ops.h"
 
@@ -76,10 +77,14 @@ DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device
   return t.dense.defined() ? t.dense.dtype() : DType::F16;
 }
 
+// What an upload can use: the driver's free memory plus what wick's allocator holds cached
+// (reserved but not allocated, handed out again before the driver is asked).
 size_t free_bytes(Device device) {
   if (device.is_cpu()) return 0;  // weights are mapped, not copied; no meaningful bound
+  const MemoryStats m = memory_stats(device);
+  const size_t cached = m.reserved_bytes > m.allocated_bytes ? m.reserved_bytes - m.allocated_bytes : 0;
   for (const DeviceInfo& d : list_devices())
-    if (d.device == device.str()) return d.free_memory;
+    if (d.device == device.str()) return d.free_memory + cached;
   return 0;
 }
 
