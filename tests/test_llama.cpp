@@ -224,6 +224,32 @@ TEST_P(Llama, QuantizedWeightsStayCloseToTheOracle) {
   EXPECT_LE(llama_rel_error(s.logits, a.select(0, 0), 2, 1), 1e-5);
 }
 
+TEST_P(Llama, KQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {
+  // llama-quantize's Q4_K_M (q4_K, q6_K) and Q4_0 (q4_0, q6_K embedding) of a 256-wide llama
+  // with a tied, quantized embedding (gen_llama.py). Exact f32 activations: transformers on
+  X
+      // llama.cpp's own CPU logits (q8 activation blocks and an f16 KV cache) within 3e-2
+      // (measured 1.5e-2 Q4_K_M, 8.5e-3 Q4_0; llama.cpp itself is 1.4e-2 and 8.4e-3 from the
+      // exact result).
+      const auto e = safetensors::load(llama_dir("llama_quant") / "expected.safetensors");
+  const auto p = e.at("prompt0").to_vector<int64_t>();
+  const std::vector<int32_t> prompt(p.begin(), p.end());
+  const int64_t T = int64_t(prompt.size());
+  for (const std::string q : {"Q4_K_M", "Q4_0"})
+    for (const QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+      LlamaLoadOptions opt;
+      opt.device = dev();
+      opt.dtype = DType::F32;
+      opt.quant_activation = act;
+      const LlamaModel m = LlamaModel::load(llama_dir("llama_quant") / ("model-" + q + ".gguf"), opt);
+      const Tensor logits = m.forward(llama_ids(prompt));
+      if (act == QuantActivation::F32)
+        EXPECT_LE(llama_rel_error(logits, e.at("logits_deq_" + q), 0, T), 1e-4) << q;
+      else
+        EXPECT_LE(llama_rel_error(logits, e.at("logits_" + q), 0, T), 3e-2) << q;
+    }
+}
+
 WICK_INSTANTIATE_DEVICE_TEST(Llama);
 
 }  // namespace
