@@ -2,10 +2,11 @@
 // variants (biases, q/k norms, Gemma's norms and softcaps, sliding windows, fused Phi-3
 // projections) are switches of LlamaConfig.
 //
-// Grouped-query attention: forward() repeats each key/value head for its G query heads
-// (a copy of the new keys, as transformers' repeat_kv) so that attention can use the causal
-// kernel; decode_step() instead folds the G query heads of a group into G query rows of
-// one head, (B, KV, G, D) against the cache (B, KV, N, D), so no step copies the cache.
+// Grouped-query attention: forward() over several positions repeats each key/value head for
+// its G query heads (a copy of the keys, as transformers' repeat_kv) so that attention can
+// use the causal kernel; one position (a step) and decode_step() instead fold the G query
+// heads of a group into G query rows of one head, (B, KV, G, D) against the cache
+// (B, KV, N, D), so no step copies the cache.
 #include "wick/models/llama.h"
 
 #include <cmath>
@@ -203,9 +204,17 @@ Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) co
       k = l.k.narrow(2, 0, Tk);
       v = l.v.narrow(2, 0, Tk);
     }
+    const bool sliding = windowed && c.sliding_layers[li];
+    if (T == 1) {
+      // One query sees every cached key (but those the window drops): the grouped form, as
+      // decode_step, so a step without a graph does not copy the cache either.
+      const int64_t G = c.kv_groups();
+      const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
+      return llama_attention(c, qg, k, v, sliding ? window_mask : Tensor(), false)
+          .reshape({B, c.n_head, 1, c.head_dim});
+    }
     k = repeat_kv(k, c.kv_groups());
     v = repeat_kv(v, c.kv_groups());
-    const bool sliding = windowed && c.sliding_layers[li];
     const Tensor& mask = sliding ? window_mask : causal_mask;
     return llama_attention(c, q, k, v, mask, !mask.defined());
   });
