@@ -219,6 +219,16 @@ TEST(LlamaBadInput, AHugeClaimedContextCostsOnlyWhatIsUsed) {
   EXPECT_LE(test::llama_rel_error(tail, all.select(0, 0), 4099, 1), 1e-4);
 }
 
+TEST(LlamaBadInput, EosTokensFromGenerationConfig) {
+  TempDir d("gencfg");
+  const auto p = with_config(d, "llama3", [](auto&) {});
+  EXPECT_EQ(load(p).config().eos_token_ids, std::vector<int32_t>({2}));
+  write_json(p / "generation_config.json", {{"eos_token_id", {7, 2, 9}}});
+  EXPECT_EQ(load(p).config().eos_token_ids, std::vector<int32_t>({2, 7, 9}));
+  write_json(p / "generation_config.json", {{"eos_token_id", "x"}});
+  expect_error([&] { load(p); }, ErrorKind::Format, "llama: config key 'eos_token_id' must hold token ids, got \"x\"");
+}
+
 TEST(LlamaBadInput, OptionsAndInputs) {
   LlamaLoadOptions o;
   o.quantize = GgmlType::Q5_K;

@@ -1,6 +1,7 @@
 // LlamaConfig from Hugging Face's config.json, and the checks every source shares.
 #include "llama_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "config_json.h"
@@ -212,6 +213,13 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
   finish_config(c, *arch, {"num_attention_heads", "num_key_value_heads", "head_dim", "partial_rotary_factor"});
   return c;
+}
+
+void merge_generation_config(LlamaConfig& c, const std::string& text, const std::string& origin) {
+  const Json j = parse_config_object(text, kOp, origin);
+  for (const int32_t id : get_ids(j, "eos_token_id"))
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
+      c.eos_token_ids.push_back(id);
 }
 
 void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys) {

@@ -19,6 +19,10 @@ struct ConfigKeys {
 };
 void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys);
 
+// Adds generation_config.json's eos_token_id (an id or a list) to c.eos_token_ids: chat
+// checkpoints list their end-of-turn tokens there (Llama 3: 128001, 128008, 128009).
+void merge_generation_config(LlamaConfig& c, const std::string& json, const std::string& origin);
+
 // transformers' inverse frequencies (dims/2 of them) for the rope config, and the factor
 // on cos/sin (yarn's attention factor, 1 otherwise). In double precision.
 // long_factors picks longrope's long set (ignored by the other scalings).

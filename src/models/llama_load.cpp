@@ -3,6 +3,7 @@
 // upload of each tensor once.
 #include <cmath>
 
+#include "config_json.h"
 #include "llama_config.h"
 #include "llama_weights.h"
 #include "wick/build_info.h"
@@ -222,6 +223,8 @@ LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
   std::unique_ptr<WeightSource> src;
   if (fs::is_directory(path)) {
     m.config_ = LlamaConfig::from_hf_json_file(path / "config.json");
+    if (const fs::path g = path / "generation_config.json"; fs::exists(g))
+      merge_generation_config(m.config_, read_config_text(g, kOp), g.string());
     src = std::make_unique<SafetensorsFolder>(path);
   } else {
     WICK_CHECK(fs::exists(path), Io, kOp, ": '", path.string(), "' does not exist");

@@ -69,6 +69,7 @@ struct LlamaConfig {
   double embedding_scale = 1.0;  // Gemma: sqrt(hidden_size), rounded to the compute dtype
   Activation activation = Activation::Silu;
   bool fused_qkv = false, fused_gate_up = false;  // Phi-3 checkpoints store them fused
+  // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
   std::vector<int32_t> bos_token_ids, eos_token_ids;
   std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
 
