@@ -100,7 +100,15 @@ TEST(LlamaBadInput, HfConfigs) {
                "llama: config key 'hidden_act' names activation 'relu2' (supported: silu, gelu_pytorch_tanh, "
                "gelu_new, gelu)");
   expect_error(parse([](auto& j) { j["head_dim"] = 15; }), ErrorKind::Format,
-               "llama: head_dim 15 must be even (rotary pairs)");
+               "llama: head_dim 15 must be positive and even (rotary pairs)");
+  expect_error(parse([](auto& j) {
+                 j["num_attention_heads"] = 1 << 30;
+                 j["num_key_value_heads"] = 1 << 30;
+                 j["head_dim"] = 1 << 30;
+               }),
+               ErrorKind::Format,
+               "llama: num_attention_heads 1073741824, num_key_value_heads 1073741824 and head_dim 1073741824 give "
+               "projections wider than 2147483647");
 }
 
 TEST(LlamaBadInput, HfWeights) {

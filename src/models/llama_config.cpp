@@ -225,7 +225,13 @@ void merge_generation_config(LlamaConfig& c, const std::string& text, const std:
 void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys) {
   WICK_CHECK(c.n_kv_head <= c.n_head && c.n_head % c.n_kv_head == 0, Format, kOp, ": ", keys.n_head, " ", c.n_head,
              " is not a multiple of ", keys.n_kv_head, " ", c.n_kv_head);
-  WICK_CHECK(c.head_dim % 2 == 0, Format, kOp, ": ", keys.head_dim, " ", c.head_dim, " must be even (rotary pairs)");
+  WICK_CHECK(c.head_dim > 0 && c.head_dim % 2 == 0, Format, kOp, ": ", keys.head_dim, " ", c.head_dim,
+             " must be positive and even (rotary pairs)");
+  // Every projection's width ((heads + 2 kv heads) x head_dim) stays an int32 size, so no
+  // shape the loader forms from them can overflow.
+  WICK_CHECK(c.head_dim <= kMaxConfigSize / (c.n_head + 2 * c.n_kv_head), Format, kOp, ": ", keys.n_head, " ", c.n_head,
+             ", ", keys.n_kv_head, " ", c.n_kv_head, " and ", keys.head_dim, " ", c.head_dim,
+             " give projections wider than ", kMaxConfigSize);
   if (c.rope.dims == 0) c.rope.dims = c.head_dim;
   WICK_CHECK(c.rope.dims > 0 && c.rope.dims <= c.head_dim && c.rope.dims % 2 == 0, Format, kOp, ": ", keys.rope_dims,
              " gives ", c.rope.dims, " rotary dims, which must be even and at most the head dim ", c.head_dim);
