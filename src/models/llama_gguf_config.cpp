@@ -73,8 +73,9 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
   r.theta = k.number("rope.freq_base").value_or(10000.0);
   r.dims = k.integer("rope.dimension_count").value_or(c.head_dim);
   const std::string type = k.string("rope.scaling.type");
+  // Per-frequency divisors stored as a 1-D tensor (rope_freqs, rope_factors_long/short).
   auto factors = [&](const char* name) {
-    WICK_CHECK(f.contains(name), Format, kOp, ": longrope GGUF file has no tensor '", name, "'");
+    WICK_CHECK(f.contains(name), Format, kOp, ": the GGUF file has no tensor '", name, "'");
     const Tensor t = gguf::plain_tensor(f.tensor(name)).to(DType::F64);
     WICK_CHECK(t.rank() == 1, Format, kOp, ": tensor '", name, "' must be 1-D, got ", t.shape());
     std::vector<double> v = t.to_vector<double>();
@@ -103,16 +104,10 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
     if (k.has("rope.scaling.attn_factor")) r.attention_factor = k.number("rope.scaling.attn_factor");
   } else {
     WICK_CHECK(type.empty() || type == "none", Unsupported, kOp, ": GGUF key '", k.key("rope.scaling.type"), "' is '",
-               type, "' (none, linear, yarn)");
+               type, "' (none, linear, yarn, longrope)");
   }
   WICK_CHECK(r.factor > 0, Format, kOp, ": GGUF rope scaling factor must be > 0");
-  if (f.contains("rope_freqs.weight")) {  // llama3's rule, stored as divisors
-    const Tensor t = gguf::plain_tensor(f.tensor("rope_freqs.weight")).to(DType::F64);
-    WICK_CHECK(t.rank() == 1, Format, kOp, ": tensor 'rope_freqs.weight' must be 1-D, got ", t.shape());
-    r.freq_factors = t.to_vector<double>();
-    for (const double d : r.freq_factors)
-      WICK_CHECK(std::isfinite(d) && d > 0, Format, kOp, ": tensor 'rope_freqs.weight' holds ", d, " (must be > 0)");
-  }
+  if (f.contains("rope_freqs.weight")) r.freq_factors = factors("rope_freqs.weight");  // llama3's rule
 }
 
 }  // namespace
