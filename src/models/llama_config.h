@@ -40,8 +40,8 @@ struct RopeTables {
   RopeTables(const LlamaConfig& c, DType dtype, Device device);
   // Tables of at least `rows` rows (rows <= the context length).
   Rows at_least(int64_t rows);
-  // Bytes of the first tables (what load() counts against free memory).
-  size_t initial_bytes() const;
+  // Bytes of a model's first tables (what load() counts against free memory).
+  static size_t initial_bytes(const LlamaConfig& c, DType dtype);
 
  private:
   Tensor table(const std::vector<double>& inv, int64_t rows, bool sine) const;

@@ -197,8 +197,7 @@ struct LlamaLoader {
                " layers but the checkpoint holds ", layers);
     make_plan();
     const size_t bytes = check_plan();
-    check_fits(bytes + RopeTables(m.config_, m.dtype_, Device::cpu()).initial_bytes(), free_bytes(m.device_),
-               m.device_);
+    check_fits(bytes + RopeTables::initial_bytes(m.config_, m.dtype_), free_bytes(m.device_), m.device_);
     for (size_t i = 0; i < plan.size(); ++i) {
       load(plan[i]);
       plan[i].stored = {};  // drop the view: the mapping stays alive only where it is used

@@ -92,8 +92,9 @@ RopeTables::RopeTables(const LlamaConfig& c, DType dtype, Device device)
   (void)at_least(std::min(context_, kFirstRows));
 }
 
-size_t RopeTables::initial_bytes() const {
-  return (inv_long_.empty() ? 2 : 4) * size_t(std::min(context_, kFirstRows)) * inv_.size() * dtype_size(dtype_);
+size_t RopeTables::initial_bytes(const LlamaConfig& c, DType dtype) {
+  const size_t tables = c.rope.scaling == RopeScaling::LongRope ? 4 : 2;
+  return tables * size_t(std::min(c.context_length, kFirstRows) * (c.rope.dims / 2)) * dtype_size(dtype);
 }
 
 Tensor RopeTables::table(const std::vector<double>& inv, int64_t rows, bool sine) const {
