@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "wick/gguf.h"
+#include "wick/models/llama.h"
 
 using namespace wick;
 
@@ -34,6 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (const auto& [key, value] : f.metadata()) (void)value.to_string();
+  try {  // the Llama-family metadata reader: a config or a wick::Error, whatever the keys
+    (void)models::LlamaConfig::from_gguf(f);
+  } catch (const Error&) {
+  }
   for (const QuantTensor& t : f.tensors()) {
     // Bytes were validated to lie inside the input.
     (void)(gguf::dequantizable(t.type) ? dequantize(t) : gguf::plain_tensor(t));

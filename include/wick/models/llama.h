@@ -1,0 +1,160 @@
+// The Llama family of decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2/2.5, Qwen3, Gemma 2, Phi-3)
+// from Hugging Face folders (config.json + safetensors, sharded or not) or llama.cpp GGUF
+// files (float or block-quantized weights). One generic pre-norm decoder: RMSNorm, rotary
+// positions, grouped-query attention, a gated MLP; what differs between the architectures
+// is data (LlamaConfig, filled from a row of the architecture table, src/models/llama_arch.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick/models/causal_lm.h"
+#include "wick/quant.h"
+#include "wick/tensor.h"
+
+namespace wick::gguf {
+class File;
+}
+
+namespace wick::models {
+
+// How inverse frequencies are derived from the base (transformers' modeling_rope_utils.py).
+enum class RopeScaling : uint8_t {
+  None,      // "default"; also "dynamic", which equals it within the context length
+  Linear,    // inv_freq / factor
+  Yarn,      // NTK-by-parts interpolation with an attention factor on cos/sin
+  Llama3,    // Llama 3.1's smoothed low/high-frequency rule
+  LongRope,  // Phi-3 128k: per-frequency divisors, the long set once a sequence passes the original context
+};
+
+struct RopeConfig {
+  double theta = 10000.0;
+  int64_t dims = 0;          // rotated dimensions of a head (head_dim, less with partial rotary)
+  bool interleaved = false;  // rotate pairs (2i, 2i+1), not halves (i, i + dims/2)
+  RopeScaling scaling = RopeScaling::None;
+  double factor = 1.0;
+  int64_t original_context = 0;                          // llama3, yarn
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  double beta_fast = 32.0, beta_slow = 1.0;              // yarn
+  bool yarn_truncate = true;
+  std::optional<double> attention_factor;         // yarn, longrope: scales cos/sin; derived from factor when absent
+  std::vector<double> short_factor, long_factor;  // longrope: dims/2 divisors each
+  // Per-frequency divisors (GGUF rope_freqs: llama3's rule as convert_hf_to_gguf.py stores it).
+  std::vector<double> freq_factors;
+};
+
+enum class Activation : uint8_t { Silu, GeluTanh, Gelu };
+
+struct LlamaConfig {
+  std::string arch;  // the architecture table's row: llama, mistral, qwen2, qwen3, gemma2, phi3
+  int64_t vocab_size = 0, hidden_size = 0, n_layer = 0, n_head = 0, n_kv_head = 0, head_dim = 0;
+  int64_t intermediate_size = 0, context_length = 0;
+  double rms_norm_eps = 1e-6;
+  RopeConfig rope;
+  int64_t sliding_window = 0;        // keys a query sees in a sliding layer (itself included); 0: none
+  std::vector<bool> sliding_layers;  // n_layer entries: whether the layer uses the window
+  double attn_logit_softcap = 0;     // Gemma 2: scores = cap * tanh(scores / cap); 0: off
+  double final_logit_softcap = 0;
+  double attention_scale = 0;   // multiplies q.k; 1/sqrt(head_dim) unless the arch says otherwise
+  bool tie_embeddings = false;  // LM head = token embedding
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool qk_norm = false;          // Qwen3: RMSNorm over each head of q and k before rotation
+  bool gemma_norms = false;      // RMSNorm as (1 + w) in f32 (the +1 folded into w at load)
+  bool sandwich_norms = false;   // Gemma 2: norms after attention and MLP too
+  double embedding_scale = 1.0;  // Gemma: sqrt(hidden_size), rounded to the compute dtype
+  Activation activation = Activation::Silu;
+  bool fused_qkv = false, fused_gate_up = false;  // Phi-3 checkpoints store them fused
+  // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
+  std::vector<int32_t> bos_token_ids, eos_token_ids;
+  std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
+
+  int64_t kv_groups() const { return n_head / n_kv_head; }
+
+  // Hugging Face config.json. Unknown architecture -> Unsupported naming it; missing or
+  // malformed keys -> Format naming the key.
+  static LlamaConfig from_hf_json(const std::string& json, const std::string& origin = "<string>");
+  static LlamaConfig from_hf_json_file(const std::filesystem::path& path);
+  // llama.cpp's general.architecture and <arch>.* keys; Format naming the key when one is
+  // missing or contradicts another (or a tensor's shape).
+  static LlamaConfig from_gguf(const gguf::File& file);
+};
+
+struct RopeTables;
+
+struct LlamaLoadOptions {
+  Device device = Device::cpu();
+  // f32, f16 or bf16. Default: f32 on the CPU; on CUDA the checkpoint's float type
+  // (config.json's dtype, else the token embedding's; f16 for a quantized embedding).
+  std::optional<DType> dtype;
+  // Quantize float weight matrices at load (q8_0, q4_0, q4_K, q6_K: what wick::quantize
+  // writes). A matrix whose rows are not a multiple of the type's block falls back to q8_0,
+  // or stays float if not a multiple of 32 either. Already-quantized GGUF tensors stay as stored.
+  std::optional<GgmlType> quantize;
+  // How quantized matrices multiply activations (wick/quant.h): exact f32 (default), or
+  // rounded to q8_0 per 32 values as ggml does (on CUDA a dp4a kernel, much faster to decode).
+  QuantActivation quant_activation = QuantActivation::F32;
+  std::function<void(size_t done, size_t total)> on_tensor;  // progress, after each weight
+};
+
+class LlamaModel final : public CausalLM {
+ public:
+  // path: a folder (config.json + model.safetensors or an index and its shards) or a .gguf
+  // file. Before anything is uploaded to a device the weights' bytes are compared with the
+  // device's free memory (OutOfMemory naming both).
+  static LlamaModel load(const std::filesystem::path& path, const LlamaLoadOptions& options = {});
+
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  int64_t context_length() const override { return config_.context_length; }
+  Device device() const override { return device_; }
+  DType dtype() const override { return dtype_; }
+  Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
+  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
+  void decode_step(DecodeState& s, KvCache& cache) const override;
+
+  const LlamaConfig& config() const { return config_; }
+  // Bytes of the weights as held on the device (packed bytes for quantized ones).
+  size_t weight_bytes() const { return weight_bytes_; }
+
+  // A weight matrix (out, in): float in the compute dtype, or packed ggml blocks that
+  // linear layers multiply through quant_matmul.
+  struct Weight {
+    Tensor dense;
+    QuantTensor packed;
+    bool quantized() const { return !dense.defined(); }
+  };
+  struct Layer {
+    Tensor attn_norm, ffn_norm, post_attn_norm, post_ffw_norm, q_norm, k_norm;
+    Weight q, k, v, qkv, o, gate, up, gate_up, down;
+    Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, down_b;
+  };
+
+ private:
+  friend struct LlamaLoader;
+  using Attend = std::function<Tensor(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v)>;
+  Tensor embed(const Tensor& ids) const;
+  Tensor head(const Tensor& y) const;
+  // The decoder blocks over x (B, T, E) with cos/sin (T, dims/2) of the positions; attend
+  // gets q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
+  Tensor blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const;
+
+  LlamaConfig config_;
+  Device device_;
+  DType dtype_ = DType::F32;
+  QuantActivation quant_activation_ = QuantActivation::F32;
+  Weight embedding_, lm_head_;
+  Tensor final_norm_;
+  // cos/sin tables (rows, dims/2) on the device, grown on demand up to the context length
+  // (llama_rope.cpp): a config may claim a context of billions of positions.
+  std::shared_ptr<RopeTables> rope_;
+  // The cos/sin rows of positions [past, past + T) for a sequence of past + T positions.
+  std::pair<Tensor, Tensor> rope_rows(int64_t past, int64_t T) const;
+  std::vector<Layer> layers_;
+  size_t weight_bytes_ = 0;
+};
+
+}  // namespace wick::models

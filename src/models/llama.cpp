@@ -1,0 +1,226 @@
+// The Llama family's forward pass, written with wick's public ops only: one decoder whose
+// variants (biases, q/k norms, Gemma's norms and softcaps, sliding windows, fused Phi-3
+// projections) are switches of LlamaConfig.
+//
+// Grouped-query attention: forward() over several positions repeats each key/value head for
+// its G query heads (a copy of the keys, as transformers' repeat_kv) so that attention can
+// use the causal kernel; one position (a step) and decode_step() instead fold the G query
+// heads of a group into G query rows of one head, (B, KV, G, D) against the cache
+// (B, KV, N, D), so no step copies the cache.
+#include "wick/models/llama.h"
+
+#include <cmath>
+
+#include "llama_config.h"
+#include "wick/error.h"
+#include "wick/nn.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+namespace {
+
+constexpr const char* kOp = "llama";
+
+// x @ W^T + b for a float or packed W; packed products come back f32 and are cast to
+// out_dtype (the LM head keeps f32).
+Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act) {
+  if (!w.quantized()) return linear(x, w.dense, bias);
+  std::vector<int64_t> shape = x.shape().dims();
+  const int64_t K = shape.back();
+  shape.back() = w.packed.shape[0];
+  Tensor y = quant_matmul(x.reshape({-1, K}), w.packed, act).reshape(shape).to(out_dtype);
+  return bias.defined() ? y + bias : y;
+}
+
+// (B, KV, T, D) -> (B, KV * G, T, D), each key/value head repeated for its G query heads.
+Tensor repeat_kv(const Tensor& t, int64_t G) {
+  if (G == 1) return t;
+  const int64_t B = t.dim(0), KV = t.dim(1), T = t.dim(2), D = t.dim(3);
+  return t.unsqueeze(2).expand(Shape{B, KV, G, T, D}).reshape({B, KV * G, T, D});
+}
+
+// (1, 1, T, Tk) additive mask: query t (position past + t) sees key j when j <= past + t
+// and, with a window w > 0, j > past + t - w.
+Tensor additive_mask(int64_t past, int64_t T, int64_t window, DType dtype, Device device) {
+  const int64_t Tk = past + T;
+  std::vector<float> m(size_t(T * Tk), 0.0f);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < Tk; ++j)
+      if (j > past + t || (window > 0 && j <= past + t - window)) m[size_t(t * Tk + j)] = -INFINITY;
+  return Tensor::from_vector(m, Shape{1, 1, T, Tk}).to(dtype).to(device);
+}
+
+}  // namespace
+
+// softmax(q k^T * scale [softcapped] + mask) v. Softcapping (Gemma 2) needs the scores,
+// so that path spells the attention out; the mask then carries causality too.
+Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                       bool causal) {
+  if (c.attn_logit_softcap == 0) {
+    AttentionOptions o;
+    o.causal = causal;
+    o.scale = c.attention_scale;
+    return scaled_dot_product_attention(q, k, v, mask, o);
+  }
+  WICK_CHECK(mask.defined() || !causal, Internal, kOp, ": softcapped attention takes causality as a mask");
+  const double cap = c.attn_logit_softcap;
+  Tensor s = affine(tanh(affine(matmul(q, k.transpose(2, 3)), c.attention_scale / cap, 0.0)), cap, 0.0);
+  if (mask.defined()) s = s + mask;
+  return matmul(softmax(s), v);
+}
+
+Tensor LlamaModel::embed(const Tensor& ids) const {
+  Tensor x;
+  if (!embedding_.quantized()) {
+    x = embedding(ids, embedding_.dense);
+  } else {
+    // Gather the packed rows of the ids (device ops, so a CUDA graph can record it) and
+    // dequantize just those: the table is never expanded.
+    const QuantTensor& w = embedding_.packed;
+    const int64_t row_bytes = int64_t(ggml_row_bytes(w.type, w.shape[1], kOp));
+    const Tensor rows = Tensor::from_buffer(w.bytes.view(DType::U8, Shape{w.shape[0], row_bytes}));
+    const Tensor picked = embedding(ids.reshape({-1}), rows);
+    const QuantTensor q{w.name, w.type, Shape{picked.dim(0), w.shape[1]}, picked.storage()};
+    std::vector<int64_t> shape = ids.shape().dims();
+    shape.push_back(w.shape[1]);
+    x = dequantize(q, dtype_).reshape(shape);
+  }
+  // Gemma: the scale in the compute dtype, as transformers rounds it (sqrt(3072) -> 55.5 in bf16).
+  return config_.embedding_scale != 1.0 ? x * Scalar(config_.embedding_scale) : x;
+}
+
+Tensor LlamaModel::head(const Tensor& y) const {
+  const Tensor h = config_.gemma_norms ? rms_norm(y.to(DType::F32), final_norm_, config_.rms_norm_eps).to(dtype_)
+                                       : rms_norm(y, final_norm_, config_.rms_norm_eps);
+  Tensor logits = apply(lm_head_, h, {}, DType::F32, quant_activation_);
+  if (config_.final_logit_softcap > 0) {
+    const double cap = config_.final_logit_softcap;
+    logits = affine(tanh(affine(logits, 1.0 / cap, 0.0)), cap, 0.0);
+  }
+  return logits;
+}
+
+Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const {
+  const LlamaConfig& c = config_;
+  const int64_t B = x.dim(0), T = x.dim(1), H = c.n_head, KV = c.n_kv_head, D = c.head_dim;
+  const int64_t I = c.intermediate_size, R = c.rope.dims;
+  auto norm = [&](const Tensor& t, const Tensor& w) {
+    return c.gemma_norms ? rms_norm(t.to(DType::F32), w, c.rms_norm_eps).to(dtype_) : rms_norm(t, w, c.rms_norm_eps);
+  };
+  // (B, heads, T, D) rotated over its first R dims; the rest (partial rotary) passes through.
+  auto rotate = [&](const Tensor& t) {
+    if (R == D) return rope(t, cos, sin, c.rope.interleaved);
+    return cat({rope(t.narrow(3, 0, R), cos, sin, c.rope.interleaved), t.narrow(3, R, D - R)}, 3);
+  };
+  auto lin = [&](const Weight& w, const Tensor& x, const Tensor& b) {
+    return apply(w, x, b, dtype_, quant_activation_);
+  };
+  auto act = [&](const Tensor& t) {
+    return c.activation == Activation::Silu ? silu(t) : c.activation == Activation::GeluTanh ? gelu(t) : gelu_erf(t);
+  };
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    const Layer& l = layers_[li];
+    const Tensor h = norm(x, l.attn_norm);
+    Tensor q, k, v;
+    if (c.fused_qkv) {
+      const Tensor qkv = lin(l.qkv, h, l.qkv_b);
+      q = qkv.narrow(2, 0, H * D);
+      k = qkv.narrow(2, H * D, KV * D);
+      v = qkv.narrow(2, (H + KV) * D, KV * D);
+    } else {
+      q = lin(l.q, h, l.q_b);
+      k = lin(l.k, h, l.k_b);
+      v = lin(l.v, h, l.v_b);
+    }
+    q = q.reshape({B, T, H, D});
+    k = k.reshape({B, T, KV, D});
+    if (c.qk_norm) {
+      q = norm(q, l.q_norm);
+      k = norm(k, l.k_norm);
+    }
+    q = rotate(q.permute({0, 2, 1, 3}));
+    k = rotate(k.permute({0, 2, 1, 3}));
+    v = v.reshape({B, T, KV, D}).permute({0, 2, 1, 3});
+    const Tensor ctx = attend(li, q, k, v).permute({0, 2, 1, 3}).reshape({B, T, H * D});
+    Tensor a = lin(l.o, ctx, l.o_b);
+    if (c.sandwich_norms) a = norm(a, l.post_attn_norm);
+    x = x + a;
+    const Tensor h2 = norm(x, l.ffn_norm);
+    Tensor gate, up;
+    if (c.fused_gate_up) {
+      const Tensor gu = lin(l.gate_up, h2, {});
+      gate = gu.narrow(2, 0, I);
+      up = gu.narrow(2, I, I);
+    } else {
+      gate = lin(l.gate, h2, l.gate_b);
+      up = lin(l.up, h2, l.up_b);
+    }
+    Tensor mlp = lin(l.down, act(gate) * up, l.down_b);
+    if (c.sandwich_norms) mlp = norm(mlp, l.post_ffw_norm);
+    x = x + mlp;
+  }
+  return x;
+}
+
+std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
+  const RopeTables::Rows r = rope_->at_least(past + T);
+  const bool long_rows = r.cos_long.defined() && past + T > config_.rope.original_context;
+  const Tensor& c = long_rows ? r.cos_long : r.cos;
+  const Tensor& s = long_rows ? r.sin_long : r.sin;
+  return {c.narrow(0, past, T), s.narrow(0, past, T)};
+}
+
+Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
+  WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (batch, seq), got ",
+             ids.defined() ? ids.shape().to_string() : "undefined");
+  const LlamaConfig& c = config_;
+  const int64_t B = ids.dim(0), T = ids.dim(1);
+  WICK_CHECK(T > 0, InvalidArgument, kOp, ": ids must hold at least one position, got shape ", ids.shape());
+  const int64_t past = cache ? cache->length() : 0;
+  WICK_CHECK(past + T <= c.context_length, InvalidArgument, kOp, ": ", past, " cached + ", T,
+             " new positions exceed the context length ", c.context_length);
+  if (cache) {
+    const int64_t capacity = cache->resolved_capacity(c.context_length);
+    WICK_CHECK(past + T <= capacity, InvalidArgument, kOp, ": ", past, " cached + ", T,
+               " new positions exceed the cache capacity ", capacity);
+    cache->reserve(kOp, layers_.size(), B, c.n_kv_head, capacity, c.head_dim, dtype_, device_);
+  }
+  const int64_t Tk = past + T;
+  // A window only matters once some query has more keys before it than it spans.
+  bool windowed = false;
+  for (size_t i = 0; i < layers_.size(); ++i) windowed = windowed || (c.sliding_layers[i] && Tk > c.sliding_window);
+  const Tensor window_mask = windowed ? additive_mask(past, T, c.sliding_window, dtype_, device_) : Tensor();
+  const bool explicit_scores = c.attn_logit_softcap > 0;
+  const Tensor causal_mask = explicit_scores ? additive_mask(past, T, 0, dtype_, device_) : Tensor();
+
+  const Tensor x = embed(ids.to(device_));
+  const auto [cos, sin] = rope_rows(past, T);
+  Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
+    if (cache) {
+      KvCache::Layer& l = cache->layers()[li];
+      l.k.narrow(2, past, T).copy_(k);
+      l.v.narrow(2, past, T).copy_(v);
+      k = l.k.narrow(2, 0, Tk);
+      v = l.v.narrow(2, 0, Tk);
+    }
+    const bool sliding = windowed && c.sliding_layers[li];
+    if (T == 1) {
+      // One query sees every cached key (but those the window drops): the grouped form, as
+      // decode_step, so a step without a graph does not copy the cache either.
+      const int64_t G = c.kv_groups();
+      const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
+      return llama_attention(c, qg, k, v, sliding ? window_mask : Tensor(), false)
+          .reshape({B, c.n_head, 1, c.head_dim});
+    }
+    k = repeat_kv(k, c.kv_groups());
+    v = repeat_kv(v, c.kv_groups());
+    const Tensor& mask = sliding ? window_mask : causal_mask;
+    return llama_attention(c, q, k, v, mask, !mask.defined());
+  });
+  if (cache) cache->set_length(Tk);
+  if (last_only) y = y.narrow(1, T - 1, 1);
+  return head(y);
+}
+
+}  // namespace wick::models

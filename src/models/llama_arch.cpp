@@ -1,0 +1,94 @@
+// The rows of the Llama-family architecture table (llama_arch.h).
+#include "llama_arch.h"
+
+#include <array>
+#include <string>
+
+#include "wick/error.h"
+
+namespace wick::models {
+
+namespace {
+
+constexpr std::string_view kLlamaHf[] = {"LlamaForCausalLM", "LLaMAForCausalLM"};
+constexpr std::string_view kMistralHf[] = {"MistralForCausalLM"};
+constexpr std::string_view kQwen2Hf[] = {"Qwen2ForCausalLM"};
+constexpr std::string_view kQwen3Hf[] = {"Qwen3ForCausalLM"};
+constexpr std::string_view kGemma2Hf[] = {"Gemma2ForCausalLM"};
+constexpr std::string_view kPhi3Hf[] = {"Phi3ForCausalLM"};
+
+// Mistral has no GGUF architecture of its own: convert_hf_to_gguf.py writes it as "llama"
+// (and llama.cpp's llama graph has no sliding window), so its GGUF name is never matched.
+constexpr std::array kArchs = {
+    LlamaArch{.name = "llama",
+              .hf_architectures = kLlamaHf,
+              .hf_model_type = "llama",
+              .activation = Activation::Silu,
+              .sliding = SlidingPattern::All,
+              .gguf_interleaved_rope = true},
+    LlamaArch{.name = "mistral",
+              .hf_architectures = kMistralHf,
+              .hf_model_type = "mistral",
+              .activation = Activation::Silu,
+              .sliding = SlidingPattern::All,
+              .gguf_interleaved_rope = true},
+    LlamaArch{.name = "qwen2",
+              .hf_architectures = kQwen2Hf,
+              .hf_model_type = "qwen2",
+              .activation = Activation::Silu,
+              .qkv_bias = true,
+              .sliding = SlidingPattern::FromLayer},
+    LlamaArch{.name = "qwen3",
+              .hf_architectures = kQwen3Hf,
+              .hf_model_type = "qwen3",
+              .activation = Activation::Silu,
+              .qk_norm = true,
+              .sliding = SlidingPattern::FromLayer},
+    LlamaArch{.name = "gemma2",
+              .hf_architectures = kGemma2Hf,
+              .hf_model_type = "gemma2",
+              .activation = Activation::GeluTanh,
+              .gemma = true,
+              .sandwich_norms = true,
+              .softcaps = true,
+              .tie_default = true,
+              .sliding = SlidingPattern::Alternate},
+    LlamaArch{.name = "phi3",
+              .hf_architectures = kPhi3Hf,
+              .hf_model_type = "phi3",
+              .activation = Activation::Silu,
+              .fused = true,
+              .sliding = SlidingPattern::All},
+};
+
+}  // namespace
+
+const LlamaArch* find_arch_hf(std::string_view architecture, std::string_view model_type) {
+  for (const LlamaArch& a : kArchs)
+    for (const std::string_view hf : a.hf_architectures)
+      if (hf == architecture) return &a;
+  if (!architecture.empty()) return nullptr;  // a class we do not know is not rescued by model_type
+  for (const LlamaArch& a : kArchs)
+    if (a.hf_model_type == model_type) return &a;
+  return nullptr;
+}
+
+const LlamaArch* find_arch_gguf(std::string_view name) {
+  for (const LlamaArch& a : kArchs)
+    if (a.name == name && a.name != "mistral") return &a;
+  return nullptr;
+}
+
+const LlamaArch& arch_by_name(std::string_view name) {
+  for (const LlamaArch& a : kArchs)
+    if (a.name == name) return a;
+  fail(ErrorKind::Internal, "llama: no architecture row '", name, "'");
+}
+
+std::string supported_arch_names() {
+  std::string s;
+  for (const LlamaArch& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
+}  // namespace wick::models

@@ -1,0 +1,47 @@
+// The architecture table of the Llama family: one row per architecture with the names it
+// goes by (Hugging Face `architectures` / `model_type`, GGUF `general.architecture`) and
+// the switches the generic decoder reads. Adding an architecture is a row here (and, if
+// it needs one, the op its switch turns on); docs/models.md says how.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "wick/models/llama.h"
+
+namespace wick::models {
+
+// Which layers use the sliding window when a config gives one.
+enum class SlidingPattern : uint8_t {
+  All,        // Mistral, Phi-3: every layer
+  Alternate,  // Gemma 2: even layers (0, 2, ...), odd ones attend globally
+  FromLayer,  // Qwen2/3: use_sliding_window, layers >= max_window_layers
+};
+
+struct LlamaArch {
+  std::string_view name;                               // wick's id and the GGUF general.architecture
+  std::span<const std::string_view> hf_architectures;  // config.json "architectures"
+  std::string_view hf_model_type;                      // config.json "model_type"
+  Activation activation = Activation::Silu;            // the default when config.json names none
+  bool qkv_bias = false;                               // q/k/v projections always carry biases (Qwen2)
+  bool qk_norm = false;                                // per-head RMSNorm of q and k (Qwen3)
+  bool gemma = false;                                  // (1 + w) norms in f32, embeddings * sqrt(hidden)
+  bool sandwich_norms = false;                         // post-attention / post-MLP norms (Gemma 2)
+  bool fused = false;                                  // qkv_proj / gate_up_proj stored fused (Phi-3)
+  bool softcaps = false;                               // attention / final logit softcapping (Gemma 2)
+  bool tie_default = false;                            // tie_word_embeddings when config.json omits it
+  SlidingPattern sliding = SlidingPattern::All;
+  // GGUF: convert_hf_to_gguf.py permutes this arch's q/k rows for ggml's "NORM" rope, which
+  // rotates adjacent pairs; the model then rotates pairs instead of un-permuting the rows.
+  bool gguf_interleaved_rope = false;
+};
+
+// The row for an HF config (its architectures[0], else its model_type) or a GGUF
+// general.architecture; nullptr when none matches.
+const LlamaArch* find_arch_hf(std::string_view architecture, std::string_view model_type);
+const LlamaArch* find_arch_gguf(std::string_view name);
+const LlamaArch& arch_by_name(std::string_view name);  // Internal error if absent
+// "llama, mistral, ..." for error messages.
+std::string supported_arch_names();
+
+}  // namespace wick::models

@@ -1,0 +1,254 @@
+// LlamaConfig from Hugging Face's config.json, and the checks every source shares.
+#include "llama_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "config_json.h"
+#include "io/json_limits.h"
+#include "wick/error.h"
+
+namespace wick::models {
+
+namespace {
+
+constexpr const char* kOp = "llama";
+using Json = nlohmann::json;
+
+// The value of key if present and not null.
+const Json* find(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+int64_t get_size(const Json& j, const char* key, int64_t fallback) {
+  int64_t v = fallback;
+  if (find(j, key)) read_config_size(j, kOp, key, v);
+  return v;
+}
+
+int64_t require_size(const Json& j, const char* key) {
+  WICK_CHECK(find(j, key), Format, kOp, ": config.json has no '", key, "'");
+  return get_size(j, key, 0);
+}
+
+double get_number(const Json& j, const char* key, double fallback, bool positive = true) {
+  const Json* v = find(j, key);
+  if (!v) return fallback;
+  WICK_CHECK(v->is_number() && std::isfinite(v->get<double>()) && (!positive || v->get<double>() > 0), Format, kOp,
+             ": config key '", key, "' must be a ", positive ? "positive " : "", "number, got ", json::brief(*v));
+  return v->get<double>();
+}
+
+bool get_bool(const Json& j, const char* key, bool fallback) {
+  const Json* v = find(j, key);
+  if (!v) return fallback;
+  WICK_CHECK(v->is_boolean(), Format, kOp, ": config key '", key, "' must be true or false, got ", json::brief(*v));
+  return v->get<bool>();
+}
+
+std::string get_string(const Json& j, const char* key) {
+  const Json* v = find(j, key);
+  if (!v) return {};
+  WICK_CHECK(v->is_string(), Format, kOp, ": config key '", key, "' must be a string, got ", json::brief(*v));
+  return v->get<std::string>();
+}
+
+// bos/eos: an id, a list of ids, or null.
+std::vector<int32_t> get_ids(const Json& j, const char* key) {
+  const Json* v = find(j, key);
+  if (!v) return {};
+  std::vector<int32_t> ids;
+  auto take = [&](const Json& e) {
+    WICK_CHECK(e.is_number_integer() && e.get<int64_t>() >= 0 && e.get<int64_t>() <= INT32_MAX, Format, kOp,
+               ": config key '", key, "' must hold token ids, got ", json::brief(*v));
+    ids.push_back(int32_t(e.get<int64_t>()));
+  };
+  if (v->is_array()) {
+    for (const Json& e : *v) take(e);
+  } else {
+    take(*v);
+  }
+  return ids;
+}
+
+Activation activation_from(const std::string& name, const char* key) {
+  if (name == "silu" || name == "swish") return Activation::Silu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::GeluTanh;
+  if (name == "gelu") return Activation::Gelu;
+  fail(ErrorKind::Unsupported, kOp, ": config key '", key, "' names activation '", name,
+       "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+}
+
+// rope_parameters (transformers >= 5) or rope_scaling + rope_theta (earlier files).
+void read_rope(const Json& j, LlamaConfig& c) {
+  const Json* params = find(j, "rope_parameters");
+  const char* pkey = "rope_parameters";
+  if (!params) {
+    params = find(j, "rope_scaling");
+    pkey = "rope_scaling";
+  }
+  static const Json kEmpty = Json::object();
+  if (params) WICK_CHECK(params->is_object(), Format, kOp, ": config key '", pkey, "' must be an object");
+  const Json& p = params ? *params : kEmpty;
+  RopeConfig& r = c.rope;
+  r.theta = get_number(p, "rope_theta", get_number(j, "rope_theta", 10000.0));
+  const double partial = get_number(p, "partial_rotary_factor", get_number(j, "partial_rotary_factor", 1.0));
+  WICK_CHECK(partial <= 1.0, Format, kOp, ": partial_rotary_factor must be in (0, 1], got ", partial);
+  r.dims = int64_t(double(c.head_dim) * partial);
+  std::string type = get_string(p, "rope_type");
+  if (type.empty()) type = get_string(p, "type");
+  if (type.empty() || type == "default" || type == "dynamic") return;  // dynamic: default within the context
+  // Phi-3 keeps original_max_position_embeddings beside rope_scaling; it wins there.
+  r.original_context = get_size(j, "original_max_position_embeddings",
+                                get_size(p, "original_max_position_embeddings", c.context_length));
+  const bool longrope = type == "longrope" || type == "su";
+  r.factor = get_number(p, "factor", longrope ? double(c.context_length) / double(r.original_context) : 1.0);
+  if (type == "linear") {
+    r.scaling = RopeScaling::Linear;
+  } else if (type == "llama3") {
+    r.scaling = RopeScaling::Llama3;
+    r.low_freq_factor = get_number(p, "low_freq_factor", 1.0);
+    r.high_freq_factor = get_number(p, "high_freq_factor", 4.0);
+    WICK_CHECK(r.high_freq_factor != r.low_freq_factor, Format, kOp,
+               ": llama3 rope needs high_freq_factor != low_freq_factor, both are ", r.low_freq_factor);
+  } else if (type == "yarn") {
+    r.scaling = RopeScaling::Yarn;
+    r.beta_fast = get_number(p, "beta_fast", 32.0);
+    r.beta_slow = get_number(p, "beta_slow", 1.0);
+    r.yarn_truncate = get_bool(p, "truncate", true);
+    WICK_CHECK(!find(p, "mscale") && !find(p, "mscale_all_dim"), Unsupported, kOp,
+               ": yarn rope with mscale / mscale_all_dim is not supported");
+    if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
+  } else if (longrope) {
+    r.scaling = RopeScaling::LongRope;
+    if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
+    for (auto [key, out] : {std::pair{"short_factor", &r.short_factor}, std::pair{"long_factor", &r.long_factor}}) {
+      const Json* f = find(p, key);
+      WICK_CHECK(f && f->is_array(), Format, kOp, ": longrope needs a list '", key, "'");
+      for (const Json& e : *f) {
+        WICK_CHECK(e.is_number() && e.get<double>() > 0 && std::isfinite(e.get<double>()), Format, kOp, ": '", key,
+                   "' must hold positive numbers, got ", json::brief(e));
+        out->push_back(e.get<double>());
+      }
+    }
+  } else {
+    fail(ErrorKind::Unsupported, kOp, ": rope type '", type,
+         "' is not supported (default, linear, dynamic, llama3, yarn, longrope)");
+  }
+}
+
+// Which layers slide: layer_types when the file lists them (and the arch reads them),
+// else the arch's pattern.
+void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
+  c.sliding_window = get_size(j, "sliding_window", 0);
+  if (arch.sliding == SlidingPattern::FromLayer && !get_bool(j, "use_sliding_window", false)) c.sliding_window = 0;
+  c.sliding_layers.assign(size_t(c.n_layer), false);
+  if (c.sliding_window == 0) return;
+  const Json* types = arch.sliding == SlidingPattern::All ? nullptr : find(j, "layer_types");
+  if (types) {
+    WICK_CHECK(types->is_array() && int64_t(types->size()) == c.n_layer, Format, kOp,
+               ": config key 'layer_types' must list num_hidden_layers ", c.n_layer, " entries, got ",
+               json::brief(*types));
+    for (size_t i = 0; i < types->size(); ++i) {
+      const Json& t = (*types)[i];
+      WICK_CHECK(t == "sliding_attention" || t == "full_attention", Unsupported, kOp, ": layer_types[", i, "] is ",
+                 json::brief(t), " (sliding_attention or full_attention)");
+      c.sliding_layers[i] = t == "sliding_attention";
+    }
+    return;
+  }
+  const int64_t from = arch.sliding == SlidingPattern::FromLayer ? get_size(j, "max_window_layers", 0) : 0;
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate ? i % 2 == 0 : i >= from;
+}
+
+}  // namespace
+
+LlamaConfig LlamaConfig::from_hf_json_file(const std::filesystem::path& path) {
+  return from_hf_json(read_config_text(path, kOp), path.string());
+}
+
+LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string& origin) {
+  const Json j = parse_config_object(text, kOp, origin);
+  std::string hf_arch;
+  if (const Json* a = find(j, "architectures")) {
+    WICK_CHECK(a->is_array() && !a->empty() && (*a)[0].is_string(), Format, kOp,
+               ": config key 'architectures' must be a list of class names, got ", json::brief(*a));
+    hf_arch = (*a)[0].get<std::string>();
+  }
+  const std::string model_type = get_string(j, "model_type");
+  const LlamaArch* arch = find_arch_hf(hf_arch, model_type);
+  WICK_CHECK(arch, Unsupported, kOp, ": unknown architecture '", hf_arch.empty() ? model_type : hf_arch, "' in '",
+             origin, "' (supported: ", supported_arch_names(), ")");
+
+  LlamaConfig c;
+  c.arch = std::string(arch->name);
+  c.vocab_size = require_size(j, "vocab_size");
+  c.hidden_size = require_size(j, "hidden_size");
+  c.n_layer = require_size(j, "num_hidden_layers");
+  c.n_head = require_size(j, "num_attention_heads");
+  c.n_kv_head = get_size(j, "num_key_value_heads", c.n_head);
+  c.head_dim = get_size(j, "head_dim", c.hidden_size / c.n_head);
+  c.intermediate_size = require_size(j, "intermediate_size");
+  c.context_length = get_size(j, "max_position_embeddings", 2048);
+  c.rms_norm_eps = get_number(j, "rms_norm_eps", 1e-6);
+  read_rope(j, c);
+  read_sliding(j, *arch, c);
+  const char* act_key = find(j, "hidden_activation") ? "hidden_activation" : "hidden_act";
+  const std::string act = get_string(j, act_key);
+  c.activation = act.empty() ? arch->activation : activation_from(act, act_key);
+  c.tie_embeddings = get_bool(j, "tie_word_embeddings", arch->tie_default);
+  const bool attention_bias = get_bool(j, "attention_bias", false);
+  c.qkv_bias = arch->qkv_bias || attention_bias;
+  c.o_bias = attention_bias && !arch->qkv_bias;
+  c.mlp_bias = get_bool(j, "mlp_bias", false);
+  if (arch->softcaps) {
+    c.attn_logit_softcap = get_number(j, "attn_logit_softcapping", 0.0);
+    c.final_logit_softcap = get_number(j, "final_logit_softcapping", 0.0);
+    c.attention_scale = 1.0 / std::sqrt(get_number(j, "query_pre_attn_scalar", 256.0));
+  }
+  c.bos_token_ids = get_ids(j, "bos_token_id");
+  c.eos_token_ids = get_ids(j, "eos_token_id");
+  c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
+  finish_config(c, *arch, {"num_attention_heads", "num_key_value_heads", "head_dim", "partial_rotary_factor"});
+  return c;
+}
+
+void merge_generation_config(LlamaConfig& c, const std::string& text, const std::string& origin) {
+  const Json j = parse_config_object(text, kOp, origin);
+  for (const int32_t id : get_ids(j, "eos_token_id"))
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
+      c.eos_token_ids.push_back(id);
+}
+
+void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys) {
+  WICK_CHECK(c.n_kv_head <= c.n_head && c.n_head % c.n_kv_head == 0, Format, kOp, ": ", keys.n_head, " ", c.n_head,
+             " is not a multiple of ", keys.n_kv_head, " ", c.n_kv_head);
+  WICK_CHECK(c.head_dim > 0 && c.head_dim % 2 == 0, Format, kOp, ": ", keys.head_dim, " ", c.head_dim,
+             " must be positive and even (rotary pairs)");
+  // Every projection's width ((heads + 2 kv heads) x head_dim) stays an int32 size, so no
+  // shape the loader forms from them can overflow.
+  WICK_CHECK(c.head_dim <= kMaxConfigSize / (c.n_head + 2 * c.n_kv_head), Format, kOp, ": ", keys.n_head, " ", c.n_head,
+             ", ", keys.n_kv_head, " ", c.n_kv_head, " and ", keys.head_dim, " ", c.head_dim,
+             " give projections wider than ", kMaxConfigSize);
+  if (c.rope.dims == 0) c.rope.dims = c.head_dim;
+  WICK_CHECK(c.rope.dims > 0 && c.rope.dims <= c.head_dim && c.rope.dims % 2 == 0, Format, kOp, ": ", keys.rope_dims,
+             " gives ", c.rope.dims, " rotary dims, which must be even and at most the head dim ", c.head_dim);
+  for (const auto* f : {&c.rope.freq_factors, &c.rope.short_factor, &c.rope.long_factor})
+    WICK_CHECK(f->empty() || int64_t(f->size()) == c.rope.dims / 2, Format, kOp, ": a rope factor list holds ",
+               f->size(), " factors, the ", c.rope.dims, " rotary dims need ", c.rope.dims / 2);
+  WICK_CHECK(c.rope.scaling != RopeScaling::LongRope ||
+                 (!c.rope.short_factor.empty() && !c.rope.long_factor.empty() && c.rope.original_context > 1),
+             Format, kOp, ": longrope needs short and long factors and an original context above 1");
+  if (c.sliding_layers.size() != size_t(c.n_layer)) c.sliding_layers.assign(size_t(c.n_layer), false);
+  if (c.sliding_window == 0) c.sliding_layers.assign(size_t(c.n_layer), false);
+  c.gemma_norms = arch.gemma;
+  c.sandwich_norms = arch.sandwich_norms;
+  c.qk_norm = arch.qk_norm;
+  c.fused_qkv = c.fused_gate_up = arch.fused;
+  c.embedding_scale = arch.gemma ? std::sqrt(double(c.hidden_size)) : 1.0;
+  if (c.attention_scale == 0) c.attention_scale = 1.0 / std::sqrt(double(c.head_dim));
+}
+
+}  // namespace wick::models

@@ -1,0 +1,62 @@
+// Internal pieces of the Llama family shared by the config readers (HF, GGUF), the loader
+// and the forward pass.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "llama_arch.h"
+#include "wick/models/llama.h"
+
+namespace wick::models {
+
+// Fills what follows from the row (gemma norms, embedding scale, fused tensors, the
+// default attention scale, the per-layer sliding flags when unset) and checks the sizes
+// against each other: Format naming the key (`keys` spells them for the source, HF or GGUF).
+struct ConfigKeys {
+  std::string n_head, n_kv_head, head_dim, rope_dims;
+};
+void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys);
+
+// Adds generation_config.json's eos_token_id (an id or a list) to c.eos_token_ids: chat
+// checkpoints list their end-of-turn tokens there (Llama 3: 128001, 128008, 128009).
+void merge_generation_config(LlamaConfig& c, const std::string& json, const std::string& origin);
+
+// transformers' inverse frequencies (dims/2 of them) for the rope config, and the factor
+// on cos/sin (yarn's attention factor, 1 otherwise). In double precision.
+// long_factors picks longrope's long set (ignored by the other scalings).
+std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors = false);
+double rope_attention_factor(const RopeConfig& r);
+
+// The rotary tables of a model: rows x dims/2 cos and sin in the compute dtype on the
+// device (and longrope's long-factor pair), computed in double precision from the inverse
+// frequencies and grown (doubling, up to the context length) when a longer sequence asks.
+// Thread-safe; a grown table replaces the old one, which callers holding it keep alive.
+struct RopeTables {
+  struct Rows {
+    Tensor cos, sin, cos_long, sin_long;  // the long pair only for longrope
+  };
+  RopeTables(const LlamaConfig& c, DType dtype, Device device);
+  // Tables of at least `rows` rows (rows <= the context length).
+  Rows at_least(int64_t rows);
+  // Bytes of a model's first tables (what load() counts against free memory).
+  static size_t initial_bytes(const LlamaConfig& c, DType dtype);
+
+ private:
+  Tensor table(const std::vector<double>& inv, int64_t rows, bool sine) const;
+  std::mutex mutex_;
+  std::vector<double> inv_, inv_long_;
+  double scale_ = 1.0;
+  int64_t context_ = 0, rows_ = 0;
+  DType dtype_;
+  Device device_;
+  Rows tables_;
+};
+
+// softmax(q k^T * scale [tanh-softcapped] + mask) v over matching heads, q (B, H, Tq, D);
+// with causal, query i sees keys j <= i + Tk - Tq (mask then undefined).
+Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                       bool causal);
+
+}  // namespace wick::models

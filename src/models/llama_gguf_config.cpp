@@ -1,0 +1,189 @@
+// LlamaConfig from a GGUF file's metadata: llama.cpp's general.architecture and its
+// <arch>.* keys, with llama.cpp's defaults where a key is optional there.
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "config_json.h"
+#include "llama_config.h"
+#include "wick/error.h"
+#include "wick/gguf.h"
+
+namespace wick::models {
+
+namespace {
+
+constexpr const char* kOp = "llama";
+
+class Keys {
+ public:
+  Keys(const gguf::File& f, std::string arch) : f_(f), arch_(std::move(arch)) {}
+  std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
+  bool has(std::string_view suffix) const { return f_.has(key(suffix)); }
+
+  // An integer of any GGUF integer type in [lo, kMaxConfigSize].
+  std::optional<int64_t> integer(std::string_view suffix, int64_t lo = 1) const { return integer_at(key(suffix), lo); }
+  std::optional<int64_t> integer_at(const std::string& k, int64_t lo) const {
+    if (!f_.has(k)) return std::nullopt;
+    const gguf::Value& v = f_.get(k);
+    std::optional<int64_t> out;
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            if (std::is_signed_v<T> || uint64_t(x) <= uint64_t(std::numeric_limits<int64_t>::max())) out = int64_t(x);
+          }
+        },
+        v.storage());
+    WICK_CHECK(out.has_value(), Format, kOp, ": GGUF key '", k, "' must be one integer, got ",
+               gguf::value_type_name(v.type()), " ", v.to_string());
+    WICK_CHECK(*out >= lo && *out <= kMaxConfigSize, Format, kOp, ": GGUF key '", k, "' is ", *out, ", outside [", lo,
+               ", ", kMaxConfigSize, "]");
+    return out;
+  }
+  int64_t require_integer(std::string_view suffix) const {
+    const auto v = integer(suffix);
+    WICK_CHECK(v, Format, kOp, ": GGUF file has no key '", key(suffix), "'");
+    return *v;
+  }
+  std::optional<double> number(std::string_view suffix) const {
+    const std::string k = key(suffix);
+    if (!f_.has(k)) return std::nullopt;
+    const gguf::Value& v = f_.get(k);
+    WICK_CHECK(v.holds<float>() || v.holds<double>(), Format, kOp, ": GGUF key '", k, "' must be a float, got ",
+               gguf::value_type_name(v.type()));
+    const double d = v.holds<float>() ? double(v.get<float>()) : v.get<double>();
+    WICK_CHECK(std::isfinite(d) && d >= 0, Format, kOp, ": GGUF key '", k, "' must be finite and >= 0, got ", d);
+    return d;
+  }
+  std::string string(std::string_view suffix) const {
+    const std::string k = key(suffix);
+    if (!f_.has(k)) return {};
+    WICK_CHECK(f_.get(k).holds<std::string>(), Format, kOp, ": GGUF key '", k, "' must be a string");
+    return f_.get(k).get<std::string>();
+  }
+
+ private:
+  const gguf::File& f_;
+  std::string arch_;
+};
+
+void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
+  RopeConfig& r = c.rope;
+  r.theta = k.number("rope.freq_base").value_or(10000.0);
+  r.dims = k.integer("rope.dimension_count").value_or(c.head_dim);
+  const std::string type = k.string("rope.scaling.type");
+  // Per-frequency divisors stored as a 1-D tensor (rope_freqs, rope_factors_long/short).
+  auto factors = [&](const char* name) {
+    WICK_CHECK(f.contains(name), Format, kOp, ": the GGUF file has no tensor '", name, "'");
+    const Tensor t = gguf::plain_tensor(f.tensor(name)).to(DType::F64);
+    WICK_CHECK(t.rank() == 1, Format, kOp, ": tensor '", name, "' must be 1-D, got ", t.shape());
+    std::vector<double> v = t.to_vector<double>();
+    for (const double d : v)
+      WICK_CHECK(std::isfinite(d) && d > 0, Format, kOp, ": tensor '", name, "' holds ", d, " (must be > 0)");
+    return v;
+  };
+  if (type == "longrope" || f.contains("rope_factors_long.weight")) {
+    r.scaling = RopeScaling::LongRope;
+    r.original_context = k.integer("rope.scaling.original_context_length").value_or(c.context_length);
+    r.factor = double(c.context_length) / double(r.original_context);
+    if (k.has("rope.scaling.attn_factor")) r.attention_factor = k.number("rope.scaling.attn_factor");
+    r.long_factor = factors("rope_factors_long.weight");
+    r.short_factor = factors("rope_factors_short.weight");
+    return;
+  }
+  if (type == "linear" || (type.empty() && k.has("rope.scale_linear"))) {
+    r.scaling = RopeScaling::Linear;
+    r.factor = k.number(type.empty() ? "rope.scale_linear" : "rope.scaling.factor").value_or(1.0);
+  } else if (type == "yarn") {
+    r.scaling = RopeScaling::Yarn;
+    r.factor = k.number("rope.scaling.factor").value_or(1.0);
+    r.original_context = k.integer("rope.scaling.original_context_length").value_or(c.context_length);
+    r.beta_fast = k.number("rope.scaling.yarn_beta_fast").value_or(32.0);
+    r.beta_slow = k.number("rope.scaling.yarn_beta_slow").value_or(1.0);
+    if (k.has("rope.scaling.attn_factor")) r.attention_factor = k.number("rope.scaling.attn_factor");
+  } else {
+    WICK_CHECK(type.empty() || type == "none", Unsupported, kOp, ": GGUF key '", k.key("rope.scaling.type"), "' is '",
+               type, "' (none, linear, yarn, longrope)");
+  }
+  WICK_CHECK(r.factor > 0, Format, kOp, ": GGUF rope scaling factor must be > 0");
+  if (f.contains("rope_freqs.weight")) r.freq_factors = factors("rope_freqs.weight");  // llama3's rule
+}
+
+}  // namespace
+
+LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
+  WICK_CHECK(f.has("general.architecture") && f.get("general.architecture").holds<std::string>(), Format, kOp,
+             ": GGUF file has no string key 'general.architecture'");
+  const std::string name = f.get("general.architecture").get<std::string>();
+  const LlamaArch* arch = find_arch_gguf(name);
+  WICK_CHECK(arch, Unsupported, kOp, ": unknown GGUF architecture '", name, "' (supported: ", supported_arch_names(),
+             ")");
+  const Keys k(f, name);
+  LlamaConfig c;
+  c.arch = std::string(arch->name);
+  c.context_length = k.require_integer("context_length");
+  c.hidden_size = k.require_integer("embedding_length");
+  c.n_layer = k.require_integer("block_count");
+  c.intermediate_size = k.require_integer("feed_forward_length");
+  c.n_head = k.require_integer("attention.head_count");
+  c.n_kv_head = k.integer("attention.head_count_kv").value_or(c.n_head);
+  WICK_CHECK(c.hidden_size % c.n_head == 0 || k.has("attention.key_length"), Format, kOp, ": GGUF key '",
+             k.key("embedding_length"), "' ", c.hidden_size, " is not a multiple of '", k.key("attention.head_count"),
+             "' ", c.n_head, " and no key_length is given");
+  c.head_dim = k.integer("attention.key_length").value_or(c.hidden_size / c.n_head);
+  const int64_t value_dim = k.integer("attention.value_length").value_or(c.head_dim);
+  WICK_CHECK(value_dim == c.head_dim, Format, kOp, ": GGUF keys '", k.key("attention.key_length"), "' ", c.head_dim,
+             " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
+  const auto eps = k.number("attention.layer_norm_rms_epsilon");
+  WICK_CHECK(eps && *eps > 0, Format, kOp, ": GGUF file has no positive key '",
+             k.key("attention.layer_norm_rms_epsilon"), "'");
+  c.rms_norm_eps = *eps;
+  // The vocabulary: the key, else the embedding's rows (checked against its shape at load).
+  if (k.has("vocab_size")) {
+    c.vocab_size = *k.integer("vocab_size");
+  } else {
+    WICK_CHECK(f.contains("token_embd.weight") && f.tensor("token_embd.weight").shape.rank() == 2, Format, kOp,
+               ": GGUF file has no key '", k.key("vocab_size"), "' and no 2-D tensor 'token_embd.weight'");
+    c.vocab_size = f.tensor("token_embd.weight").shape[0];
+  }
+  read_rope(k, f, c);
+  c.rope.interleaved = arch->gguf_interleaved_rope;
+  c.activation = arch->activation;
+  c.sliding_window = k.integer("attention.sliding_window", 0).value_or(0);
+  c.sliding_layers.assign(size_t(c.n_layer), false);
+  // llama.cpp: Gemma 2 alternates (even layers slide) and defaults to 4096; Qwen2/3 GGUFs
+  // carry no window; llama (also Mistral) has none in llama.cpp's graph.
+  if (arch->sliding == SlidingPattern::Alternate && c.sliding_window == 0 && !k.has("attention.sliding_window"))
+    c.sliding_window = 4096;
+  if (arch->sliding == SlidingPattern::FromLayer || name == "llama") c.sliding_window = 0;
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    c.sliding_layers[size_t(i)] = arch->sliding == SlidingPattern::Alternate ? i % 2 == 0 : true;
+  if (arch->softcaps) {
+    c.attn_logit_softcap = k.number("attn_logit_softcapping").value_or(50.0);
+    c.final_logit_softcap = k.number("final_logit_softcapping").value_or(30.0);
+    // convert_hf_to_gguf.py drops query_pre_attn_scalar; llama.cpp derives it from the
+    // model size (27B: hidden / heads, else the head dim). attention.scale overrides.
+    const double scalar = c.n_layer == 46 ? double(c.hidden_size / c.n_head) : double(c.head_dim);
+    c.attention_scale = k.number("attention.scale").value_or(1.0 / std::sqrt(scalar));
+  } else if (const auto s = k.number("attention.scale"); s && *s > 0) {
+    c.attention_scale = *s;
+  }
+  // Optional tensors decide biases and tying, as llama.cpp's TENSOR_NOT_REQUIRED does.
+  c.qkv_bias = f.contains("blk.0.attn_q.bias") || f.contains("blk.0.attn_qkv.bias");
+  c.o_bias = f.contains("blk.0.attn_output.bias");
+  c.mlp_bias = f.contains("blk.0.ffn_up.bias");
+  c.tie_embeddings = !f.contains("output.weight");
+  for (auto [key, ids] : {std::pair{"tokenizer.ggml.bos_token_id", &c.bos_token_ids},
+                          std::pair{"tokenizer.ggml.eos_token_id", &c.eos_token_ids}})
+    if (const auto id = k.integer_at(key, 0)) ids->push_back(int32_t(*id));
+  finish_config(c, *arch,
+                {k.key("attention.head_count"), k.key("attention.head_count_kv"), k.key("attention.key_length"),
+                 k.key("rope.dimension_count")});
+  // Phi-3 GGUFs may hold q/k/v separately (create_tensor_qkv accepts both).
+  c.fused_qkv = f.contains("blk.0.attn_qkv.weight");
+  c.fused_gate_up = arch->fused && !f.contains("blk.0.ffn_gate.weight");
+  return c;
+}
+
+}  // namespace wick::models

@@ -1,0 +1,241 @@
+// LlamaModel::load: config, a plan of every tensor the config implies (checked against the
+// file: present, right shape, float or packed), the memory check, then the conversion and
+// upload of each tensor once.
+#include <cmath>
+
+#include "config_json.h"
+#include "llama_config.h"
+#include "llama_weights.h"
+#include "wick/build_info.h"
+#include "wick/error.h"
+#include "wick/gguf.h"
+#include "wick/memory.h"
+#include "wick/models/llama.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kOp = "llama";
+
+// The per-layer tensors by their Hugging Face and GGUF names.
+enum class Part { AttnNorm, Q, K, V, Qkv, O, QNorm, KNorm, FfnNorm, PostAttnNorm, PostFfwNorm, Gate, Up, GateUp, Down };
+
+std::string part_name(Part p, bool sandwich, bool gguf) {
+  switch (p) {
+    case Part::AttnNorm: return gguf ? "attn_norm" : "input_layernorm";
+    case Part::Q: return gguf ? "attn_q" : "self_attn.q_proj";
+    case Part::K: return gguf ? "attn_k" : "self_attn.k_proj";
+    case Part::V: return gguf ? "attn_v" : "self_attn.v_proj";
+    case Part::Qkv: return gguf ? "attn_qkv" : "self_attn.qkv_proj";
+    case Part::O: return gguf ? "attn_output" : "self_attn.o_proj";
+    case Part::QNorm: return gguf ? "attn_q_norm" : "self_attn.q_norm";
+    case Part::KNorm: return gguf ? "attn_k_norm" : "self_attn.k_norm";
+    // Gemma 2's HF post_attention_layernorm follows attention; Llama's precedes the MLP.
+    case Part::FfnNorm: return gguf ? "ffn_norm" : sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+    case Part::PostAttnNorm: return gguf ? "post_attention_norm" : "post_attention_layernorm";
+    case Part::PostFfwNorm: return gguf ? "post_ffw_norm" : "post_feedforward_layernorm";
+    case Part::Gate: return gguf ? "ffn_gate" : "mlp.gate_proj";
+    case Part::Up: return gguf ? "ffn_up" : "mlp.up_proj";
+    case Part::GateUp: return gguf ? "ffn_up" : "mlp.gate_up_proj";
+    case Part::Down: return gguf ? "ffn_down" : "mlp.down_proj";
+  }
+  return {};
+}
+
+enum class Kind { Matrix, Norm, Bias };
+
+struct Request {
+  std::string name;
+  Shape shape;
+  Kind kind;
+  LlamaModel::Weight* matrix = nullptr;  // Kind::Matrix
+  Tensor* vector = nullptr;              // Kind::Norm / Kind::Bias
+  StoredTensor stored;
+};
+
+// The type a float matrix with rows of k values is quantized to: the requested one when k
+// is a multiple of its block, else q8_0 (32-value blocks), else none (stays float).
+std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) {
+  if (!want) return std::nullopt;
+  if (k % ggml_type_info(*want).block_elems == 0) return want;
+  if (k % 32 == 0) return GgmlType::Q8_0;
+  return std::nullopt;
+}
+
+// The checkpoint's own float type on an accelerator (f16 for quantized files); f32 on the CPU.
+DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device) {
+  if (device.is_cpu()) return DType::F32;
+  if (c.torch_dtype == "bfloat16") return DType::BF16;
+  if (c.torch_dtype == "float16") return DType::F16;
+  if (c.torch_dtype == "float32") return DType::F32;
+  const char* embd = src.is_gguf() ? "token_embd.weight" : "model.embed_tokens.weight";
+  if (!src.contains(embd)) return DType::F16;  // the plan names the missing tensor later
+  const StoredTensor t = src.get(embd);
+  return t.dense.defined() ? t.dense.dtype() : DType::F16;
+}
+
+// What an upload can use: the driver's free memory plus what wick's allocator holds cached
+// (reserved but not allocated, handed out again before the driver is asked).
+size_t free_bytes(Device device) {
+  if (device.is_cpu()) return 0;  // weights are mapped, not copied; no meaningful bound
+  const MemoryStats m = memory_stats(device);
+  const size_t cached = m.reserved_bytes > m.allocated_bytes ? m.reserved_bytes - m.allocated_bytes : 0;
+  for (const DeviceInfo& d : list_devices())
+    if (d.device == device.str()) return d.free_memory + cached;
+  return 0;
+}
+
+}  // namespace
+
+struct LlamaLoader {
+  LlamaModel& m;
+  const WeightSource& src;
+  const LlamaLoadOptions& opt;
+  std::vector<Request> plan;
+
+  void matrix(std::string name, Shape shape, LlamaModel::Weight& w) {
+    plan.push_back({std::move(name), std::move(shape), Kind::Matrix, &w, nullptr, {}});
+  }
+  void vector(std::string name, int64_t n, Kind kind, Tensor& t) {
+    plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}});
+  }
+
+  void make_plan() {
+    const LlamaConfig& c = m.config_;
+    const bool g = src.is_gguf();
+    const int64_t E = c.hidden_size, H = c.n_head, KV = c.n_kv_head, D = c.head_dim, I = c.intermediate_size;
+    matrix(g ? "token_embd.weight" : "model.embed_tokens.weight", Shape{c.vocab_size, E}, m.embedding_);
+    vector(g ? "output_norm.weight" : "model.norm.weight", E, Kind::Norm, m.final_norm_);
+    if (!c.tie_embeddings) matrix(g ? "output.weight" : "lm_head.weight", Shape{c.vocab_size, E}, m.lm_head_);
+    m.layers_.resize(size_t(c.n_layer));
+    for (int64_t i = 0; i < c.n_layer; ++i) {
+      LlamaModel::Layer& l = m.layers_[size_t(i)];
+      const std::string prefix = g ? "blk." + std::to_string(i) + "." : "model.layers." + std::to_string(i) + ".";
+      auto name = [&](Part p, const char* suffix) { return prefix + part_name(p, c.sandwich_norms, g) + suffix; };
+      auto linear = [&](Part p, Shape shape, LlamaModel::Weight& w, Tensor& b, bool bias) {
+        const int64_t out = shape[0];
+        matrix(name(p, ".weight"), std::move(shape), w);
+        if (bias) vector(name(p, ".bias"), out, Kind::Bias, b);
+      };
+      vector(name(Part::AttnNorm, ".weight"), E, Kind::Norm, l.attn_norm);
+      if (c.fused_qkv) {
+        linear(Part::Qkv, Shape{(H + 2 * KV) * D, E}, l.qkv, l.qkv_b, c.qkv_bias);
+      } else {
+        linear(Part::Q, Shape{H * D, E}, l.q, l.q_b, c.qkv_bias);
+        linear(Part::K, Shape{KV * D, E}, l.k, l.k_b, c.qkv_bias);
+        linear(Part::V, Shape{KV * D, E}, l.v, l.v_b, c.qkv_bias);
+      }
+      linear(Part::O, Shape{E, H * D}, l.o, l.o_b, c.o_bias);
+      if (c.qk_norm) {
+        vector(name(Part::QNorm, ".weight"), D, Kind::Norm, l.q_norm);
+        vector(name(Part::KNorm, ".weight"), D, Kind::Norm, l.k_norm);
+      }
+      vector(name(Part::FfnNorm, ".weight"), E, Kind::Norm, l.ffn_norm);
+      if (c.sandwich_norms) {
+        vector(name(Part::PostAttnNorm, ".weight"), E, Kind::Norm, l.post_attn_norm);
+        vector(name(Part::PostFfwNorm, ".weight"), E, Kind::Norm, l.post_ffw_norm);
+      }
+      if (c.fused_gate_up) {
+        linear(Part::GateUp, Shape{2 * I, E}, l.gate_up, l.gate_b, false);
+      } else {
+        linear(Part::Gate, Shape{I, E}, l.gate, l.gate_b, c.mlp_bias);
+        linear(Part::Up, Shape{I, E}, l.up, l.up_b, c.mlp_bias);
+      }
+      linear(Part::Down, Shape{E, I}, l.down, l.down_b, c.mlp_bias);
+    }
+  }
+
+  // Every planned tensor present with the implied shape, before anything is converted.
+  size_t check_plan() {
+    size_t bytes = 0;
+    for (Request& r : plan) {
+      r.stored = src.get(r.name);
+      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kOp, ": tensor '", r.name, "' has shape ",
+                 r.stored.shape(), ", config implies ", r.shape);
+      bytes += planned_bytes(r);
+    }
+    return bytes;
+  }
+
+  size_t planned_bytes(const Request& r) const {
+    if (r.kind != Kind::Matrix) return size_t(r.shape.numel()) * dtype_size(vector_dtype(r.kind));
+    if (!r.stored.dense.defined()) return r.stored.packed.bytes.nbytes();
+    if (const auto q = quant_type_for(opt.quantize, r.shape[1]))
+      return ggml_row_bytes(*q, r.shape[1], kOp) * size_t(r.shape[0]);
+    return size_t(r.shape.numel()) * dtype_size(m.dtype_);
+  }
+
+  DType vector_dtype(Kind kind) const { return kind == Kind::Norm && m.config_.gemma_norms ? DType::F32 : m.dtype_; }
+
+  void load(Request& r) {
+    const Device dev = m.device_;
+    if (r.kind != Kind::Matrix) {
+      Tensor t = r.stored.dense.defined() ? r.stored.dense : dequantize(r.stored.packed);
+      t = t.to(DType::F32);
+      // HF Gemma stores w of (1 + w); GGUF stores 1 + w (convert_hf_to_gguf.py adds it).
+      if (r.kind == Kind::Norm && m.config_.gemma_norms && !src.is_gguf()) t = t + Scalar(1.0);
+      *r.vector = t.to(vector_dtype(r.kind)).to(dev);
+      return;
+    }
+    LlamaModel::Weight& w = *r.matrix;
+    if (!r.stored.dense.defined()) {
+      w.packed = r.stored.packed.to(dev);  // the mapping itself on the CPU
+    } else if (const auto q = quant_type_for(opt.quantize, r.shape[1])) {
+      w.packed = quantize(r.stored.dense, *q, r.name).to(dev);
+    } else {
+      w.dense = r.stored.dense.to(m.dtype_).to(dev);  // zero-copy when already dtype on the CPU
+    }
+  }
+
+  void run() {
+    const int64_t layers = src.layer_count();
+    WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
+               " layers but the checkpoint holds ", layers);
+    make_plan();
+    const size_t bytes = check_plan();
+    check_fits(bytes + RopeTables::initial_bytes(m.config_, m.dtype_), free_bytes(m.device_), m.device_);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      load(plan[i]);
+      plan[i].stored = {};  // drop the view: the mapping stays alive only where it is used
+      if (opt.on_tensor) opt.on_tensor(i + 1, plan.size());
+    }
+    if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
+    m.weight_bytes_ = bytes;
+    m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);
+  }
+};
+
+LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
+  if (opt.dtype)
+    WICK_CHECK(*opt.dtype == DType::F32 || *opt.dtype == DType::F16 || *opt.dtype == DType::BF16, DTypeMismatch, kOp,
+               ": compute dtype must be f32, f16 or bf16, got ", *opt.dtype);
+  if (opt.quantize) {
+    const GgmlType q = *opt.quantize;
+    WICK_CHECK(q == GgmlType::Q8_0 || q == GgmlType::Q4_0 || q == GgmlType::Q4_K || q == GgmlType::Q6_K,
+               InvalidArgument, kOp, ": cannot quantize to ", ggml_type_name(q), " (q8_0, q4_0, q4_K, q6_K)");
+  }
+  LlamaModel m;
+  std::unique_ptr<WeightSource> src;
+  if (fs::is_directory(path)) {
+    m.config_ = LlamaConfig::from_hf_json_file(path / "config.json");
+    if (const fs::path g = path / "generation_config.json"; fs::exists(g))
+      merge_generation_config(m.config_, read_config_text(g, kOp), g.string());
+    src = std::make_unique<SafetensorsFolder>(path);
+  } else {
+    WICK_CHECK(fs::exists(path), Io, kOp, ": '", path.string(), "' does not exist");
+    auto file = std::make_shared<const gguf::File>(gguf::File::open(path));
+    m.config_ = LlamaConfig::from_gguf(*file);
+    src = std::make_unique<GgufSource>(file);
+  }
+  m.device_ = opt.device;
+  m.quant_activation_ = opt.quant_activation;
+  m.dtype_ = opt.dtype.value_or(default_dtype(m.config_, *src, opt.device));
+  LlamaLoader{m, *src, opt, {}}.run();
+  return m;
+}
+
+}  // namespace wick::models

@@ -1,0 +1,139 @@
+// Weight sources of the Llama family: safetensors folders (sharded or not) and GGUF files.
+#include "llama_weights.h"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "io/json_limits.h"
+#include "wick/error.h"
+
+namespace wick::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kOp = "llama";
+
+// 1 + the largest N in names <prefix>N.<rest>.
+template <class Names>
+int64_t count_layers(const Names& names, std::string_view prefix) {
+  int64_t count = 0;
+  for (const std::string_view name : names) {
+    if (!name.starts_with(prefix)) continue;
+    const char* digits = name.data() + prefix.size();
+    const char* end = name.data() + name.size();
+    int64_t n = 0;
+    const auto [stop, ec] = std::from_chars(digits, end, n);
+    if (ec != std::errc() || stop == digits || stop == end || *stop != '.' || n < 0) continue;
+    count = std::max(count, n < INT64_MAX ? n + 1 : n);
+  }
+  return count;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  WICK_CHECK(in.good(), Io, kOp, ": cannot open '", path.string(), "'");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+SafetensorsFolder::SafetensorsFolder(const fs::path& dir) {
+  const fs::path index = dir / "model.safetensors.index.json";
+  if (!fs::exists(index)) {
+    const fs::path single = dir / "model.safetensors";
+    WICK_CHECK(fs::exists(single), Io, kOp, ": '", dir.string(),
+               "' has neither model.safetensors nor model.safetensors.index.json");
+    files_.push_back(safetensors::File::open(single));
+    file_names_.push_back("model.safetensors");
+    for (const auto& t : files_[0].tensors()) where_[t.name] = 0;
+    return;
+  }
+  const nlohmann::json j = json::parse(read_text(index), "llama: invalid JSON in model.safetensors.index.json");
+  WICK_CHECK(j.is_object() && j.contains("weight_map") && j["weight_map"].is_object(), Format, kOp,
+             ": model.safetensors.index.json has no object 'weight_map'");
+  std::map<std::string, size_t> shard_index;
+  for (const auto& [name, shard] : j["weight_map"].items()) {
+    WICK_CHECK(shard.is_string(), Format, kOp, ": model.safetensors.index.json maps '", name,
+               "' to a non-string: ", json::brief(shard));
+    const std::string file = shard.get<std::string>();
+    // A shard is a file beside the index: no folders, so a hostile index cannot reach out.
+    WICK_CHECK(!file.empty() && file.find('/') == std::string::npos && file.find('\\') == std::string::npos &&
+                   file != "." && file != "..",
+               Format, kOp, ": model.safetensors.index.json names shard '", file, "' (a file name in the folder)");
+    auto it = shard_index.find(file);
+    if (it == shard_index.end()) {
+      WICK_CHECK(fs::exists(dir / file), Io, kOp, ": shard '", file,
+                 "' named by model.safetensors.index.json is missing from '", dir.string(), "'");
+      it = shard_index.emplace(file, files_.size()).first;
+      files_.push_back(safetensors::File::open(dir / file));
+      file_names_.push_back(file);
+    }
+    WICK_CHECK(files_[it->second].contains(name), Format, kOp, ": model.safetensors.index.json puts tensor '", name,
+               "' in shard '", file, "', which does not hold it");
+    where_[name] = it->second;
+  }
+  // Every tensor of every shard once: the index names it, and no other shard holds it too.
+  for (size_t i = 0; i < files_.size(); ++i)
+    for (const auto& t : files_[i].tensors()) {
+      const auto it = where_.find(t.name);
+      WICK_CHECK(it != where_.end(), Format, kOp, ": shard '", file_names_[i], "' holds tensor '", t.name,
+                 "', which model.safetensors.index.json does not list");
+      WICK_CHECK(it->second == i, Format, kOp, ": tensor '", t.name, "' is in both shard '", file_names_[it->second],
+                 "' and shard '", file_names_[i], "'");
+    }
+}
+
+StoredTensor SafetensorsFolder::get(const std::string& name) const {
+  const auto it = where_.find(name);
+  WICK_CHECK(it != where_.end(), Format, kOp, ": the checkpoint has no tensor '", name, "'");
+  const safetensors::File& f = files_[it->second];
+  const auto& info = f.info(name);
+  WICK_CHECK(info.wick_dtype && is_float(*info.wick_dtype) && *info.wick_dtype != DType::F64, DTypeMismatch, kOp,
+             ": tensor '", name, "' has dtype ", info.dtype, ", expected F32, F16 or BF16");
+  return {f.tensor(name), {}};
+}
+
+int64_t SafetensorsFolder::layer_count() const {
+  std::vector<std::string_view> names;
+  for (const auto& [name, file] : where_) names.push_back(name);
+  return count_layers(names, "model.layers.");
+}
+
+StoredTensor GgufSource::get(const std::string& name) const {
+  WICK_CHECK(file_->contains(name), Format, kOp, ": the GGUF file has no tensor '", name, "'");
+  const QuantTensor& t = file_->tensor(name);
+  switch (t.type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16: {
+      const DType dt = t.type == GgmlType::F32 ? DType::F32 : t.type == GgmlType::F16 ? DType::F16 : DType::BF16;
+      // A zero-copy view when the mapping is aligned for the dtype (GGUF aligns tensor data).
+      const Buffer b = t.bytes.view(dt, t.shape);
+      if (reinterpret_cast<uintptr_t>(b.data()) % dtype_size(dt) == 0) return {Tensor::from_buffer(b), {}};
+      return {gguf::plain_tensor(t), {}};
+    }
+    default:
+      WICK_CHECK(gguf::dequantizable(t.type), DTypeMismatch, kOp, ": tensor '", name, "' has type ",
+                 ggml_type_name(t.type), ", which is not a float or block-quantized type");
+      return {{}, t};
+  }
+}
+
+int64_t GgufSource::layer_count() const {
+  std::vector<std::string_view> names;
+  for (const QuantTensor& t : file_->tensors()) names.push_back(t.name);
+  return count_layers(names, "blk.");
+}
+
+void check_fits(size_t needed, size_t free, Device device) {
+  WICK_CHECK(free == 0 || needed <= free, OutOfMemory, kOp, ": the weights need ", needed, " bytes on ", device,
+             ", which has ", free, " free");
+}
+
+}  // namespace wick::models

@@ -1,0 +1,69 @@
+// Where the Llama family's weights come from: a Hugging Face folder (one safetensors file,
+// or shards listed by model.safetensors.index.json) or a GGUF file. Both hand out tensors
+// as stored, as CPU views of the memory-mapped files: float tensors zero-copy, packed
+// ggml blocks as QuantTensors. The loader (llama_load.cpp) converts and uploads them.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wick/gguf.h"
+#include "wick/io.h"
+#include "wick/quant.h"
+#include "wick/tensor.h"
+
+namespace wick::models {
+
+struct StoredTensor {
+  Tensor dense;        // a float tensor (f32, f16, bf16) viewing the file
+  QuantTensor packed;  // or packed blocks (when dense is undefined)
+  Shape shape() const { return dense.defined() ? dense.shape() : packed.shape; }
+};
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  virtual bool contains(const std::string& name) const = 0;
+  // Format "llama: <origin> has no tensor '<name>'" when absent; float dtypes only.
+  virtual StoredTensor get(const std::string& name) const = 0;
+  // 1 + the largest N of the tensors named <prefix>N.*, 0 when there is none.
+  virtual int64_t layer_count() const = 0;
+  virtual bool is_gguf() const = 0;
+};
+
+class SafetensorsFolder final : public WeightSource {
+ public:
+  // dir/model.safetensors.index.json and its shards (each must exist; each tensor must be
+  // named once and lie in the shard the index names), else dir/model.safetensors.
+  explicit SafetensorsFolder(const std::filesystem::path& dir);
+  bool contains(const std::string& name) const override { return where_.count(name) != 0; }
+  StoredTensor get(const std::string& name) const override;
+  int64_t layer_count() const override;
+  bool is_gguf() const override { return false; }
+
+ private:
+  std::vector<safetensors::File> files_;
+  std::vector<std::string> file_names_;
+  std::map<std::string, size_t> where_;  // tensor -> index into files_
+};
+
+class GgufSource final : public WeightSource {
+ public:
+  explicit GgufSource(std::shared_ptr<const gguf::File> file) : file_(std::move(file)) {}
+  bool contains(const std::string& name) const override { return file_->contains(name); }
+  StoredTensor get(const std::string& name) const override;
+  int64_t layer_count() const override;
+  bool is_gguf() const override { return true; }
+
+ private:
+  std::shared_ptr<const gguf::File> file_;
+};
+
+// OutOfMemory "llama: the weights need <needed> bytes on <device>, which has <free> free"
+// when needed > free (free 0 = unknown: no check).
+void check_fits(size_t needed, size_t free, Device device);
+
+}  // namespace wick::models

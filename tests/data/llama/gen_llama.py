@@ -1,0 +1,309 @@
+"""Oracle for wick's Llama-family decoders (transformers + torch on the CPU, in f32).
+
+For each fixture below: a tiny randomly initialized *ForCausalLM with a perturbed init
+(larger spread than transformers' default so that greedy decoding is not degenerate),
+saved with save_pretrained into tests/data/llama/<name>/ (config.json + model.safetensors,
+or shards + model.safetensors.index.json), converted to <name>/model.gguf by llama.cpp's own
+convert_hf_to_gguf.py, and <name>/expected.safetensors holding f32 logits at every position
+of two prompts (logits0, logits1), the prompts (prompt0, prompt1) and a 32-token greedy
+continuation (greedy, generate() with the KV cache) of prompt0 (phi3: prompt1; greedy_prompt
+says which). The script asserts a
+top-1/top-2 margin at every greedy step so that f32 rounding cannot flip an argmax.
+
+Fixtures saved in bf16 (save dtype below) are evaluated from the bf16-rounded weights
+(upcast to f32), so the oracle is exact for them too; their GGUF is written as bf16.
+
+convert_hf_to_gguf.py needs a tokenizer in the folder. Each folder gets a byte-level BPE
+tokenizer.json of 255 byte tokens and one merge (vocab_size 256; llama.cpp wants merges) for
+the conversion only; it is not committed. Two monkeypatches, both about the vocabulary only: every model class's
+set_vocab() is the GPT-2 path (the real ones want sentencepiece files), and the
+pre-tokenizer hash check (which knows only published tokenizers) answers "gpt-2". Gemma 2:
+the converter drops query_pre_attn_scalar (llama.cpp derives it from the model size), so
+the generator also writes gemma2.attention.scale, which wick reads when present.
+
+Usage: python3 gen_llama.py --llama-cpp DIR [--llama-cpp-build BUILD] [NAME ...]
+       DIR: llama.cpp's source, e.g. from `pip download --no-binary :all: --no-deps
+       llama-cpp-python`, vendor/llama.cpp. BUILD: a CPU build of it (cmake -DGGML_NATIVE=OFF,
+       targets llama-quantize and llama) for the quantized fixture llama_quant: GGUFs by
+       llama-quantize (Q4_K_M, Q4_0) of a 256-wide model and llama.cpp's own logits
+       (llamacpp_logits.cpp, built against BUILD; one thread).
+"""
+import argparse
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+import transformers
+from safetensors.torch import save_file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB = 256
+GREEDY_NEW = 32
+
+BASE = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            intermediate_size=64, max_position_embeddings=128, rms_norm_eps=1e-5, bos_token_id=1, eos_token_id=2)
+
+# name: (config class, kwargs, seed, save dtype, shard size or None)
+FIXTURES = {
+    # Llama 3.2 style: tied embeddings, llama3 rope scaling (all three frequency bands at head_dim 16).
+    "llama3": ("LlamaConfig", dict(tie_word_embeddings=True, rope_parameters=dict(
+        rope_type="llama3", rope_theta=10000.0, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+        original_max_position_embeddings=64)), 1, torch.float32, None),
+    # Llama 2 style: untied head, plain rope, saved in bf16.
+    "llama2": ("LlamaConfig", dict(tie_word_embeddings=False, rope_parameters=dict(rope_type="default",
+                                                                                   rope_theta=10000.0)),
+               22, torch.bfloat16, None),
+    # Mistral: sliding window 8 (matters from position 8 on), linear rope scaling, sharded.
+    "mistral": ("MistralConfig", dict(sliding_window=8, tie_word_embeddings=False, rope_parameters=dict(
+        rope_type="linear", rope_theta=10000.0, factor=2.0)), 3, torch.float32, "100KB"),
+    # Qwen2: q/k/v biases, yarn rope scaling.
+    "qwen2": ("Qwen2Config", dict(tie_word_embeddings=False, use_sliding_window=False, rope_parameters=dict(
+        rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=32)),
+              4, torch.float32, None),
+    # Qwen3: per-head q/k RMSNorm, head_dim 32 != hidden / heads, tied.
+    "qwen3": ("Qwen3Config", dict(head_dim=32, tie_word_embeddings=True, use_sliding_window=False,
+                                  rope_parameters=dict(rope_type="default", rope_theta=1000000.0)),
+              5, torch.float32, None),
+    # Gemma 2: (1 + w) norms, sandwich norms, GeGLU, embeddings * sqrt(hidden), attention and
+    # final softcapping, sliding window 6 on even layers, query_pre_attn_scalar 16 != head_dim 32.
+    "gemma2": ("Gemma2Config", dict(head_dim=32, query_pre_attn_scalar=16, sliding_window=6,
+                                    attn_logit_softcapping=5.0, final_logit_softcapping=8.0,
+                                    hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6,
+                                    rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+               6, torch.float32, None),
+    # Phi-3 (128k style): fused qkv_proj and gate_up_proj, partial rotary (half of each head),
+    # longrope with an original context of 32: prompt0 (24) stays on the short factors,
+    # prompt1 (40) and its greedy continuation use the long ones.
+    "phi3": ("Phi3Config", dict(tie_word_embeddings=False, sliding_window=None, pad_token_id=0,
+                                original_max_position_embeddings=32, rope_parameters=dict(
+                                    rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.5,
+                                    short_factor=[1.0, 1.25, 1.5, 2.0], long_factor=[1.0, 2.0, 4.0, 8.0])),
+             7, torch.float32, None),
+}
+
+PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for i in range(40)]]
+
+
+def perturb(model, seed, std=0.15):
+    g = torch.Generator().manual_seed(seed)
+    gemma = "Gemma" in type(model).__name__
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:  # Gemma's norms are (1 + w): perturb around 0
+                p.copy_((0.0 if gemma else 1.0) + 0.2 * torch.randn(p.shape, generator=g))
+            elif gemma and "embed_tokens" in name:  # scaled by sqrt(64) = 8 on the way in
+                p.copy_(0.05 * torch.randn(p.shape, generator=g))
+            elif name.endswith(".bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(std * torch.randn(p.shape, generator=g))
+
+
+def write_tokenizer(d):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    # GPT-2's byte-to-unicode order, so ids are the bytes' values.
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + list(
+        range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    vocab = {chr(c): b for b, c in zip(bs, cs)}
+    # llama.cpp refuses a BPE vocabulary without merges: id 255 (byte 0xff) becomes "Ġt".
+    del vocab["\u00ff"]
+    vocab["\u0120t"] = 255
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[("\u0120", "t")]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.save(os.path.join(d, "tokenizer.json"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 128}, f)
+
+
+def gguf_normal(base):
+    return base.gguf.TokenType.NORMAL
+
+
+def convert(src, out, outtype, llama_cpp):
+    """Runs llama.cpp's convert_hf_to_gguf.py in this process, with the vocabulary patches."""
+    if llama_cpp not in sys.path:
+        sys.path.insert(0, llama_cpp)
+    import convert_hf_to_gguf as conv
+    import conversion
+    from conversion import base
+    for module in ("llama", "qwen", "gemma", "phi"):  # the model classes register on import
+        __import__(f"conversion.{module}")
+    tokens = [t for t, _ in sorted(json.load(open(os.path.join(src, "tokenizer.json")))["model"]["vocab"].items(),
+                                   key=lambda kv: kv[1])]
+    base.TextModel.get_vocab_base = lambda self: (tokens, [gguf_normal(base)] * len(tokens), "gpt-2")
+    for cls in base.ModelBase._model_classes[base.ModelType.TEXT].values():
+        cls.set_vocab = lambda self: self._set_vocab_gpt2()
+    gemma2 = conversion.gemma.Gemma2Model
+    if not getattr(gemma2, "_wick_scale", False):
+        orig = gemma2.set_gguf_parameters
+
+        def with_scale(self):
+            orig(self)
+            self.gguf_writer.add_attention_scale(self.hparams["query_pre_attn_scalar"] ** -0.5)
+
+        gemma2.set_gguf_parameters = with_scale
+        gemma2._wick_scale = True
+    argv = sys.argv
+    sys.argv = ["convert_hf_to_gguf.py", src, "--outfile", out, "--outtype", outtype]
+    try:
+        conv.main()
+    finally:
+        sys.argv = argv
+
+
+def oracle(model, greedy_prompt):
+    out = {}
+    with torch.no_grad():
+        for i, p in enumerate(PROMPTS):
+            out[f"prompt{i}"] = torch.tensor(p, dtype=torch.int64)
+            out[f"logits{i}"] = model(torch.tensor([p])).logits[0].float().contiguous()
+        prompt = PROMPTS[greedy_prompt]
+        out["greedy_prompt"] = torch.tensor([greedy_prompt], dtype=torch.int64)
+        gen = model.generate(torch.tensor([prompt]), max_new_tokens=GREEDY_NEW, do_sample=False, use_cache=True,
+                             pad_token_id=0, eos_token_id=None, output_scores=True, return_dict_in_generate=True)
+        out["greedy"] = gen.sequences[0, len(prompt):].clone()
+        margins = [float(torch.topk(s[0], 2).values[0] - torch.topk(s[0], 2).values[1]) for s in gen.scores]
+    assert len(out["greedy"]) == GREEDY_NEW
+    return out, min(margins)
+
+
+def make(name, spec, llama_cpp):
+    cls_name, kwargs, seed, save_dtype, shard = spec
+    torch.manual_seed(seed)
+    cfg = getattr(transformers, cls_name)(**{**BASE, **kwargs})
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    perturb(model, seed)
+    # Round the weights through the saved dtype, so the oracle sees exactly the stored ones,
+    # into a fresh f32 model: .to(bf16) would round the rotary inv_freq buffers as well.
+    rounded = {k: v.to(save_dtype).float() for k, v in model.state_dict().items()}
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    model.load_state_dict(rounded)
+    d = os.path.join(HERE, name)
+    shutil.rmtree(d, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy.deepcopy(model).to(save_dtype).save_pretrained(tmp, max_shard_size=shard or "50GB")
+        os.makedirs(d)
+        for f in os.listdir(tmp):
+            if f.endswith(".safetensors") or f in ("config.json", "model.safetensors.index.json"):
+                shutil.copy(os.path.join(tmp, f), d)
+        write_tokenizer(tmp)
+        convert(tmp, os.path.join(d, "model.gguf"), "bf16" if save_dtype == torch.bfloat16 else "f32", llama_cpp)
+        if name == "llama3":  # a block-quantized GGUF of the same weights (llama.cpp's own q8_0 writer)
+            convert(tmp, os.path.join(d, "model-q8_0.gguf"), "q8_0", llama_cpp)
+    # Phi-3's generate() recomputes the whole cache with the long factors when a sequence
+    # first passes original_max_position_embeddings (Phi3ForCausalLM.prepare_inputs_for_
+    # generation); wick's static decode step keeps the cached keys, as transformers' forward
+    # with a cache does. Its greedy run starts past that point (prompt1, 40 > 32), where both agree.
+    exp, margin = oracle(model, 1 if name == "phi3" else 0)
+    assert margin > 1e-3, f"{name}: greedy margin too small: {margin}"
+    save_file(exp, os.path.join(d, "expected.safetensors"))
+    print(name, "greedy", exp["greedy"].tolist(), "min margin", round(margin, 4))
+
+
+# The block-quantized fixture: rows of 256 (the K types' block) need a wider model, so only
+# llama-quantize's GGUFs of it are kept, with, for prompt0: llama.cpp's own CPU logits
+# (logits_<type>; llama.cpp rounds activations to q8 blocks and keeps an f16 KV cache, about
+# 1.5e-2 from exact arithmetic here), transformers' logits of each GGUF's weights
+# dequantized by gguf-py and un-permuted (logits_deq_<type>: the exact oracle), and of the
+# f32 weights before quantization (logits_hf).
+QUANT_NAME = "llama_quant"
+QUANT_TYPES = ["Q4_K_M", "Q4_0"]  # Q4_K_M mixes q4_K and q6_K tensors
+
+
+def dequantized_logits(path, cfg, llama_cpp):
+    """transformers' logits for prompt0 with the weights of a (llama-arch) GGUF, dequantized
+    by gguf-py and with convert_hf_to_gguf.py's q/k row permutation undone."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(llama_cpp, "gguf-py"))
+    import gguf
+    from gguf.quants import dequantize
+    parts = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+             "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
+             "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+    heads = {"attn_q": cfg.num_attention_heads, "attn_k": cfg.num_key_value_heads}
+    state = {}
+    for t in gguf.GGUFReader(path).tensors:
+        w = np.array(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape([int(x) for x in reversed(t.shape)])
+        if t.name == "token_embd.weight":
+            state["model.embed_tokens.weight"] = torch.from_numpy(w)
+            continue
+        if t.name == "output_norm.weight":
+            state["model.norm.weight"] = torch.from_numpy(w)
+            continue
+        _, layer, part, _ = t.name.split(".")
+        if part in heads:  # the inverse of LlamaModel.permute
+            n = heads[part]
+            w = w.reshape(n, w.shape[0] // n // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+        state[f"model.layers.{layer}.{parts[part]}.weight"] = torch.from_numpy(np.ascontiguousarray(w))
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    model.load_state_dict(state, strict=False)  # lm_head is tied to the embedding
+    with torch.no_grad():
+        return model(torch.tensor([PROMPTS[0]])).logits[0].float().contiguous()
+
+
+def make_quant(llama_cpp, build):
+    import subprocess
+    import numpy as np
+    torch.manual_seed(8)
+    cfg = transformers.LlamaConfig(**{**BASE, "hidden_size": 256, "intermediate_size": 256, "num_hidden_layers": 1,
+                                      "tie_word_embeddings": True,
+                                      "rope_parameters": dict(rope_type="default", rope_theta=10000.0)})
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    perturb(model, 8, std=0.03)
+    d = os.path.join(HERE, QUANT_NAME)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    exp = {"prompt0": torch.tensor(PROMPTS[0], dtype=torch.int64)}
+    with torch.no_grad():
+        exp["logits_hf"] = model(torch.tensor([PROMPTS[0]])).logits[0].float().contiguous()
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        write_tokenizer(tmp)
+        f32 = os.path.join(tmp, "f32.gguf")
+        convert(tmp, f32, "f32", llama_cpp)
+        tool = os.path.join(tmp, "llamacpp_logits")
+        lib = os.path.join(build, "bin")
+        subprocess.check_call(["c++", "-O2", "-std=c++17", os.path.join(HERE, "llamacpp_logits.cpp"),
+                               "-I" + os.path.join(llama_cpp, "include"),
+                               "-I" + os.path.join(llama_cpp, "ggml", "include"), "-L" + lib,
+                               "-Wl,-rpath," + lib, "-lllama", "-lggml", "-lggml-base", "-o", tool])
+        for q in QUANT_TYPES:
+            out = os.path.join(d, f"model-{q}.gguf")
+            subprocess.check_call([os.path.join(lib, "llama-quantize"), f32, out, q], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            raw = subprocess.check_output([tool, out] + [str(t) for t in PROMPTS[0]], stderr=subprocess.DEVNULL)
+            exp[f"logits_{q}"] = torch.from_numpy(np.frombuffer(raw, dtype=np.float32).reshape(len(PROMPTS[0]), VOCAB).copy())
+            exp[f"logits_deq_{q}"] = dequantized_logits(out, cfg, llama_cpp)
+            rel = lambda a, b: float((a - b).abs().max() / b.abs().max())
+            print(QUANT_NAME, q, "llama.cpp vs transformers: f32 weights", rel(exp[f"logits_{q}"], exp["logits_hf"]),
+                  "dequantized weights", rel(exp[f"logits_{q}"], exp[f"logits_deq_{q}"]))
+    save_file(exp, os.path.join(d, "expected.safetensors"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--llama-cpp", required=True, help="llama.cpp source folder (has convert_hf_to_gguf.py)")
+    ap.add_argument("--llama-cpp-build", help="a CPU build of it (bin/llama-quantize, libllama): writes " + QUANT_NAME)
+    ap.add_argument("names", nargs="*", default=list(FIXTURES))
+    args = ap.parse_args()
+    for name in args.names:
+        if name != QUANT_NAME:
+            make(name, FIXTURES[name], os.path.abspath(args.llama_cpp))
+    if args.llama_cpp_build and (QUANT_NAME in args.names or not args.names):
+        make_quant(os.path.abspath(args.llama_cpp), os.path.abspath(args.llama_cpp_build))
+
+
+if __name__ == "__main__":
+    main()
