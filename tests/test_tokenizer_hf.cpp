@@ -131,6 +131,16 @@ TEST(TokenizerHf, BadFiles) {
                         R"({"model": )" + ok_model +
                         R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}})"),
                     Format, "regex does not compile");
+  // Ids far past the entries the file holds would cost memory out of proportion to it.
+  EXPECT_WICK_ERROR(Tokenizer::from_json_string(R"({"model": {"type": "BPE", "vocab": {"a": 5000}}})"), Format,
+                    "out of range");
+  EXPECT_WICK_ERROR(Tokenizer::from_json_string(R"({"model": {"type": "BPE", "vocab": {"": 0}}})"), Format,
+                    "empty token");
+  EXPECT_WICK_ERROR(Tokenizer::from_json_string(
+                        R"({"model": )" + ok_model +
+                        R"(, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "X"}}],
+                                      "special_tokens": {"X": {"ids": [7]}}}})"),
+                    Format, "adds id 7, which is not in the vocabulary");
   EXPECT_WICK_ERROR(Tokenizer::from_json_file("/nonexistent/tokenizer.json"), Io, "/nonexistent");
 }
 

@@ -88,6 +88,8 @@ std::optional<int32_t> id_of(const gguf::File& f, const std::string& key, size_t
   if (*v == -1) return std::nullopt;  // some converters write -1 for "none"
   WICK_CHECK(*v >= 0 && size_t(*v) < n, Format, "gguf: ", key, " = ", *v, " is outside the vocabulary (", n,
              " tokens)");
+  WICK_CHECK(!f.get("tokenizer.ggml.tokens").get<gguf::Array>().string_at(size_t(*v)).empty(), Format, "gguf: ", key,
+             " = ", *v, " names an empty token");
   return int32_t(*v);
 }
 

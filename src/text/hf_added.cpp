@@ -8,11 +8,9 @@
 namespace wick::text::hf {
 
 void Vocab::add(std::string token, int64_t id, const char* where) {
-  WICK_CHECK(id >= 0 && id < (int64_t(1) << 31) - 1, Format, "tokenizer: ", where, " id ", id, " of '", token,
-             "' is out of range");
-  // Ids need not be dense, but a vocabulary with ids far past its size is a lie.
-  WICK_CHECK(size_t(id) <= tokens.size() + (size_t(1) << 24), Format, "tokenizer: ", where, " id ", id, " of '", token,
-             "' is far past the vocabulary size");
+  WICK_CHECK(!token.empty(), Format, "tokenizer: ", where, " has an empty token (id ", id, ")");
+  WICK_CHECK(id >= 0 && size_t(id) <= max_id, Format, "tokenizer: ", where, " id ", id, " of '", token,
+             "' is out of range (the file has room for ids up to ", max_id, ")");
   if (size_t(id) >= tokens.size()) tokens.resize(size_t(id) + 1);
   WICK_CHECK(tokens[id].empty() || tokens[id] == token, Format, "tokenizer: ", where, " gives id ", id, " to both '",
              tokens[id], "' and '", token, "'");

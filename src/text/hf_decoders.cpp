@@ -235,7 +235,16 @@ class PostSequence : public PostProcessor {
   std::vector<std::unique_ptr<PostProcessor>> parts_;
 };
 
-std::unique_ptr<PostProcessor> template_processing(const json& j) {
+// Ids a post-processor adds must decode: in the model's vocabulary or added tokens.
+int32_t known_id(const json& id, const Pipeline& p, std::string_view where) {
+  const auto v = id.get<int64_t>();
+  const bool known = (v >= 0 && size_t(v) < p.vocab.tokens.size() && !p.vocab.tokens[v].empty()) ||
+                     (v >= 0 && v <= INT32_MAX && p.added.by_id(int32_t(v)));
+  WICK_CHECK(known, Format, "tokenizer.json: ", where, " adds id ", v, ", which is not in the vocabulary");
+  return int32_t(v);
+}
+
+std::unique_ptr<PostProcessor> template_processing(const json& j, const Pipeline& p) {
   const json& single = field_ref(j, "single", "TemplateProcessing");
   const json& specials = get_or(j, "special_tokens", json::object(), "TemplateProcessing");
   std::vector<int32_t> before, after;
@@ -250,7 +259,7 @@ std::unique_ptr<PostProcessor> template_processing(const json& j) {
     const auto it = specials.find(name);
     WICK_CHECK(it != specials.end(), Format, "tokenizer.json: template token '", name, "' is not in special_tokens");
     for (const json& id : field_ref(*it, "ids", "special_tokens"))
-      (seen_sequence ? after : before).push_back(id.get<int32_t>());
+      (seen_sequence ? after : before).push_back(known_id(id, p, "TemplateProcessing"));
   }
   return std::make_unique<Surround>(std::move(before), std::move(after));
 }
@@ -280,15 +289,14 @@ std::unique_ptr<PostProcessor> make_post_processor(const json& j, const Pipeline
   if (j.is_null()) return nullptr;
   const auto type = get_field<std::string>(j, "type", "post_processor");
   if (type == "ByteLevel") return nullptr;  // it only adjusts offsets
-  if (type == "TemplateProcessing") return template_processing(j);
+  if (type == "TemplateProcessing") return template_processing(j, p);
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     // "cls": [token, id], "sep": [token, id]
     const auto cls = field_ref(j, "cls", type), sep = field_ref(j, "sep", type);
     WICK_CHECK(cls.is_array() && cls.size() == 2 && sep.is_array() && sep.size() == 2, Format, "tokenizer.json: ", type,
                " cls/sep are not [token, id]");
-    (void)p;
-    return std::make_unique<Surround>(std::vector<int32_t>{cls[1].get<int32_t>()},
-                                      std::vector<int32_t>{sep[1].get<int32_t>()});
+    return std::make_unique<Surround>(std::vector<int32_t>{known_id(cls[1], p, type)},
+                                      std::vector<int32_t>{known_id(sep[1], p, type)});
   }
   if (type == "Sequence") {
     std::vector<std::unique_ptr<PostProcessor>> parts;

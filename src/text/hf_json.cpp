@@ -120,7 +120,12 @@ std::unique_ptr<Pipeline> pipeline_from_json(std::string_view text, std::string_
   try {
     const json null;
     auto at = [&](const char* key) -> const json& { return j.contains(key) ? j[key] : null; };
-    p->model = make_model(at("model"), *p);
+    // Ids beyond twice the entries the file holds are refused (Vocab::max_id).
+    const json& model = at("model");
+    const size_t entries = (model.is_object() && model.contains("vocab") ? model["vocab"].size() : 0) +
+                           (j.contains("added_tokens") ? j["added_tokens"].size() : 0);
+    p->vocab.max_id = 2 * entries + 1024;
+    p->model = make_model(model, *p);
     for (const json& a : get_or(j, "added_tokens", json::array(), "top level")) {
       AddedToken t;
       t.id = get_field<int32_t>(a, "id", "added_tokens");
@@ -130,7 +135,8 @@ std::unique_ptr<Pipeline> pipeline_from_json(std::string_view text, std::string_
       t.rstrip = get_or(a, "rstrip", false, "added_tokens");
       t.single_word = get_or(a, "single_word", false, "added_tokens");
       t.normalized = get_or(a, "normalized", !t.special, "added_tokens");
-      WICK_CHECK(t.id >= 0, Format, "tokenizer.json: added token '", t.content, "' has a negative id");
+      WICK_CHECK(t.id >= 0 && size_t(t.id) <= p->vocab.max_id, Format, "tokenizer.json: added token '", t.content,
+                 "' has id ", t.id, ", out of range");
       if (auto in_vocab = p->vocab.find(t.content); in_vocab && *in_vocab != t.id)
         fail(ErrorKind::Format, "tokenizer.json: added token '", t.content, "' has id ", t.id, " but the vocabulary ",
              *in_vocab);

@@ -4,6 +4,7 @@
 // chain. tokenizer.json (hf_json.cpp) and GGUF (gguf_vocab.cpp) both build one of these.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -68,6 +69,9 @@ using TokenMap = std::unordered_map<std::string, int32_t, StringHash, std::equal
 struct Vocab {
   std::vector<std::string> tokens;  // by id; "" for ids without a token
   TokenMap ids;
+  // Ids past this are refused: a file may leave gaps, but not claim ids far beyond the
+  // number of entries it holds (which would cost memory out of proportion to its size).
+  size_t max_id = size_t(INT32_MAX) - 1;
   std::optional<int32_t> find(std::string_view s) const {
     auto it = ids.find(s);
     return it == ids.end() ? std::nullopt : std::optional<int32_t>(it->second);
