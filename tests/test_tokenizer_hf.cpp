@@ -75,7 +75,7 @@ TEST_P(HfFixture, MatchesTokenizersOnTheCorpus) {
 
 INSTANTIATE_TEST_SUITE_P(Families, HfFixture,
                          ::testing::Values("gpt2", "llama3", "qwen2", "llama2", "mistral_metaspace", "gemma", "unigram",
-                                           "bpe_mix"));
+                                           "bpe_mix", "roberta", "bert", "split_a", "split_b", "spm_unigram"));
 
 TEST(TokenizerHf, SpecialTokensAndMetadata) {
   const Tokenizer l3 = Tokenizer::from_folder(dir_of("llama3"));

@@ -125,16 +125,21 @@ class Prepend : public Normalizer {
   std::string prepend_;
 };
 
-void strip_accents(std::string& s) {
+// NFD, then without combining marks: StripAccents drops every mark (Mn, Mc, Me, HF's
+// is_combining_mark), BertNormalizer only nonspacing ones (Mn), as in HF.
+void strip_accents(std::string& s, bool all_marks) {
   UnicodeForm(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE).normalize(s);
-  map_chars(s, [](char32_t c, std::string& out) {
-    if (utf8proc_category(static_cast<utf8proc_int32_t>(c)) != UTF8PROC_CATEGORY_MN) unicode::append_utf8(out, c);
+  map_chars(s, [all_marks](char32_t c, std::string& out) {
+    const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+    const bool drop =
+        all_marks ? cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME : cat == UTF8PROC_CATEGORY_MN;
+    if (!drop) unicode::append_utf8(out, c);
   });
 }
 
 class StripAccents : public Normalizer {
  public:
-  void normalize(std::string& s) const override { strip_accents(s); }
+  void normalize(std::string& s) const override { strip_accents(s, true); }
 };
 
 bool is_chinese_char(char32_t c) {
@@ -167,7 +172,7 @@ class BertNormalizer : public Normalizer {
         unicode::append_utf8(out, c);
       }
     });
-    if (strip_) strip_accents(s);
+    if (strip_) strip_accents(s, false);
     if (lowercase_) Lowercase().normalize(s);
   }
 

@@ -232,6 +232,77 @@ def make_wordlevel_mix(texts):
     return tok, {"unk_token": "[UNK]"}
 
 
+def make_roberta(texts):
+    # ByteLevel with add_prefix_space and the Roberta post-processor.
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                                  show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(training_texts(texts), trainer)
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=True)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True, normalized=False)])
+    return tok, {"bos_token": "<s>", "eos_token": "</s>"}
+
+
+def make_bert(texts):
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(vocab_size=800, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+                                        show_progress=False)
+    tok.train_from_iterator(training_texts(texts), trainer)
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                       special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tok.decoder = decoders.WordPiece(prefix="##")
+    return tok, {"unk_token": "[UNK]"}
+
+
+def make_split_a(texts):
+    # Split behaviors over a byte-level BPE: merged_with_next / merged_with_previous, Digits.
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\s+"), behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex(r"\p{P}+"), behavior="merged_with_previous"),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(training_texts(texts), trainer)
+    return tok, {}
+
+
+def make_split_b(texts):
+    # Contiguous + invert, Removed, CharDelimiterSplit, Whitespace; a non-byte-level BPE with
+    # an unknown token and no decoder (tokens joined with spaces).
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"[aeiou]+"), behavior="contiguous", invert=True),
+        pre_tokenizers.Split("e", behavior="removed"),
+        pre_tokenizers.CharDelimiterSplit("x"),
+        pre_tokenizers.Whitespace()])
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["[UNK]"], show_progress=False)
+    tok.train_from_iterator(training_texts(texts)[:300], trainer)
+    return tok, {}
+
+
+def make_spm_unigram(texts, tmp):
+    # A SentencePiece Unigram model with byte fallback in tokenizer.json form (T5/ALBERT-like
+    # converters, without the precompiled charsmap).
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    proto = pb.ModelProto()
+    proto.ParseFromString(open(train_spm(texts, tmp, "unigram", 1000), "rb").read())
+    tok = Tokenizer(models.Unigram([(p.piece, p.score) for p in proto.pieces], unk_id=0, byte_fallback=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<unk>", "<s>", "</s>")])
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 2)])
+    return tok, {"eos_token": "</s>"}
+
+
 def expected(tok, texts):
     rows = []
     for t in texts:
@@ -338,7 +409,9 @@ def main():
             "gpt2": make_gpt2(texts), "llama3": make_llama3(texts), "qwen2": make_qwen2(texts),
             "llama2": make_llama2(texts, spm_path), "mistral_metaspace": make_mistral_metaspace(texts, spm_path),
             "gemma": make_gemma(texts, spm_path), "unigram": make_unigram(texts, tmp),
-            "bpe_mix": make_wordlevel_mix(texts),
+            "bpe_mix": make_wordlevel_mix(texts), "roberta": make_roberta(texts), "bert": make_bert(texts),
+            "split_a": make_split_a(texts), "split_b": make_split_b(texts),
+            "spm_unigram": make_spm_unigram(texts, tmp),
         }
         for name, (tok, cfg) in families.items():
             save(name, tok, cfg, texts)
