@@ -22,6 +22,7 @@ def load(path):
     tok = Tokenizer(models.BPE.from_file(os.path.join(path, "vocab.json"), os.path.join(path, "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<|endoftext|>"])  # as Tokenizer::from_folder does for this layout
     return tok
 
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "support/golden.h"
 #include "wick/text/tokenizer.h"
@@ -142,6 +143,25 @@ TEST(TokenizerHf, BadFiles) {
                                       "special_tokens": {"X": {"ids": [7]}}}})"),
                     Format, "adds id 7, which is not in the vocabulary");
   EXPECT_WICK_ERROR(Tokenizer::from_json_file("/nonexistent/tokenizer.json"), Io, "/nonexistent");
+}
+
+TEST(TokenizerHf, SharedAcrossThreads) {
+  // One tokenizer (and its BPE cache), copies of it, used from several threads at once.
+  const Tokenizer tok = Tokenizer::from_folder(dir_of("llama3"));
+  const json corpus = load(dir_of("corpus.json"));
+  std::vector<std::vector<int32_t>> want;
+  for (const auto& t : corpus) want.push_back(Tokenizer::from_folder(dir_of("llama3")).encode(t.get<std::string>()));
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k, copy = tok] {
+      for (int rep = 0; rep < 3; ++rep)
+        for (size_t i = 0; i < corpus.size(); ++i)
+          mismatches[k] += copy.encode(corpus[(i * (k + 1)) % corpus.size()].get<std::string>()) !=
+                           want[(i * (k + 1)) % corpus.size()];
+    });
+  for (auto& t : threads) t.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
 TEST(TokenizerHf, Gpt2FolderLayout) {

@@ -15,6 +15,9 @@ namespace wick::text::hf {
 
 using json = nlohmann::json;
 
+// tokenizer.json and tokenizer_config.json already parsed (the GPT-2 folder layout builds one).
+std::unique_ptr<Pipeline> pipeline_from_json_value(const json& tokenizer, const json& config);
+
 // null / absent -> nullptr. Unsupported naming an unknown "type", Format for bad fields.
 std::unique_ptr<Normalizer> make_normalizer(const json& j);
 std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j);

@@ -112,9 +112,12 @@ std::unique_ptr<Model> make_wordlevel(const json& j, Pipeline& p) {
 }  // namespace
 
 std::unique_ptr<Pipeline> pipeline_from_json(std::string_view text, std::string_view config_text) {
-  const json j = parse_json(text, "tokenizer.json");
-  WICK_CHECK(j.is_object(), Format, "tokenizer.json: the top level is not an object");
   const json cfg = config_text.empty() ? json::object() : parse_json(config_text, "tokenizer_config.json");
+  return pipeline_from_json_value(parse_json(text, "tokenizer.json"), cfg);
+}
+
+std::unique_ptr<Pipeline> pipeline_from_json_value(const json& j, const json& cfg) {
+  WICK_CHECK(j.is_object(), Format, "tokenizer.json: the top level is not an object");
   WICK_CHECK(cfg.is_object(), Format, "tokenizer_config.json: the top level is not an object");
   auto p = std::make_unique<Pipeline>();
   try {

@@ -1,6 +1,7 @@
 // The other tokenizer.json models: Unigram (Viterbi over piece scores, as HF's
 // encode_optimized) and WordPiece (greedy longest match with a continuation prefix).
 #include <limits>
+#include <unordered_map>
 
 #include "text/hf_components.h"
 #include "text/hf_util.h"
@@ -29,7 +30,17 @@ class Unigram : public Model {
     double min = 0;
     for (double s : scores_) min = std::min(min, s);
     unk_score_ = min - 10.0;  // HF's K_UNK_PENALTY
-    for (const auto& t : vocab.tokens) max_len_ = std::max(max_len_, t.size());
+    // A byte trie of the pieces: node 0 is the root; edges keyed by (node << 8 | byte).
+    node_id_.push_back(-1);
+    for (size_t id = 0; id < vocab.tokens.size() && id < scores_.size(); ++id) {
+      uint32_t node = 0;
+      for (unsigned char c : vocab.tokens[id]) {
+        auto [it, fresh] = edges_.try_emplace((uint64_t(node) << 8) | c, uint32_t(node_id_.size()));
+        if (fresh) node_id_.push_back(-1);
+        node = it->second;
+      }
+      if (node != 0 && node_id_[node] < 0) node_id_[node] = int32_t(id);
+    }
   }
 
   void encode(std::string_view s, std::vector<int32_t>& out) const override {
@@ -47,16 +58,19 @@ class Unigram : public Model {
       const size_t char_len = next - at;
       const double base = best[at].score;
       bool single = false;
-      // Every vocabulary piece starting here, shortest first (a trie's common-prefix search).
-      for (size_t end = next; end <= s.size() && end - at <= max_len_;) {
-        if (const auto id = vocab_.find(s.substr(at, end - at)); id && size_t(*id) < scores_.size()) {
-          const double cand = base + scores_[*id];
-          Node& n = best[end];
-          if (n.start < 0 || cand > n.score) n = {*id, cand, int64_t(at)};
-          single = single || end - at == char_len;
-        }
-        if (end == s.size()) break;
-        next_char(s, end);
+      // Every vocabulary piece starting here, shortest first (the trie's common-prefix search).
+      uint32_t node = 0;
+      for (size_t end = at; end < s.size();) {
+        const auto e = edges_.find((uint64_t(node) << 8) | static_cast<unsigned char>(s[end]));
+        if (e == edges_.end()) break;
+        node = e->second;
+        ++end;
+        const int32_t id = node_id_[node];
+        if (id < 0 || (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80)) continue;
+        const double cand = base + scores_[id];
+        Node& n = best[end];
+        if (n.start < 0 || cand > n.score) n = {id, cand, int64_t(at)};
+        single = single || end - at == char_len;
       }
       if (!single) {
         Node& n = best[next];
@@ -98,7 +112,8 @@ class Unigram : public Model {
   std::optional<int32_t> unk_;
   bool byte_fallback_;
   double unk_score_;
-  size_t max_len_ = 0;
+  std::unordered_map<uint64_t, uint32_t> edges_;
+  std::vector<int32_t> node_id_;  // the piece ending at each trie node, or -1
 };
 
 class WordPiece : public Model {

@@ -17,10 +17,11 @@ using hf::json;
 namespace {
 
 // GPT-2's vocab.json + merges.txt as the tokenizer.json HF builds from them.
-std::string gpt2_folder_json(const std::filesystem::path& dir) {
+json gpt2_folder_json(const std::filesystem::path& dir) {
   const std::string vocab = read_text_file((dir / "vocab.json").string(), "vocab.json");
   const std::string merges = read_text_file((dir / "merges.txt").string(), "merges.txt");
   json model = {{"type", "BPE"}, {"vocab", json::parse(vocab, nullptr, false)}, {"merges", json::array()}};
+  // json::parse without exceptions gives a "discarded" value for malformed text.
   WICK_CHECK(model["vocab"].is_object(), Format, "vocab.json: not a JSON object of token -> id");
   std::istringstream lines(merges);
   for (std::string line; std::getline(lines, line);) {
@@ -34,7 +35,7 @@ std::string gpt2_folder_json(const std::filesystem::path& dir) {
             {"added_tokens", json::array()}};
   if (const auto it = model["vocab"].find("<|endoftext|>"); it != model["vocab"].end())
     j["added_tokens"].push_back({{"id", *it}, {"content", "<|endoftext|>"}, {"special", true}, {"normalized", false}});
-  return j.dump();
+  return j;
 }
 
 }  // namespace
@@ -84,8 +85,11 @@ Tokenizer Tokenizer::from_folder(const std::filesystem::path& dir) {
     const auto cfg = dir / "tokenizer_config.json";
     return from_json_file(dir / "tokenizer.json", std::filesystem::exists(cfg, ec) ? cfg : std::filesystem::path());
   }
-  if (std::filesystem::exists(dir / "vocab.json", ec) && std::filesystem::exists(dir / "merges.txt", ec))
-    return from_json_string(gpt2_folder_json(dir));
+  if (std::filesystem::exists(dir / "vocab.json", ec) && std::filesystem::exists(dir / "merges.txt", ec)) {
+    auto impl = std::make_shared<Impl>();
+    impl->p = hf::pipeline_from_json_value(gpt2_folder_json(dir), json::object());
+    return Tokenizer(std::move(impl));
+  }
   fail(ErrorKind::Io, "tokenizer: '", dir.string(), "' has neither tokenizer.json nor vocab.json + merges.txt");
 }
 
