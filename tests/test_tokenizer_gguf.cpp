@@ -143,6 +143,17 @@ TEST(TokenizerGguf, MissingAndContradictoryKeys) {
                                                         {"tokenizer.ggml.merges", merges},
                                                         {"tokenizer.ggml.pre", V(std::string("smollm"))}}));
   EXPECT_EQ(ok.encode("ab"), (std::vector<int32_t>{5}));
+  // Every pre-tokenizer name of the table compiles and splits.
+  for (const char* pre : {"default", "gpt2", "llama-bpe", "llama3", "tekken", "gpt-4o", "deepseek-v3", "deepseek-coder",
+                          "qwen2", "smollm", "falcon", "bloom", "viking", "dbrx", "starcoder"}) {
+    const Tokenizer t = Tokenizer::from_gguf(vocab_file({{"tokenizer.ggml.model", gpt2},
+                                                         {"tokenizer.ggml.tokens", tokens},
+                                                         {"tokenizer.ggml.merges", merges},
+                                                         {"tokenizer.ggml.bos_token_id", V(uint32_t(1))},
+                                                         {"tokenizer.ggml.pre", V(std::string(pre))}}));
+    EXPECT_EQ(t.encode("ab", {.add_special = false}), (std::vector<int32_t>{5})) << pre;
+    EXPECT_EQ(t.summary().pre_tokenizer, pre);
+  }
 }
 
 }  // namespace

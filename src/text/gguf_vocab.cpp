@@ -22,12 +22,20 @@ constexpr std::string_view kQwen2 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kPoro = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
 
-// tokenizer.ggml.pre -> the regexes llama.cpp splits with, in order (each Isolated), and
-// whether whole pieces found in the vocabulary skip the merges (Llama 3's ignore_merges).
+constexpr std::string_view kTekken =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// tokenizer.ggml.pre -> the regexes llama.cpp splits with, in order (each Isolated; where
+// llama.cpp rewrote a tokenizer.json regex for its own engine, the original, which PCRE2
+// runs), whether whole pieces found in the vocabulary skip the merges (Llama 3's
+// ignore_merges), and whether BOS is added when tokenizer.ggml.add_bos_token is absent.
 struct PreRule {
   std::vector<std::string_view> names;
   std::vector<std::string_view> regexes;
   bool ignore_merges = false;
+  bool add_bos = false;
 };
 const std::vector<PreRule>& pre_rules() {
   static const std::vector<PreRule> rules = {
@@ -35,7 +43,18 @@ const std::vector<PreRule>& pre_rules() {
       {{"default"},
        {R"([\p{P}\$\+<=>\^~\|]+)", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
         R"(\p{N}+)", "[0-9][0-9][0-9]"}},
-      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}, {kLlama3}, true},
+      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
+       {kLlama3},
+       true,
+       true},
+      {{"tekken"}, {kTekken}, true, true},
+      {{"gpt-4o", "minimax-m2"}, {kGpt4o}},
+      {{"deepseek-v3", "hunyuan-dense"},
+       {R"(\p{N}{1,3})", R"([\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+)",
+        R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+      {{"deepseek-coder"},
+       {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", R"([\x{4e00}-\x{9fa5}\x{0800}-\x{4e00}\x{ac00}-\x{d7ff}]+)",
+        R"(\p{N})"}},
       {{"dbrx", "smaug-bpe", "chatglm-bpe"}, {kLlama3}},
       {{"qwen2", "stablelm2", "hunyuan", "deepseek-r1-qwen", "megrez"}, {kQwen2}},
       {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"},
@@ -135,7 +154,11 @@ std::unique_ptr<Pipeline> pipeline_from_gguf(const gguf::File& f) {
     if (const auto id = id_of(f, key, n)) p->extra_eog.push_back(*id);
 
   const bool spm = model == "llama";
-  const bool add_bos = bool_of(f, "tokenizer.ggml.add_bos_token", spm);
+  const std::string pre_name = f.has("tokenizer.ggml.pre") && f.get("tokenizer.ggml.pre").holds<std::string>()
+                                   ? f.get("tokenizer.ggml.pre").get<std::string>()
+                                   : "default";
+  const PreRule* rule = spm ? nullptr : &pre_rule(pre_name);
+  const bool add_bos = bool_of(f, "tokenizer.ggml.add_bos_token", spm || rule->add_bos);
   const bool add_eos = bool_of(f, "tokenizer.ggml.add_eos_token", false);
   WICK_CHECK(!add_bos || p->bos, Format,
              "gguf: tokenizer.ggml.add_bos_token is set but tokenizer.ggml.bos_token_id is missing");
@@ -177,16 +200,12 @@ std::unique_ptr<Pipeline> pipeline_from_gguf(const gguf::File& f) {
       WICK_CHECK(sp != std::string_view::npos, Format, "gguf: tokenizer.ggml.merges[", i, "] '", m, "' is not 'a b'");
       merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
     }
-    const std::string pre_name = f.has("tokenizer.ggml.pre") && f.get("tokenizer.ggml.pre").holds<std::string>()
-                                     ? f.get("tokenizer.ggml.pre").get<std::string>()
-                                     : "default";
-    const PreRule& rule = pre_rule(pre_name);
     BpeOptions o;
-    o.ignore_merges = rule.ignore_merges;
+    o.ignore_merges = rule->ignore_merges;
     o.unk = unk;
     p->model = make_bpe(p->vocab, merges, o);
     pre = {{"type", "Sequence"}, {"pretokenizers", json::array()}};
-    for (std::string_view re : rule.regexes)
+    for (std::string_view re : rule->regexes)
       pre["pretokenizers"].push_back(
           {{"type", "Split"}, {"pattern", {{"Regex", re}}}, {"behavior", "Isolated"}, {"invert", false}});
     pre["pretokenizers"].push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}});
