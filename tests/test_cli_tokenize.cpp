@@ -58,6 +58,19 @@ TEST(CliTokenize, JsonLinesAndDetokenize) {
   EXPECT_EQ(skip.out, "Hello world\n");
 }
 
+TEST(CliTokenize, InspectSummarizesGgufVocabularies) {
+  const auto r = run_cli("inspect '" + data("gguf/spm.gguf") + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tokenizer: SentencePiece (llama) (gguf), vocab 900\n  bos: <s>, eos: </s>\n"),
+            std::string::npos)
+      << r.out;
+  const auto j = run_cli("inspect --json '" + data("gguf/llama3.gguf") + "'");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& file = doc.is_array() ? doc[0] : doc;
+  EXPECT_NE(file["tokenizer"].get<std::string>().find("pre-tokenizer: llama-bpe"), std::string::npos) << j.out;
+}
+
 TEST(CliTokenize, ErrorsSayWhatIsWrong) {
   const auto range = run_cli("detokenize --model '" + data("llama2") + "' 99999");
   EXPECT_EQ(range.code, 1);

@@ -60,6 +60,13 @@ void finish_pipeline(Pipeline& p, const std::string& bos_name, const std::string
   if (!p.bos) p.bos = pick(bos_name, {"<s>", "<|begin_of_text|>", "<bos>", "<|startoftext|>"});
   if (!p.eos) p.eos = pick(eos_name, {"</s>", "<|end_of_text|>", "<eos>", "<|endoftext|>"});
   p.summary.vocab_size = n;
+  auto name = [&](std::optional<int32_t> id) -> std::string {
+    if (!id) return "";
+    if (const AddedToken* t = p.added.by_id(*id)) return t->content;
+    return size_t(*id) < p.vocab.tokens.size() ? p.vocab.tokens[*id] : "";
+  };
+  p.summary.bos = name(p.bos);
+  p.summary.eos = name(p.eos);
   p.summary.merges = p.model ? p.model->merges() : 0;
   for (const AddedToken& t : p.added.tokens())
     if (t.special) p.summary.special_tokens.emplace_back(t.content, t.id);
@@ -213,6 +220,7 @@ std::string TokenizerSummary::to_string() const {
   std::ostringstream os;
   os << "tokenizer: " << model << " (" << source << "), vocab " << vocab_size;
   if (merges) os << ", " << merges << " merges";
+  os << "\n  bos: " << (bos.empty() ? "none" : bos) << ", eos: " << (eos.empty() ? "none" : eos);
   os << "\n  normalizer: " << normalizer << "\n  pre-tokenizer: " << pre_tokenizer << "\n  decoder: " << decoder
      << "\n  special tokens (" << special_tokens.size() << "):";
   for (size_t i = 0; i < special_tokens.size() && i < 16; ++i)

@@ -38,6 +38,7 @@ struct TokenizerSummary {
   std::string decoder;
   size_t vocab_size = 0;
   size_t merges = 0;
+  std::string bos, eos;                                         // token strings, "" when none
   std::vector<std::pair<std::string, int32_t>> special_tokens;  // added tokens marked special
   std::string to_string() const;                                // a few lines of "key: value"
 };
