@@ -15,13 +15,11 @@ namespace {
 class Spm : public Model {
  public:
   Spm(const Vocab& vocab, std::vector<float> scores, std::vector<bool> mergeable, std::optional<int32_t> unk)
-      : vocab_(vocab), scores_(std::move(scores)), mergeable_(std::move(mergeable)), unk_(unk) {
-    for (int b = 0; b < 256; ++b) {
-      char name[8];
-      std::snprintf(name, sizeof name, "<0x%02X>", b);
-      byte_ids_[b] = vocab.find(name).value_or(unk.value_or(-1));
-    }
-  }
+      : vocab_(vocab),
+        scores_(std::move(scores)),
+        mergeable_(std::move(mergeable)),
+        unk_(unk),
+        byte_ids_(vocab.byte_ids(unk.value_or(-1))) {}
 
   void encode(std::string_view text, std::vector<int32_t>& out) const override {
     struct Symbol {

@@ -1,11 +1,22 @@
 // Added tokens: leftmost-longest matching (the aho-corasick semantics HF uses) with the
 // lstrip / rstrip / single_word options, and the vocabulary table.
 #include <algorithm>
+#include <cstdio>
 
 #include "text/hf_components.h"
 #include "text/hf_util.h"
 
 namespace wick::text::hf {
+
+std::array<int32_t, 256> Vocab::byte_ids(int32_t missing) const {
+  std::array<int32_t, 256> out{};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);  // HF's format!("<{:#04X}>")
+    out[b] = find(name).value_or(missing);
+  }
+  return out;
+}
 
 void Vocab::add(std::string token, int64_t id, const char* where) {
   WICK_CHECK(!token.empty(), Format, "tokenizer: ", where, " has an empty token (id ", id, ")");

@@ -26,11 +26,7 @@ class Bpe : public Model {
   Bpe(const Vocab& vocab, const std::vector<std::pair<std::string, std::string>>& merges, const BpeOptions& o,
       std::string prefix, std::string suffix)
       : vocab_(vocab), o_(o), prefix_(std::move(prefix)), suffix_(std::move(suffix)) {
-    for (int b = 0; b < 256; ++b) {
-      char name[8];
-      std::snprintf(name, sizeof name, "<0x%02X>", b);
-      byte_ids_[b] = vocab.find(name).value_or(-1);
-    }
+    byte_ids_ = vocab.byte_ids(-1);
     merges_.reserve(merges.size());
     for (size_t rank = 0; rank < merges.size(); ++rank) {
       const auto& [a, b] = merges[rank];
@@ -86,7 +82,7 @@ class Bpe : public Model {
     std::vector<Symbol> sym;
     sym.reserve(w.size());
     auto add = [&](int32_t id) { sym.push_back({id, int32_t(sym.size()) - 1, int32_t(sym.size()) + 1, true}); };
-    std::optional<int32_t> pending_unk;  // fused run of unknown characters
+    bool pending_unk = false;  // a run of unknown characters not yet added (fused into one)
     std::string scratch;
     for (size_t i = 0; i < w.size();) {
       const size_t b = i;
@@ -99,7 +95,7 @@ class Bpe : public Model {
         ch = scratch;
       }
       if (const auto id = vocab_.find(ch)) {
-        if (pending_unk) add(*pending_unk), pending_unk.reset();
+        if (pending_unk) add(*o_.unk), pending_unk = false;
         add(*id);
         continue;
       }
@@ -113,11 +109,11 @@ class Bpe : public Model {
         }
       }
       if (o_.unk) {
-        if (pending_unk && !o_.fuse_unk) add(*pending_unk);
-        pending_unk = *o_.unk;
+        if (pending_unk && !o_.fuse_unk) add(*o_.unk);
+        pending_unk = true;
       }
     }
-    if (pending_unk) add(*pending_unk);
+    if (pending_unk) add(*o_.unk);
     if (sym.empty()) return;
     sym.back().next = -1;
 

@@ -71,5 +71,8 @@ T get_or(const json& j, const char* key, T fallback, std::string_view where) {
 // A {"String": s} or {"Regex": r} pattern; returns (is_regex, text).
 std::pair<bool, std::string> get_pattern(const json& j, std::string_view where);
 [[noreturn]] void unsupported(std::string_view component, const json& j);
+// Metaspace's prepend_scheme ("always", "first", "never"; older files: add_prefix_space).
+enum class PrependScheme { Never, First, Always };
+PrependScheme prepend_scheme(const json& j);
 
 }  // namespace wick::text::hf

@@ -10,15 +10,11 @@
 namespace wick::text::hf {
 namespace {
 
-// The inverse of the ByteLevel alphabet: code point -> byte, -1 for other characters.
+// The inverse of the ByteLevel alphabet: code point -> byte.
 const std::unordered_map<char32_t, uint8_t>& char_bytes() {
   static const std::unordered_map<char32_t, uint8_t> table = [] {
     std::unordered_map<char32_t, uint8_t> t;
-    char32_t next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-      t[printable ? static_cast<char32_t>(b) : next++] = static_cast<uint8_t>(b);
-    }
+    for (int b = 0; b < 256; ++b) t[byte_char(uint8_t(b))] = uint8_t(b);
     return t;
   }();
   return table;
@@ -50,9 +46,7 @@ class MetaspaceDecoder : public Decoder {
  public:
   explicit MetaspaceDecoder(const json& j)
       : replacement_(get_or<std::string>(j, "replacement", "\u2581", "Metaspace")) {
-    std::string scheme = get_or<std::string>(j, "prepend_scheme", "", "Metaspace");
-    if (scheme.empty()) scheme = get_or(j, "add_prefix_space", true, "Metaspace") ? "always" : "never";
-    strip_first_ = scheme != "never";
+    strip_first_ = prepend_scheme(j) != PrependScheme::Never;
   }
   void decode(std::vector<std::string>& tokens) const override {
     for (size_t i = 0; i < tokens.size(); ++i) {

@@ -54,6 +54,16 @@ std::unique_ptr<Model> make_wordlevel(const json& j, Pipeline& p);
        "' is not supported");
 }
 
+PrependScheme prepend_scheme(const json& j) {
+  std::string scheme = get_or<std::string>(j, "prepend_scheme", "", "Metaspace");
+  if (scheme.empty()) scheme = get_or(j, "add_prefix_space", true, "Metaspace") ? "always" : "never";
+  if (scheme == "always") return PrependScheme::Always;
+  if (scheme == "first") return PrependScheme::First;
+  WICK_CHECK(scheme == "never", Format, "tokenizer.json: Metaspace prepend_scheme '", scheme,
+             "' is not always/first/never");
+  return PrependScheme::Never;
+}
+
 std::pair<bool, std::string> get_pattern(const json& j, std::string_view where) {
   const json& pat = field_ref(j, "pattern", where);
   if (pat.contains("Regex")) return {true, get_field<std::string>(pat, "Regex", where)};

@@ -9,24 +9,22 @@
 namespace wick::text::hf {
 namespace {
 
-// Appends the <0xNN> tokens of s's bytes; false (nothing appended) if one is missing.
-bool append_bytes(const Vocab& vocab, std::string_view s, std::vector<int32_t>& out) {
-  std::vector<int32_t> ids;
-  for (unsigned char c : s) {
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", c);
-    const auto id = vocab.find(name);
-    if (!id) return false;
-    ids.push_back(*id);
-  }
-  out.insert(out.end(), ids.begin(), ids.end());
+// Appends the byte tokens of s's bytes; false (nothing appended) if one is missing.
+bool append_bytes(const std::array<int32_t, 256>& byte_ids, std::string_view s, std::vector<int32_t>& out) {
+  for (unsigned char c : s)
+    if (byte_ids[c] < 0) return false;
+  for (unsigned char c : s) out.push_back(byte_ids[c]);
   return true;
 }
 
 class Unigram : public Model {
  public:
   Unigram(const Vocab& vocab, std::vector<double> scores, std::optional<int32_t> unk, bool byte_fallback)
-      : vocab_(vocab), scores_(std::move(scores)), unk_(unk), byte_fallback_(byte_fallback) {
+      : vocab_(vocab),
+        scores_(std::move(scores)),
+        unk_(unk),
+        byte_fallback_(byte_fallback),
+        byte_ids_(vocab.byte_ids(-1)) {
     double min = 0;
     for (double s : scores_) min = std::min(min, s);
     unk_score_ = min - 10.0;  // HF's K_UNK_PENALTY
@@ -99,7 +97,7 @@ class Unigram : public Model {
       const std::string_view piece = s.substr(it->start, it->end - it->start);
       if (const auto id = vocab_.find(piece)) {
         out.push_back(*id);
-      } else if (!(byte_fallback_ && append_bytes(vocab_, piece, out))) {
+      } else if (!(byte_fallback_ && append_bytes(byte_ids_, piece, out))) {
         WICK_CHECK(unk_, InvalidArgument, "tokenizer: Unigram has no piece for '", piece, "' and no unk_id");
         out.push_back(*unk_);
       }
@@ -111,6 +109,7 @@ class Unigram : public Model {
   std::vector<double> scores_;
   std::optional<int32_t> unk_;
   bool byte_fallback_;
+  std::array<int32_t, 256> byte_ids_;
   double unk_score_;
   std::unordered_map<uint64_t, uint32_t> edges_;
   std::vector<int32_t> node_id_;  // the piece ending at each trie node, or -1

@@ -25,16 +25,11 @@ void split_each(std::vector<Piece>& pieces, F spans_of) {
   pieces = std::move(out);
 }
 
-// GPT-2's bytes_to_unicode(): printable bytes stand for themselves, the others are shifted
-// to U+0100.. in byte order, so that every byte is a visible character.
+// The byte alphabet's characters as UTF-8.
 const std::array<std::string, 256>& byte_chars() {
   static const std::array<std::string, 256> table = [] {
     std::array<std::string, 256> t;
-    char32_t next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-      unicode::append_utf8(t[b], printable ? static_cast<char32_t>(b) : next++);
-    }
+    for (int b = 0; b < 256; ++b) unicode::append_utf8(t[b], byte_char(uint8_t(b)));
     return t;
   }();
   return table;
@@ -120,18 +115,15 @@ class Metaspace : public PreTokenizer {
  public:
   explicit Metaspace(const json& j) : replacement_(get_or<std::string>(j, "replacement", "\u2581", "Metaspace")) {
     WICK_CHECK(!replacement_.empty(), Format, "tokenizer.json: Metaspace replacement is empty");
-    std::string scheme = get_or<std::string>(j, "prepend_scheme", "", "Metaspace");
-    if (scheme.empty()) scheme = get_or(j, "add_prefix_space", true, "Metaspace") ? "always" : "never";
-    WICK_CHECK(scheme == "always" || scheme == "first" || scheme == "never", Format,
-               "tokenizer.json: Metaspace prepend_scheme '", scheme, "' is not always/first/never");
-    prepend_ = scheme == "always" ? 2 : scheme == "first" ? 1 : 0;
+    prepend_ = prepend_scheme(j);
     split_ = get_or(j, "split", true, "Metaspace");
   }
   void split(std::vector<Piece>& pieces) const override {
     for (Piece& p : pieces) {
       std::string out;
       for (char c : p.text) c == ' ' ? void(out += replacement_) : void(out += c);
-      if ((prepend_ == 2 || (prepend_ == 1 && p.first)) && !out.starts_with(replacement_)) out.insert(0, replacement_);
+      const bool prepend = prepend_ == PrependScheme::Always || (prepend_ == PrependScheme::First && p.first);
+      if (prepend && !out.starts_with(replacement_)) out.insert(0, replacement_);
       p.text = std::move(out);
     }
     if (!split_) return;
@@ -145,7 +137,7 @@ class Metaspace : public PreTokenizer {
 
  private:
   std::string replacement_;
-  int prepend_;  // 0 never, 1 first, 2 always
+  PrependScheme prepend_;
   bool split_;
 };
 

@@ -2,6 +2,7 @@
 #include "text/hf_util.h"
 
 #include <algorithm>
+#include <array>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -163,6 +164,19 @@ std::vector<Span> split_spans(std::string_view s, const std::vector<Span>& match
   }
   std::erase_if(out, [](const Span& sp) { return sp.first == sp.second; });
   return out;
+}
+
+char32_t byte_char(uint8_t b) {
+  static const std::array<char32_t, 256> table = [] {
+    std::array<char32_t, 256> t{};
+    char32_t next = 256;
+    for (int v = 0; v < 256; ++v) {
+      const bool printable = (v >= 33 && v <= 126) || (v >= 161 && v <= 172) || (v >= 174 && v <= 255);
+      t[v] = printable ? static_cast<char32_t>(v) : next++;
+    }
+    return t;
+  }();
+  return table[b];
 }
 
 bool is_whitespace(char32_t c) {

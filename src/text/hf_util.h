@@ -67,6 +67,11 @@ std::vector<Span> char_matches(std::string_view s, Pred pred) {
   return out;
 }
 
+// GPT-2's bytes_to_unicode(): the character that stands for byte b in byte-level
+// vocabularies (printable bytes stand for themselves, the others are shifted to U+0100.. in
+// byte order, so that every byte is a visible character).
+char32_t byte_char(uint8_t b);
+
 // Rust's char::is_whitespace (White_Space), HF's is_punc, char::is_numeric, regex \w.
 bool is_whitespace(char32_t c);
 bool is_punctuation(char32_t c);

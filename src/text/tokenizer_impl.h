@@ -4,6 +4,7 @@
 // chain. tokenizer.json (hf_json.cpp) and GGUF (gguf_vocab.cpp) both build one of these.
 #pragma once
 
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -76,6 +77,8 @@ struct Vocab {
     auto it = ids.find(s);
     return it == ids.end() ? std::nullopt : std::optional<int32_t>(it->second);
   }
+  // The ids of the byte tokens <0x00>..<0xFF> (byte fallback), `missing` where absent.
+  std::array<int32_t, 256> byte_ids(int32_t missing) const;
   // Adds token at id (growing tokens); Format error on duplicate ids or negative ids.
   void add(std::string token, int64_t id, const char* where);
 };
