@@ -40,6 +40,9 @@ void AddedVocab::finish(const Normalizer* normalizer) {
   normalized_.clear();
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const AddedToken& t = tokens_[i];
+    // A token that is not valid UTF-8 (GGUF strings are bytes) can never be typed, and
+    // matching it could cut the text inside a character.
+    if (to_valid_utf8(t.content) != t.content) continue;
     if (t.normalized && normalizer) {
       std::string n = t.content;
       normalizer->normalize(n);

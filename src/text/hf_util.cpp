@@ -84,7 +84,8 @@ std::vector<Span> Regex::matches(std::string_view s) const {
   std::vector<Span> out;
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
   for (size_t pos = 0; pos <= s.size();) {
-    const int rc = pcre2_match(re, subject, s.size(), pos, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+    // PCRE2 validates the whole subject on each call unless told not to: once is enough.
+    const int rc = pcre2_match(re, subject, s.size(), pos, pos ? PCRE2_NO_UTF_CHECK : 0, md.get(), nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     WICK_CHECK(rc >= 0, InvalidArgument, "tokenizer: regex match failed (PCRE2 error ", rc, ")");
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());

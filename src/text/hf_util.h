@@ -26,8 +26,8 @@ class Regex {
  public:
   // Format error naming `where` and PCRE2's message when the pattern does not compile.
   Regex(std::string_view pattern, std::string_view where);
-  // Non-overlapping matches, left to right (an empty match advances one character). s must
-  // be valid UTF-8.
+  // Non-overlapping matches, left to right (an empty match advances one character).
+  // InvalidArgument if s is not valid UTF-8 or the match exceeds PCRE2's limits.
   std::vector<Span> matches(std::string_view s) const;
 
  private:

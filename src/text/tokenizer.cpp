@@ -147,12 +147,13 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
   if (!p.decoder) {
     std::string out;
     for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
-    return out;
+    return hf::to_valid_utf8(out);
   }
   p.decoder->decode(tokens);
   std::string out;
   for (const auto& t : tokens) out += t;
-  return out;
+  // GGUF token strings are bytes: keep the result valid UTF-8 whatever the vocabulary holds.
+  return hf::to_valid_utf8(out);
 }
 
 std::string Tokenizer::DecodeStream::push(int32_t id) {
