@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of fuzz_tokenizer_json (fuzz/corpus/tokenizer_json/): tiny
-tokenizer.json files, one per component family, each followed by "\\n----\\n" and a text."""
+tokenizer.json files, one per component family, each followed by "\\n----\\n" and a text,
+and two GGUF vocabularies (SentencePiece and Qwen2 BPE) from tests/data/tokenizers/gguf."""
 import json
 import os
+import shutil
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "tokenizer_json")
 SEP = "\n----\n"
@@ -45,3 +47,6 @@ os.makedirs(OUT, exist_ok=True)
 for name, tok in seeds.items():
     with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
         f.write(json.dumps(tok, ensure_ascii=False) + SEP + TEXT)
+GGUF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "tokenizers", "gguf")
+for name in ("spm", "qwen2"):
+    shutil.copy(os.path.join(GGUF, name + ".gguf"), os.path.join(OUT, name + ".gguf"))

@@ -1,15 +1,12 @@
 // libFuzzer target for the GGUF reader: any input must either parse or raise
 // wick::Error(Format); a parsed file must dequantize every tensor and survive a
 // write/re-read round trip with the same metadata and tensor bytes. Anything else
-// (another exception, a sanitizer report, a huge allocation) is a bug. A file with
-// tokenizer.ggml.* keys must load as a Tokenizer or raise Format/Unsupported, and a loaded
-// one must encode and decode a text.
+// (another exception, a sanitizer report, a huge allocation) is a bug.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "wick/gguf.h"
-#include "wick/text/tokenizer.h"
 
 using namespace wick;
 
@@ -37,15 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (const auto& [key, value] : f.metadata()) (void)value.to_string();
-  if (f.has("tokenizer.ggml.model")) {
-    try {
-      const auto tok = text::Tokenizer::from_gguf(f);
-      const auto ids = tok.encode("Hello <s> w\xC3\xB6rld\n\t 123 <|eot_id|>");
-      (void)tok.decode(ids, true);
-    } catch (const Error& e) {
-      check(e.kind() == ErrorKind::Format || e.kind() == ErrorKind::Unsupported, e.what());
-    }
-  }
   for (const QuantTensor& t : f.tensors()) {
     // Bytes were validated to lie inside the input.
     (void)(gguf::dequantizable(t.type) ? dequantize(t) : gguf::plain_tensor(t));
