@@ -31,3 +31,9 @@ if(WICK_CUDA)
     message(STATUS "wick: nvcc not found, CUDA backend OFF")
   endif()
 endif()
+
+# Tokenizers: PCRE2 (8-bit, JIT) for the split regexes of tokenizer.json / GGUF vocabularies,
+# utf8proc for Unicode normalization (NFC/NFKC/NFD/NFKD). Debian: libpcre2-dev, libutf8proc-dev.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(WICK_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(WICK_UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)

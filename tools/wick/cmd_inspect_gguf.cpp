@@ -7,6 +7,7 @@
 #include "escape.h"
 #include "inspect_gguf.h"
 #include "wick/gguf.h"
+#include "wick/text/tokenizer.h"
 
 namespace wick::cli {
 
@@ -41,6 +42,17 @@ nlohmann::ordered_json to_json(const gguf::Value& v) {
       v.storage());
 }
 
+// The tokenizer the file's tokenizer.ggml.* keys describe, in a few lines (or why it does
+// not load); "" when the file has none.
+std::string tokenizer_text(const gguf::File& f) {
+  if (!f.has("tokenizer.ggml.model")) return "";
+  try {
+    return text::Tokenizer::from_gguf(f).summary().to_string();
+  } catch (const Error& e) {
+    return std::string("tokenizer: does not load: ") + e.what() + "\n";
+  }
+}
+
 std::string shape_text(const Shape& s) {
   std::string r = "[";  // row-major, as `wick inspect` prints safetensors shapes
   for (size_t i = 0; i < s.rank(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
@@ -67,6 +79,7 @@ nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f) {
   j["metadata"] = nlohmann::ordered_json::array();
   for (const auto& [k, v] : f.metadata())
     j["metadata"].push_back({{"key", k}, {"type", gguf::value_type_name(v.type())}, {"value", to_json(v)}});
+  if (const std::string tok = tokenizer_text(f); !tok.empty()) j["tokenizer"] = tok;
   j["tensors"] = nlohmann::ordered_json::array();
   for (const auto& t : f.tensors())
     j["tensors"].push_back({{"name", t.name},
@@ -90,6 +103,13 @@ void print_gguf_text(const std::string& name, const gguf::File& f) {
   for (const auto& [k, v] : f.metadata())
     std::cout << "  " << std::left << std::setw(int(kw)) << printable(k) << "  " << std::setw(int(tw)) << type_of(v)
               << "  " << v.to_string(kShownItems) << '\n';
+  if (const std::string tok = tokenizer_text(f); !tok.empty()) {
+    std::cout << '\n';
+    for (size_t at = 0, nl; at < tok.size(); at = nl + 1) {
+      nl = tok.find('\n', at);
+      std::cout << printable(tok.substr(at, nl - at)) << '\n';
+    }
+  }
   size_t nw = 4;
   uint64_t total = 0;
   for (const auto& t : f.tensors()) {

@@ -1,64 +1,141 @@
-// `wick tokenize --model DIR [--wordpiece] TEXT... [--file F]`: print the token ids of each
-// text (inputs.h: TEXT, - for standard input, --file for one text per line), one line of
-// ids separated by spaces per text, and nothing else on stdout. DIR holds vocab.json + merges.txt (or encoder.json +
-// vocab.bpe) for GPT-2's BPE, or vocab.txt for BERT WordPiece (chosen automatically when
-// that is all DIR holds, or forced with --wordpiece).
+// `wick tokenize --model M [--json] [--no-special] TEXT...` prints the token ids of each text
+// (inputs.h: TEXT, - for standard input, --file for one text per line): one line of ids
+// separated by spaces per text, or with --json one JSON object per text
+// ({"text", "ids", "pieces"}). `wick detokenize --model M IDS...` prints the text of ids.
+// M is a folder (tokenizer.json [+ tokenizer_config.json]; GPT-2's vocab.json + merges.txt
+// or encoder.json + vocab.bpe; BERT's vocab.txt, chosen when that is all it holds or with
+// --wordpiece), a tokenizer.json file, or a GGUF file (its tokenizer.ggml.* vocabulary).
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "inputs.h"
 #include "wick/error.h"
+#include "wick/gguf.h"
 #include "wick/text/gpt2_tokenizer.h"
+#include "wick/text/tokenizer.h"
 #include "wick/text/wordpiece_tokenizer.h"
 
 namespace wick::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct TokenizeArgs {
-  std::string model_dir;
+  std::string model;
   TextInputs inputs;
   bool wordpiece = false;
+  bool json = false;
+  bool no_special = false;
   size_t max_length = 512;
+  std::vector<int64_t> ids;  // detokenize
+  bool skip_special = false;
 };
 
-void print_ids(const std::vector<int32_t>& ids) {
-  for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
-  std::cout << '\n';
+// Whichever tokenizer the model path names, behind three functions.
+struct AnyTokenizer {
+  std::function<std::vector<int32_t>(const std::string&)> encode;
+  std::function<std::string(std::span<const int32_t>)> decode;
+  std::function<std::string(int32_t)> piece;
+};
+
+AnyTokenizer from(const text::Tokenizer& tok, const TokenizeArgs& args) {
+  const text::EncodeOptions o{.add_special = !args.no_special, .parse_special = !args.no_special};
+  return {[tok, o](const std::string& t) { return tok.encode(t, o); },
+          [tok, skip = args.skip_special](std::span<const int32_t> ids) { return tok.decode(ids, skip); },
+          [tok](int32_t id) { return tok.token(id); }};
+}
+
+AnyTokenizer load(const TokenizeArgs& args, const char* command) {
+  const fs::path path(args.model);
+  std::error_code ec;
+  WICK_CHECK(fs::exists(path, ec), Io, command, ": --model '", args.model, "' does not exist");
+  if (!fs::is_directory(path, ec)) {
+    if (path.extension() == ".gguf") return from(text::Tokenizer::from_gguf(gguf::File::open(path)), args);
+    WICK_CHECK(path.extension() == ".json", Io, command, ": --model '", args.model,
+               "' is neither a folder, a tokenizer.json nor a .gguf file");
+    const fs::path cfg = path.parent_path() / "tokenizer_config.json";
+    return from(text::Tokenizer::from_json_file(path, fs::exists(cfg, ec) ? cfg : fs::path()), args);
+  }
+  if (fs::exists(path / "tokenizer.json", ec) && !args.wordpiece) return from(text::Tokenizer::from_folder(path), args);
+  const bool has_bpe = (fs::exists(path / "vocab.json", ec) && fs::exists(path / "merges.txt", ec)) ||
+                       (fs::exists(path / "encoder.json", ec) && fs::exists(path / "vocab.bpe", ec));
+  const bool has_wordpiece = fs::exists(path / "vocab.txt", ec);
+  if (args.wordpiece || (has_wordpiece && !has_bpe)) {
+    WICK_CHECK(has_wordpiece, Io, command, ": '", args.model, "' has no vocab.txt");
+    const auto tok = std::make_shared<text::WordPieceTokenizer>((path / "vocab.txt").string());
+    return {[tok, n = args.max_length, s = !args.no_special](const std::string& t) { return tok->encode(t, n, s); },
+            [tok](std::span<const int32_t> ids) {
+              std::string out;
+              for (const auto& t : tok->tokens(ids)) out += (out.empty() ? "" : " ") + t;
+              return out;
+            },
+            [tok](int32_t id) { return tok->token(id); }};
+  }
+  WICK_CHECK(has_bpe, Io, command, ": '", args.model,
+             "' holds neither tokenizer.json, vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
+  // GPT-2's own files: "<|endoftext|>" in the text is plain text, as in the original encoder.
+  const auto tok = std::make_shared<text::Gpt2Tokenizer>(args.model);
+  return {[tok](const std::string& t) { return tok->encode(t); },
+          [tok](std::span<const int32_t> ids) { return tok->decode(ids); },
+          [tok](int32_t id) { return tok->token(id); }};
 }
 
 int run_tokenize(const TokenizeArgs& args) {
-  namespace fs = std::filesystem;
   const std::vector<std::string> texts = collect_texts(args.inputs, "tokenize", std::cin);
-  const fs::path dir(args.model_dir);
-  std::error_code ec;
-  const bool has_bpe = (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) ||
-                       (fs::exists(dir / "encoder.json", ec) && fs::exists(dir / "vocab.bpe", ec));
-  const bool has_wordpiece = fs::exists(dir / "vocab.txt", ec);
-  if (args.wordpiece || (has_wordpiece && !has_bpe)) {
-    WICK_CHECK(has_wordpiece, Io, "tokenize: '", args.model_dir, "' has no vocab.txt");
-    const text::WordPieceTokenizer tok((dir / "vocab.txt").string());
-    for (const auto& t : texts) print_ids(tok.encode(t, args.max_length));
-    return 0;
+  const AnyTokenizer tok = load(args, "tokenize");
+  for (const auto& t : texts) {
+    const std::vector<int32_t> ids = tok.encode(t);
+    if (args.json) {
+      nlohmann::ordered_json pieces = nlohmann::ordered_json::array();
+      for (int32_t id : ids) pieces.push_back(tok.piece(id));
+      const nlohmann::ordered_json line = {{"text", t}, {"ids", ids}, {"pieces", pieces}};
+      // Invalid UTF-8 (a text's bytes, a partial byte token) is written as U+FFFD.
+      std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+      continue;
+    }
+    for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
+    std::cout << '\n';
   }
-  WICK_CHECK(has_bpe, Io, "tokenize: '", args.model_dir,
-             "' holds neither vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
-  const text::Gpt2Tokenizer tok(args.model_dir);
-  for (const auto& t : texts) print_ids(tok.encode(t));
+  return 0;
+}
+
+int run_detokenize(const TokenizeArgs& args) {
+  std::vector<int32_t> ids;
+  for (int64_t id : args.ids) {
+    if (id < 0 || id > INT32_MAX) throw UsageError("detokenize: id " + std::to_string(id) + " is out of range");
+    ids.push_back(int32_t(id));
+  }
+  std::cout << load(args, "detokenize").decode(ids) << '\n';
   return 0;
 }
 
 }  // namespace
 
 Runner add_tokenize(CLI::App& app) {
-  auto* sub = app.add_subcommand("tokenize", "Print the token ids of a text (GPT-2 BPE or BERT WordPiece)");
+  auto* sub =
+      app.add_subcommand("tokenize", "Print the token ids of a text (tokenizer.json, GGUF, GPT-2 BPE, WordPiece)");
   auto args = std::make_shared<TokenizeArgs>();
-  sub->add_option("--model", args->model_dir, "directory with vocab.json + merges.txt, or vocab.txt")->required();
-  sub->add_flag("--wordpiece", args->wordpiece, "use WordPiece (vocab.txt) even if BPE files are present");
+  sub->add_option("--model", args->model, "tokenizer folder, tokenizer.json or .gguf file")->required();
+  sub->add_flag("--wordpiece", args->wordpiece, "use WordPiece (vocab.txt) even if other files are present");
+  sub->add_flag("--json", args->json, "one JSON object per text: text, ids and the token strings (pieces)");
+  sub->add_flag("--no-special", args->no_special,
+                "add no BOS/EOS/[CLS]/[SEP] and read special-token text (\"<|eot_id|>\") as plain text");
   sub->add_option("--max-length", args->max_length, "WordPiece: keep at most this many ids, [CLS] and [SEP] included")
       ->capture_default_str();
   add_text_inputs(*sub, args->inputs);
   return [args]() -> int { return run_tokenize(*args); };
+}
+
+Runner add_detokenize(CLI::App& app) {
+  auto* sub = app.add_subcommand("detokenize", "Print the text of token ids");
+  auto args = std::make_shared<TokenizeArgs>();
+  sub->add_option("--model", args->model, "tokenizer folder, tokenizer.json or .gguf file")->required();
+  sub->add_flag("--skip-special", args->skip_special, "leave special tokens out of the text");
+  sub->add_option("IDS", args->ids, "token ids")->required();
+  return [args]() -> int { return run_detokenize(*args); };
 }
 
 }  // namespace wick::cli

@@ -38,8 +38,9 @@ void as_usage_error(Check&& check) {
 Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);
-Runner add_convert(CLI::App& app);  // cmd_convert.cpp (GGUF -> safetensors)
-Runner add_tokenize(CLI::App& app);
+Runner add_convert(CLI::App& app);     // cmd_convert.cpp (GGUF -> safetensors)
+Runner add_tokenize(CLI::App& app);    // cmd_tokenize.cpp
+Runner add_detokenize(CLI::App& app);  // cmd_tokenize.cpp
 Runner add_embed(CLI::App& app);
 Runner add_generate(CLI::App& app);  // cmd_generate.cpp (GPT-2 text generation)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,

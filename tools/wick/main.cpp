@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], c.name) == 0) return exec_wick_bench(argc, argv);
   Program wick{"wick",
                "wick: run neural networks on CPUs and NVIDIA GPUs",
-               {add_info, add_inspect, add_demo, add_convert, add_tokenize, add_embed, add_generate},
+               {add_info, add_inspect, add_demo, add_convert, add_tokenize, add_detokenize, add_embed, add_generate},
                run_default};
   // Listed in `wick --help` under their own heading; never parsed here (exec'd above).
   for (const BenchCommand& c : kBenchCommands)
