@@ -224,7 +224,7 @@ Value f_round(const Value& v, CallArgs& a, Renderer&) {
   double scale = std::pow(10.0, double(p ? p->as_int() : 0));
   double x = v.as_double() * scale;
   if (method == "common")
-    x = std::round(x);  // half away from zero, as jinja2's "common"
+    x = std::nearbyint(x);  // Python's round(), as jinja2's "common" uses: ties to even
   else if (method == "floor")
     x = std::floor(x);
   else if (method == "ceil")
