@@ -15,8 +15,25 @@ struct ChatTemplate::Impl {
   ChatTemplateLimits limits;
 
   std::string run(const jinja::Dict& context) const {
-    jinja::Renderer r(source, limits);
-    return r.render(body, context);
+    return guarded([&] {
+      jinja::Renderer r(source, limits);
+      return r.render(body, context);
+    });
+  }
+
+  // The API promises wick::Error only: anything else the standard library might throw is
+  // turned into one.
+  template <class F>
+  static auto guarded(F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      fail(ErrorKind::OutOfMemory, "chat template: out of memory");
+    } catch (const std::exception& e) {
+      fail(ErrorKind::Internal, "chat template: ", e.what());
+    }
   }
 };
 
@@ -69,7 +86,7 @@ ChatTemplate ChatTemplate::parse(std::string_view source, const ChatTemplateLimi
   auto impl = std::make_shared<Impl>();
   impl->source = jinja::normalize_newlines(source);
   impl->limits = limits;
-  impl->body = jinja::parse_template(impl->source, limits.max_depth);
+  impl->body = Impl::guarded([&] { return jinja::parse_template(impl->source, limits.max_depth); });
   return ChatTemplate(std::move(impl));
 }
 

@@ -78,6 +78,17 @@ class Renderer {
   size_t steps_ = 0, depth_ = 0, built_ = 0;
 };
 
+using FilterFn = Value (*)(const Value&, CallArgs&, Renderer&);
+// The sequence filters of jinja_filters_seq.cpp; null for other names.
+FilterFn sequence_filter(const std::string& name);
+// The `attribute="a.b"` of map/selectattr/sort/join: dotted, integer parts index lists.
+Value attr_path(const Value& v, const std::string& path);
+// A keyword-or-positional flag argument of a filter (`reverse=true`).
+inline bool flag_arg(const CallArgs& a, size_t i, std::string_view name) {
+  const Value* v = a.get(i, name);
+  return v && truthy(*v);
+}
+
 // Operators and lookups with Python's semantics (jinja_ops.cpp).
 Value binary_op(const std::string& op, const Value& a, const Value& b, Renderer& r);
 bool compare_op(const std::string& op, const Value& a, const Value& b);
@@ -91,13 +102,15 @@ List iterate(const Value& v);
 size_t length_of(const Value& v);
 // A bound method of a str, dict or list (jinja_methods.cpp); Undefined when there is none.
 Value method_of(const Value& self, const std::string& name);
+// The bound str method `name` of s (jinja_strings.cpp); Undefined when there is none.
+Value str_method_of(const std::string& s, const std::string& name);
 // The globals: range, namespace, dict, joiner, raise_exception, strftime_now.
 void add_globals(Scope& scope);
 // Python's json.dumps(v, ensure_ascii, indent, separators, sort_keys) (jinja_json.cpp).
 std::string to_json(const Value& v, int indent, bool ensure_ascii, bool sort_keys, std::string_view item_sep,
                     std::string_view key_sep);
 
-// UTF-8 strings as Python sees them: code points (jinja_methods.cpp).
+// UTF-8 strings as Python sees them: code points (jinja_strings.cpp).
 std::u32string to_u32(std::string_view s);
 std::string from_u32(std::u32string_view s);
 size_t code_points(std::string_view s);
