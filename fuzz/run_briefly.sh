@@ -18,6 +18,7 @@ targets=(
   "fuzz_cli_args|fuzz/fuzz_cli_args|fuzz/corpus/cli_args|"
   "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
   "fuzz_model_config|fuzz/fuzz_model_config|fuzz/corpus/model_config|"
+  "fuzz_chat_template|fuzz/fuzz_chat_template|fuzz/corpus/chat_template|fuzz/chat_template.dict"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done

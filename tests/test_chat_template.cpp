@@ -108,6 +108,15 @@ TEST(ChatTemplate, RenderWithMessages) {
   o.add_generation_prompt = false;
   o.extra_context_json = R"({"bos_token": "[B]"})";
   EXPECT_EQ(t.render({{"user", "x"}}, o), "[B]<|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>");
+  // Llama 3.2 without date_string asks strftime_now for today's date.
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char today[32];
+  std::strftime(today, sizeof today, "Today Date: %d %b %Y\n", &tm);
+  const std::string llama32 =
+      ChatTemplate::parse(read_file(test::data_path("chat_templates/llama3_2_instruct.jinja"))).render({{"user", "x"}});
+  EXPECT_NE(llama32.find(today), std::string::npos) << llama32;
   // tools and documents are None, as transformers passes them.
   EXPECT_EQ(ChatTemplate::parse("{{ tools is none }}{{ documents }}{{ messages|length }}").render({}), "TrueNone0");
 }
