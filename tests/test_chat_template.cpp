@@ -87,8 +87,9 @@ TEST(ChatTemplate, Jinja2Fixtures) {
     }
     // raise_exception(msg) carries the template's message; Python's own TypeError wording
     // (and jinja2's) is not reproduced.
-    if (type == "TemplateError")
+    if (type == "TemplateError") {
       EXPECT_NE(error.find(c["error"].get<std::string>()), std::string::npos) << label << ": " << error;
+    }
   }
   EXPECT_EQ(parsed.size(), 19u);
   EXPECT_GE(rendered, 500u);
@@ -317,6 +318,11 @@ TEST(ChatTemplate, HostileTemplates) {
   // Recursion through macros, self-referencing namespaces, nesting built at run time.
   EXPECT_NE(limited("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").find("max_depth"), std::string::npos);
   EXPECT_NE(limited("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}").find("nested deeper"),
+            std::string::npos);
+  // A macro kept past its loop in a namespace refuses to run rather than read a freed scope.
+  EXPECT_NE(limited("{% set ns = namespace() %}{% for i in range(2) %}{% macro m() %}{{ i }}{% endmacro %}"
+                    "{% set ns.m = m %}{% endfor %}{{ ns.m() }}")
+                .find("after the scope it was defined in ended"),
             std::string::npos);
   EXPECT_NE(limited("{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}")
                 .find("nested deeper"),

@@ -242,10 +242,16 @@ void Renderer::exec_set(const Stmt& s, Scope& scope) {
   bind_names(scope, s.names, v);
 }
 
-Value Renderer::make_macro(const Stmt& s, Scope&) {
+// A macro sees its arguments over the scope it was defined in (a loop's variables too), as
+// jinja2's macros close over theirs; called after that scope ended (stored in a namespace
+// and called after the loop), it fails instead of reading freed memory.
+Value Renderer::make_macro(const Stmt& s, Scope& defining) {
   auto c = std::make_shared<Callable>();
   c->name = s.names[0];
-  c->fn = [&s](CallArgs& args, Renderer& r) -> Value {
+  Scope* outer = &defining;
+  c->fn = [&s, outer, alive = defining.alive_flag()](CallArgs& args, Renderer& r) -> Value {
+    if (!*alive)
+      fail(ErrorKind::InvalidArgument, "macro '", s.names[0], "' called after the scope it was defined in ended");
     if (args.positional.size() > s.params.size())
       fail(ErrorKind::InvalidArgument, "macro '", s.names[0], "' takes not more than ", s.params.size(),
            " argument(s)");
@@ -256,7 +262,7 @@ Value Renderer::make_macro(const Stmt& s, Scope&) {
       size_t& d;
       ~Leave() { --d; }
     } leave{r.depth_};
-    Scope inner{r.root_};
+    Scope inner{outer};
     for (const auto& [k, v] : args.keyword) {
       bool known = k == "caller";
       for (const auto& p : s.params) known = known || p == k;

@@ -20,8 +20,21 @@ class TemplateError : public Error {
 struct Scope {
   Scope* parent = nullptr;
   std::vector<std::pair<std::string, Value>> vars;
+  std::shared_ptr<bool> alive;  // made when a macro closes over this scope; false once it is gone
+
+  explicit Scope(Scope* p = nullptr) : parent(p) {}
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  ~Scope() {
+    if (alive) *alive = false;
+  }
   const Value* find(std::string_view name) const;
   void set(std::string name, Value v);
+  // A flag that turns false when this scope ends (for closures that may outlive it).
+  std::shared_ptr<bool> alive_flag() {
+    if (!alive) alive = std::make_shared<bool>(true);
+    return alive;
+  }
 };
 
 class Renderer {

@@ -195,6 +195,8 @@ LANGUAGE = [(t, {}) for t in [
     "{% if x %}{% elif %}{% endif %}",
     "{{ 1 + 'a' }}",
     "{{ x.y }}",
+    "{% for i in range(2) %}{% macro m() %}{{ i }}{% endmacro %}{{ m() }}{% endfor %}{% set y = 1 %}{% macro n() %}{{ y }}{{ z }}{% endmacro %}{% set z = 2 %}{{ n() }}",
+    "{% for i in range(3) %}{% if i == 0 %}{% set x = 'a' %}{% endif %}[{{ x }}]{% endfor %}{% set x = 1 %}{% for i in [1] %}{% set x = x + 1 %}{{ x }}{% endfor %}{{ x }}",
     "{{ (1, 2) == (1, 2) }} {{ [1, [2]] == [1, [2]] }} {{ {'a': 1} == {'a': 1} }} {{ 'a' < 'b' }} {{ [1, 2] < [1, 3] }} {{ 'é' > 'z' }}",
 ]] + [
     ("{% for m in messages %}{{ m.role }}:{{ m['content']|trim }}{% if not loop.last %}, {% endif %}{% endfor %}",
