@@ -270,22 +270,19 @@ TEST(ChatTemplate, ErrorsNameTheirPlace) {
 }
 
 TEST(ChatTemplate, HostileTemplates) {
-  // Deep nesting in the source: one Format error, not a stack overflow.
+  // Deep nesting in the source, by recursion in the parser or by long chains it builds in a
+  // loop: one Format error, not a stack overflow.
+  auto rep = [](std::string_view piece, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += piece;
+    return s;
+  };
   for (const std::string& deep :
-       {"{{ " + std::string(10000, '(') + "1" + std::string(10000, ')') + " }}",
-        "{{ " + std::string(10000, '[') + std::string(10000, ']') + " }}", "{{ " + std::string(20000, '-') + "1 }}",
-        [] {
-          std::string s;
-          for (int i = 0; i < 10000; ++i) s += "{% if true %}";
-          return s;
-        }(),
-        "{{ " +
-            [] {
-              std::string s;
-              for (int i = 0; i < 10000; ++i) s += "not ";
-              return s;
-            }() +
-            "1 }}"}) {
+       {"{{ " + rep("(", 10000) + "1" + rep(")", 10000) + " }}", "{{ " + rep("[", 10000) + rep("]", 10000) + " }}",
+        "{{ " + rep("-", 20000) + "1 }}", "{{ " + rep("not ", 10000) + "1 }}", "{{ 1" + rep(" + 1", 20000) + " }}",
+        "{{ x" + rep(".a", 20000) + " }}", "{{ x" + rep("|trim", 20000) + " }}", "{{ x" + rep("[0]", 20000) + " }}",
+        "{{ x" + rep("()", 20000) + " }}", "{{ 1" + rep(" if 1 else 2", 5000) + " }}", rep("{% if true %}", 10000),
+        rep("{% for x in y %}", 10000)}) {
     try {
       ChatTemplate::parse(deep);
       ADD_FAILURE() << "parsed " << deep.substr(0, 30);
@@ -327,6 +324,18 @@ TEST(ChatTemplate, HostileTemplates) {
   EXPECT_NE(limited("{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}")
                 .find("nested deeper"),
             std::string::npos);
+  // Recursion that is deep in both macros and expressions runs out of its stack budget.
+  ChatTemplateLimits tight;
+  tight.max_stack_bytes = 64 << 10;
+  std::string deep_macro =
+      "{% macro f(n) %}{% if n > 0 %}{{ (((((f(n - 1))))) ~ 'x')|trim }}{% endif %}{% endmacro %}{{ f(150) }}";
+  try {
+    ChatTemplate::parse(deep_macro, tight).render_json("{}");
+    ADD_FAILURE() << "rendered with a 64 KiB stack budget";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_stack_bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ChatTemplate::parse(deep_macro).render_json("{}"), std::string(150, 'x'));
   // Deep JSON in the context.
   std::string deep_json = "{\"a\": " + std::string(5000, '[') + std::string(5000, ']') + "}";
   EXPECT_THROW(ChatTemplate::parse("x").render_json(deep_json), Error);

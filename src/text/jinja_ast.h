@@ -31,11 +31,12 @@ struct Expr {
     Compare,  // a[0] ops[0] a[1] ops[1] a[2] ... (chained as in Python)
     Cond,     // a[0] if a[1] else a[2] (a[2] null: undefined)
   };
-  Kind kind;
-  size_t pos;
+  Kind kind = Kind::Literal;
+  size_t pos = 0;
   Value value;
   std::string name;
   bool negated = false;
+  uint32_t height = 1;  // of this subtree, bounded by the parser (evaluating and freeing recurse)
   std::vector<ExprPtr> a;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
   std::vector<std::string> ops;
@@ -60,8 +61,8 @@ struct Stmt {
     Break,
     Continue,
   };
-  Kind kind;
-  size_t pos;
+  Kind kind = Kind::Text;
+  size_t pos = 0;
   std::string text;
   std::string attr;  // Set: the namespace attribute of `set ns.attr = ...`
   std::vector<std::string> names;

@@ -60,6 +60,7 @@ std::string Renderer::render(const Body& body, const Dict& context) {
   add_globals(root);
   for (const auto& [k, v] : context.entries) root.set(k, v);
   root_ = scope_ = &root;
+  stack_base_ = static_cast<const char*>(__builtin_frame_address(0));
   exec(body, root);
   return std::move(out_);
 }
@@ -92,6 +93,7 @@ std::string Renderer::capture(const Body& body, Scope& scope) {
 
 Renderer::Flow Renderer::exec_stmt(const Stmt& s, Scope& scope) {
   step();
+  check_stack();
   Scope* saved = scope_;
   scope_ = &scope;
   struct Restore {
@@ -285,6 +287,7 @@ Value Renderer::make_macro(const Stmt& s, Scope& defining) {
 
 Value Renderer::eval(const Expr& e) {
   step();
+  check_stack();
   try {
     return eval_node(e);
   } catch (const TemplateError&) {

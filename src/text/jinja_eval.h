@@ -59,6 +59,13 @@ class Renderer {
            " steps (ChatTemplateLimits::max_steps)");
   }
   std::string where(size_t pos) const;
+  // Fails once the evaluator's recursion has used limits.max_stack_bytes of stack.
+  void check_stack() const {
+    const char* here = static_cast<const char*>(__builtin_frame_address(0));
+    if (stack_base_ && size_t(stack_base_ - here) > limits_.max_stack_bytes)
+      fail(ErrorKind::InvalidArgument, "chat template recursion used more than ", limits_.max_stack_bytes,
+           " bytes of stack (ChatTemplateLimits::max_stack_bytes)");
+  }
   const ChatTemplateLimits& limits() const { return limits_; }
   // Namespaces made during a render: emptied at its end, which frees any reference cycle a
   // template made through them (`set ns.self = ns`).
@@ -87,7 +94,8 @@ class Renderer {
   std::string out_;
   Scope* scope_ = nullptr;  // innermost scope while evaluating
   Scope* root_ = nullptr;
-  const Value* pending_ = nullptr;  // the text a {% filter %} or {% set %} block filters
+  const char* stack_base_ = nullptr;  // the stack at render(); stacks grow down on our targets
+  const Value* pending_ = nullptr;    // the text a {% filter %} or {% set %} block filters
   size_t steps_ = 0, depth_ = 0, built_ = 0;
 };
 

@@ -70,7 +70,7 @@ Value method_of(const Value& self, const std::string& name) {
         name == "clear" || name == "sort" || name == "reverse")
       return unsafe(self, name);
   }
-  return Value::undefined("'" + std::string(type_name(self)) + " object' has no attribute '" + name + "'");
+  return Value::undefined(detail::cat("'", type_name(self), " object' has no attribute '", name, "'"));
 }
 
 void add_globals(Scope& scope) {

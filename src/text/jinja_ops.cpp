@@ -121,7 +121,7 @@ bool contains(const Value& container, const Value& item) {
   fail(ErrorKind::InvalidArgument, "argument of type '", type_name(container), "' is not iterable");
 }
 
-std::string object_name(const Value& v) { return "'" + std::string(type_name(v)) + " object'"; }
+std::string object_name(const Value& v) { return detail::cat("'", type_name(v), " object'"); }
 
 }  // namespace
 

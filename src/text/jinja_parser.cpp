@@ -15,13 +15,13 @@ Body Parser::parse_body(std::initializer_list<std::string_view> ends) {
       return body;
     }
     if (t.kind == Tok::Text) {
-      auto s = std::make_unique<Stmt>(Stmt{Stmt::Kind::Text, t.pos});
+      auto s = stmt(Stmt::Kind::Text, t.pos);
       s->text = t.text;
       body.push_back(std::move(s));
       next();
     } else if (t.kind == Tok::VarBegin) {
       next();
-      auto s = std::make_unique<Stmt>(Stmt{Stmt::Kind::Output, t.pos});
+      auto s = stmt(Stmt::Kind::Output, t.pos);
       s->expr = parse_tuple(true);
       if (cur().kind != Tok::VarEnd) error(cur().pos, "expected '}}', got " + describe(cur()));
       next();
@@ -48,7 +48,7 @@ void Parser::take_tag(std::string_view name) {
 StmtPtr Parser::parse_statement() {
   const Token& t = next();
   const std::string& n = t.text;
-  auto s = std::make_unique<Stmt>(Stmt{Stmt::Kind::Text, t.pos});
+  auto s = stmt(Stmt::Kind::Text, t.pos);
   if (n == "if") {
     s->kind = Stmt::Kind::If;
     s->conds.push_back(parse_tuple(true));

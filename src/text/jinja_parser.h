@@ -74,6 +74,12 @@ class Parser {
   };
 
   // --- statements ---
+  static StmtPtr stmt(Stmt::Kind k, size_t pos) {
+    auto s = std::make_unique<Stmt>();
+    s->kind = k;
+    s->pos = pos;
+    return s;
+  }
   // --- statements ---
   // Statements up to a {% name %} with name in `ends` (left unconsumed) or the end.
   Body parse_body(std::initializer_list<std::string_view> ends);
@@ -83,7 +89,22 @@ class Parser {
   void parse_params(Stmt& s);
 
   // --- expressions ---
-  ExprPtr make(Expr::Kind k, size_t pos) { return std::make_unique<Expr>(Expr{k, pos}); }
+  static ExprPtr make(Expr::Kind k, size_t pos) {
+    auto e = std::make_unique<Expr>();
+    e->kind = k;
+    e->pos = pos;
+    return e;
+  }
+  // Sets a finished node's height and refuses trees taller than max_depth: the loops that
+  // build `a + b + c ...`, `x.a.b...` and `x|f|g...` nest without recursing in the parser.
+  void seal(Expr& e) const {
+    uint32_t h = 0;
+    for (const auto& c : e.a)
+      if (c) h = std::max(h, c->height);
+    for (const auto& kv : e.kwargs) h = std::max(h, kv.second->height);
+    e.height = h + 1;
+    if (e.height > max_depth_) error(e.pos, detail::cat("expression nesting deeper than ", max_depth_, " levels"));
+  }
   // An expression, or a tuple of them when commas follow (`{{ a, b }}`, `for x in a, b`).
   ExprPtr parse_tuple(bool condexpr);
   ExprPtr parse_expression(bool condexpr);

@@ -16,6 +16,7 @@ ExprPtr Parser::parse_tuple(bool condexpr) {
     if (cur().kind == Tok::BlockEnd || cur().kind == Tok::VarEnd || is_op(")")) break;
     tuple->a.push_back(parse_expression(condexpr));
   }
+  seal(*tuple);
   return tuple;
 }
 
@@ -29,6 +30,7 @@ ExprPtr Parser::parse_expression(bool condexpr) {
     c->a.push_back(std::move(e));
     c->a.push_back(parse_or());
     c->a.push_back(accept_name("else") ? parse_expression(true) : nullptr);
+    seal(*c);
     e = std::move(c);
   }
   return e;
@@ -39,6 +41,7 @@ ExprPtr Parser::binary(std::string op, ExprPtr l, ExprPtr r, size_t pos) {
   b->name = std::move(op);
   b->a.push_back(std::move(l));
   b->a.push_back(std::move(r));
+  seal(*b);
   return b;
 }
 
@@ -66,6 +69,7 @@ ExprPtr Parser::parse_not() {
     auto u = make(Expr::Kind::Unary, next().pos);
     u->name = "not";
     u->a.push_back(parse_not());
+    seal(*u);
     return u;
   }
   return parse_compare();
@@ -96,7 +100,9 @@ ExprPtr Parser::parse_compare() {
     cmp->ops.push_back(op);
     cmp->a.push_back(parse_math1());
   }
-  return cmp ? std::move(cmp) : std::move(first);
+  if (!cmp) return first;
+  seal(*cmp);
+  return cmp;
 }
 
 ExprPtr Parser::parse_math1() {
@@ -143,6 +149,7 @@ ExprPtr Parser::parse_unary(bool with_filter) {
     e = make(Expr::Kind::Unary, t.pos);
     e->name = t.text;
     e->a.push_back(parse_unary(false));
+    seal(*e);
   } else {
     e = parse_primary();
   }
@@ -196,6 +203,7 @@ ExprPtr Parser::parse_primary() {
       e->a.push_back(parse_expression(true));
     }
     expect_op("]");
+    seal(*e);
     return e;
   }
   if (accept_op("{")) {
@@ -208,6 +216,7 @@ ExprPtr Parser::parse_primary() {
       e->a.push_back(parse_expression(true));
     }
     expect_op("}");
+    seal(*e);
     return e;
   }
   error(t.pos, "unexpected " + describe(t) + " in an expression");
@@ -223,11 +232,13 @@ ExprPtr Parser::parse_postfix(ExprPtr e) {
         auto idx = make(Expr::Kind::Literal, cur().pos);
         idx->value = Value(next().i);
         item->a.push_back(std::move(idx));
+        seal(*item);
         e = std::move(item);
       } else {
         auto attr = make(Expr::Kind::Attr, pos);
         attr->name = expect_name();
         attr->a.push_back(std::move(e));
+        seal(*attr);
         e = std::move(attr);
       }
     } else if (is_op("[")) {
@@ -263,6 +274,7 @@ ExprPtr Parser::parse_subscript(ExprPtr obj) {
   } else {
     e->a.push_back(std::move(bounds[0]));
   }
+  seal(*e);
   return e;
 }
 
@@ -288,6 +300,7 @@ ExprPtr Parser::parse_call(ExprPtr callee) {
   auto e = make(Expr::Kind::Call, callee->pos);
   e->a.push_back(std::move(callee));
   parse_args(*e);
+  seal(*e);
   return e;
 }
 
@@ -315,6 +328,7 @@ ExprPtr Parser::parse_filter_chain(ExprPtr e, size_t pos) {
     f->name = expect_name();
     f->a.push_back(std::move(e));
     if (is_op("(")) parse_args(*f);
+    seal(*f);
     e = std::move(f);
     pos = cur().pos;
   }
@@ -335,6 +349,7 @@ ExprPtr Parser::parse_test(ExprPtr e) {
     if (is_name("is")) error(c.pos, "tests cannot be chained with 'is'");
     t->a.push_back(parse_postfix(parse_primary()));  // `is divisibleby 3`, `is sameas none`
   }
+  seal(*t);
   return t;
 }
 

@@ -114,7 +114,10 @@ std::string float_repr(double d) {
     return out;
   }
   out += digits.substr(0, 1);
-  if (digits.size() > 1) out += "." + digits.substr(1);
+  if (digits.size() > 1) {
+    out += '.';
+    out.append(digits, 1);
+  }
   char ebuf[16];
   std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
   return out + ebuf;

@@ -30,6 +30,9 @@ struct ChatTemplateLimits {
   size_t max_steps = 50'000'000;          // expression evaluations + loop iterations
   size_t max_depth = 200;                 // nesting in the source and macro recursion
   size_t max_container_items = 1u << 20;  // items in one list built by the template
+  // Stack the evaluator may use (macro recursion times expression nesting); the calling
+  // thread must have at least this much left.
+  size_t max_stack_bytes = 1u << 20;
 };
 
 class ChatTemplate {
