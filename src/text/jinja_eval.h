@@ -55,7 +55,7 @@ class Renderer {
   void charge_items(size_t items);
   void step() {
     if (++steps_ > limits_.max_steps)
-      fail(ErrorKind::InvalidArgument, "chat template ran more than ", limits_.max_steps,
+      fail(ErrorKind::InvalidArgument, "the template ran more than ", limits_.max_steps,
            " steps (ChatTemplateLimits::max_steps)");
   }
   std::string where(size_t pos) const;
@@ -63,7 +63,7 @@ class Renderer {
   void check_stack() const {
     const char* here = static_cast<const char*>(__builtin_frame_address(0));
     if (stack_base_ && size_t(stack_base_ - here) > limits_.max_stack_bytes)
-      fail(ErrorKind::InvalidArgument, "chat template recursion used more than ", limits_.max_stack_bytes,
+      fail(ErrorKind::InvalidArgument, "the template's recursion used more than ", limits_.max_stack_bytes,
            " bytes of stack (ChatTemplateLimits::max_stack_bytes)");
   }
   const ChatTemplateLimits& limits() const { return limits_; }
