@@ -121,9 +121,10 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
 // The items a for loop or a filter sees: list items, dict keys, string characters.
 List iterate(const Value& v);
 size_t length_of(const Value& v);
-// A bound method of a str, dict or list (jinja_methods.cpp); Undefined when there is none.
+// A bound method of a str, dict or list (jinja_methods.cpp); an Undefined without a message
+// when there is none (get_attr words the error only when the lookup fails as a whole).
 Value method_of(const Value& self, const std::string& name);
-// The bound str method `name` of s (jinja_strings.cpp); Undefined when there is none.
+// The bound str method `name` of s (jinja_strings.cpp); as method_of when there is none.
 Value str_method_of(const std::string& s, const std::string& name);
 // The globals: range, namespace, dict, joiner, raise_exception, strftime_now.
 void add_globals(Scope& scope);

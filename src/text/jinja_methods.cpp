@@ -49,7 +49,7 @@ Value method_of(const Value& self, const std::string& name) {
       });
     if (name == "update" || name == "pop" || name == "popitem" || name == "setdefault" || name == "clear")
       return unsafe(self, name);
-    return Value::undefined("'dict object' has no attribute '" + name + "'");
+    return Value();  // no such method: get_attr words the Undefined
   }
   if (self.is_list()) {
     Value l = self;
@@ -70,7 +70,7 @@ Value method_of(const Value& self, const std::string& name) {
         name == "clear" || name == "sort" || name == "reverse")
       return unsafe(self, name);
   }
-  return Value::undefined(detail::cat("'", type_name(self), " object' has no attribute '", name, "'"));
+  return Value();
 }
 
 void add_globals(Scope& scope) {

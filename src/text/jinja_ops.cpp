@@ -121,7 +121,12 @@ bool contains(const Value& container, const Value& item) {
   fail(ErrorKind::InvalidArgument, "argument of type '", type_name(container), "' is not iterable");
 }
 
-std::string object_name(const Value& v) { return detail::cat("'", type_name(v), " object'"); }
+std::string object_name(const Value& v) {
+  std::string s = "'";
+  s += type_name(v);
+  s += " object'";
+  return s;
+}
 
 }  // namespace
 

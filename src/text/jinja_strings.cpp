@@ -29,7 +29,16 @@ std::string from_u32(std::u32string_view s) {
   return out;
 }
 
+namespace {
+bool ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+}  // namespace
+
 size_t code_points(std::string_view s) {
+  if (ascii(s)) return s.size();
   size_t n = 0;
   for (size_t i = 0; i < s.size();) {
     unicode::Decoded d = unicode::decode_utf8(s, i);
@@ -71,9 +80,19 @@ const std::string& str_arg(const CallArgs& a, size_t i, std::string_view name, s
 
 // str.strip/lstrip/rstrip: whitespace, or the characters of `chars`.
 std::string strip(const std::string& s, const Value* chars, bool left, bool right) {
+  bool ws = !chars || chars->is_none();
+  if (ascii(s) && (ws || (chars->is_string() && ascii(chars->str())))) {
+    // The common case (trim of ASCII text) without decoding to code points.
+    auto drop = [&](char c) { return ws ? py_space(char32_t(c)) : chars->str().find(c) != std::string::npos; };
+    size_t b = 0, e = s.size();
+    if (left)
+      while (b < e && drop(s[b])) ++b;
+    if (right)
+      while (e > b && drop(s[e - 1])) --e;
+    return s.substr(b, e - b);
+  }
   std::u32string cps = to_u32(s);
   std::u32string set = chars && chars->is_string() ? to_u32(chars->str()) : std::u32string();
-  bool ws = !chars || chars->is_none();
   auto drop = [&](char32_t c) { return ws ? py_space(c) : set.find(c) != std::u32string::npos; };
   size_t b = 0, e = cps.size();
   if (left)
@@ -344,7 +363,7 @@ Value str_method(const std::string& s, const std::string& name) {
   if (name == "isalpha") return flag(is_alpha);
   if (name == "isspace") return flag(py_space);
   if (name == "isalnum") return flag([](char32_t c) { return is_alpha(c) || unicode::is_number(c); });
-  return Value::undefined("'str object' has no attribute '" + name + "'");
+  return Value();
 }
 
 }  // namespace
