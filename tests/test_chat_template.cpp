@@ -336,6 +336,15 @@ TEST(ChatTemplate, HostileTemplates) {
     EXPECT_NE(std::string(e.what()).find("max_stack_bytes"), std::string::npos) << e.what();
   }
   EXPECT_EQ(ChatTemplate::parse(deep_macro).render_json("{}"), std::string(150, 'x'));
+  // Many keys in the context or in a dict literal: time in proportion, not quadratic.
+  std::string wide = "{\"messages\": []";
+  for (int i = 0; i < 200000; ++i) wide += ", \"k" + std::to_string(i) + "\": " + std::to_string(i);
+  wide += "}";
+  EXPECT_EQ(ChatTemplate::parse("{{ k199999 }} {{ k7 }}").render_json(wide), "199999 7");
+  std::string literal = "{% set d = {";
+  for (int i = 0; i < 20000; ++i) literal += (i ? ", 'k" : "'k") + std::to_string(i) + "': " + std::to_string(i);
+  literal += "} %}{{ d.k19999 }} {{ d|length }}";
+  EXPECT_EQ(ChatTemplate::parse(literal).render_json("{}"), "19999 20000");
   // Deep JSON in the context.
   std::string deep_json = "{\"a\": " + std::string(5000, '[') + std::string(5000, ']') + "}";
   EXPECT_THROW(ChatTemplate::parse("x").render_json(deep_json), Error);

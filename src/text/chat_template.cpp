@@ -39,41 +39,76 @@ struct ChatTemplate::Impl {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-jinja::Value from_json(const Json& j, uint32_t depth) {
-  jinja::check_nesting(depth);
-  switch (j.type()) {
-    case Json::value_t::null: return jinja::Value(jinja::None{});
-    case Json::value_t::boolean: return jinja::Value(j.get<bool>());
-    case Json::value_t::number_integer: return jinja::Value(j.get<int64_t>());
-    case Json::value_t::number_unsigned:
-      if (j.get<uint64_t>() > uint64_t(INT64_MAX))
-        fail(ErrorKind::Format, "chat template context: integer beyond 64 bits");
-      return jinja::Value(int64_t(j.get<uint64_t>()));
-    case Json::value_t::number_float: return jinja::Value(j.get<double>());
-    case Json::value_t::string: return jinja::Value(j.get<std::string>());
-    case Json::value_t::array: {
-      jinja::List items;
-      items.reserve(j.size());
-      for (const Json& x : j) items.push_back(from_json(x, depth + 1));
-      return jinja::Value::list(std::move(items));
-    }
-    case Json::value_t::object: {
-      auto d = std::make_shared<jinja::Dict>();
-      for (auto it = j.begin(); it != j.end(); ++it) d->set(it.key(), from_json(it.value(), depth + 1));
-      return jinja::Value::dict(std::move(d));
-    }
-    default: fail(ErrorKind::Format, "chat template context: unsupported JSON value");
+// Builds values straight from the JSON text. (nlohmann's ordered_json finds each new key by a
+// linear search, quadratic for a wide object.) A repeated key keeps its first position and
+// takes the last value, as Python's json.loads gives it; nesting is bounded like the
+// template's values.
+class ValueBuilder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return add(jinja::Value(jinja::None{})); }
+  bool boolean(bool b) override { return add(jinja::Value(b)); }
+  bool number_integer(number_integer_t i) override { return add(jinja::Value(int64_t(i))); }
+  bool number_unsigned(number_unsigned_t u) override {
+    if (u > uint64_t(INT64_MAX)) fail(ErrorKind::Format, what_, ": integer beyond 64 bits");
+    return add(jinja::Value(int64_t(u)));
   }
-}
+  bool number_float(number_float_t f, const string_t&) override { return add(jinja::Value(double(f))); }
+  bool string(string_t& s) override { return add(jinja::Value(std::move(s))); }
+  bool binary(binary_t&) override { fail(ErrorKind::Format, what_, ": binary values are not JSON"); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool key(string_t& k) override {
+    stack_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    fail(ErrorKind::Format, what_, ": not valid JSON (", e.what(), ")");
+  }
+
+  explicit ValueBuilder(const char* what) : what_(what) {}
+  jinja::Value result;
+
+ private:
+  struct Open {
+    bool object;
+    jinja::List items;
+    jinja::DictPtr dict;
+    std::string key;
+  };
+  bool open(bool object) {
+    if (stack_.size() >= jinja::kMaxNesting)
+      fail(ErrorKind::Format, what_, ": JSON nested deeper than ", jinja::kMaxNesting, " levels");
+    stack_.push_back(Open{object, {}, object ? std::make_shared<jinja::Dict>() : nullptr, {}});
+    return true;
+  }
+  bool add(jinja::Value v) {
+    if (stack_.empty()) {
+      result = std::move(v);
+    } else if (stack_.back().object) {
+      stack_.back().dict->set(std::move(stack_.back().key), std::move(v));
+    } else {
+      stack_.back().items.push_back(std::move(v));
+    }
+    return true;
+  }
+  bool close() {
+    Open top = std::move(stack_.back());
+    stack_.pop_back();
+    return add(top.object ? jinja::Value::dict(std::move(top.dict)) : jinja::Value::list(std::move(top.items)));
+  }
+
+  const char* what_;
+  std::vector<Open> stack_;
+};
 
 jinja::Dict parse_context(std::string_view json, const char* what) {
-  Json j = Json::parse(json.begin(), json.end(), nullptr, false);
-  if (j.is_discarded()) fail(ErrorKind::Format, "chat template ", what, ": not valid JSON");
-  if (!j.is_object()) fail(ErrorKind::Format, "chat template ", what, ": expected a JSON object");
-  jinja::Value v = from_json(j, 0);
-  return v.dict();
+  std::string label = std::string("chat template ") + what;
+  ValueBuilder builder(label.c_str());
+  nlohmann::json::sax_parse(json.begin(), json.end(), &builder);
+  if (!builder.result.is_dict()) fail(ErrorKind::Format, label, ": expected a JSON object");
+  return builder.result.dict();
 }
 
 void set_default(jinja::Dict& d, const char* key, jinja::Value v) {

@@ -9,19 +9,11 @@ namespace wick::text::jinja {
 
 const Value* Scope::find(std::string_view name) const {
   for (const Scope* s = this; s; s = s->parent)
-    for (const auto& [k, v] : s->vars)
-      if (k == name) return &v;
+    if (const Value* v = s->vars.find(name)) return v;
   return nullptr;
 }
 
-void Scope::set(std::string name, Value v) {
-  for (auto& [k, old] : vars)
-    if (k == name) {
-      old = std::move(v);
-      return;
-    }
-  vars.emplace_back(std::move(name), std::move(v));
-}
+void Scope::set(std::string name, Value v) { vars.set(std::move(name), std::move(v)); }
 
 std::string Renderer::where(size_t pos) const { return "chat template " + location(src_, pos) + ": "; }
 

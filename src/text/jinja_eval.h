@@ -19,7 +19,7 @@ class TemplateError : public Error {
 
 struct Scope {
   Scope* parent = nullptr;
-  std::vector<std::pair<std::string, Value>> vars;
+  NamedValues vars;
   std::shared_ptr<bool> alive;  // made when a macro closes over this scope; false once it is gone
 
   explicit Scope(Scope* p = nullptr) : parent(p) {}

@@ -10,18 +10,30 @@
 
 namespace wick::text::jinja {
 
-const Value* Dict::find(std::string_view key) const {
-  for (const auto& [k, v] : entries)
-    if (k == key) return &v;
-  return nullptr;
+const Value* NamedValues::find(std::string_view key) const {
+  constexpr size_t kLinear = 16;
+  if (entries.size() <= kLinear) {
+    for (const auto& [k, v] : entries)
+      if (k == key) return &v;
+    return nullptr;
+  }
+  // The index holds views of the keys: rebuilt whenever the vector moved or shrank (moving a
+  // short string moves its characters), extended when entries were appended.
+  if (indexed_data_ != entries.data() || indexed_ > entries.size()) {
+    index_.clear();
+    indexed_ = 0;
+    indexed_data_ = entries.data();
+  }
+  for (; indexed_ < entries.size(); ++indexed_) index_.emplace(entries[indexed_].first, indexed_);
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &entries[it->second].second;
 }
 
-void Dict::set(std::string key, Value value) {
-  for (auto& [k, v] : entries)
-    if (k == key) {
-      v = std::move(value);
-      return;
-    }
+void NamedValues::set(std::string key, Value value) {
+  if (const Value* v = find(key)) {
+    *const_cast<Value*>(v) = std::move(value);
+    return;
+  }
   entries.emplace_back(std::move(key), std::move(value));
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -84,12 +85,23 @@ struct Value {
 // An insertion-ordered dict with string keys (JSON objects, dict literals, namespaces).
 inline constexpr uint32_t kMaxNesting = 512;
 
-struct Dict {
+// Names -> values in insertion order (dicts, scopes). Small tables are searched linearly;
+// past 16 entries a hash index is built on demand, so a context or template with many keys
+// costs time proportional to its size, not its square.
+struct NamedValues {
   std::vector<std::pair<std::string, Value>> entries;
-  bool is_namespace = false;  // namespace(): attributes may be assigned with `set ns.x = ...`
 
   const Value* find(std::string_view key) const;
   void set(std::string key, Value value);
+
+ private:
+  mutable std::unordered_map<std::string_view, size_t> index_;  // keys point into entries' heap strings
+  mutable size_t indexed_ = 0;                                  // entries covered by index_
+  mutable const void* indexed_data_ = nullptr;                  // entries.data() when indexed
+};
+
+struct Dict : NamedValues {
+  bool is_namespace = false;  // namespace(): attributes may be assigned with `set ns.x = ...`
 };
 
 struct CallArgs {
