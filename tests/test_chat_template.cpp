@@ -304,10 +304,27 @@ TEST(ChatTemplate, HostileTemplates) {
     }
     return "";
   };
-  // An infinite-ish loop, output growth, repetition and lists that ask for too much.
-  EXPECT_NE(
-      limited("{% set r = range(1000) %}{% for i in r %}{% for j in r %}{% endfor %}{% endfor %}").find("max_steps"),
-      std::string::npos);
+  // An infinite-ish loop: steps run out (only the step limit is small here).
+  ChatTemplateLimits few_steps;
+  few_steps.max_steps = 100000;
+  try {
+    ChatTemplate::parse("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}", few_steps)
+        .render_json("{}");
+    ADD_FAILURE() << "a 10^6-iteration loop ran within 10^5 steps";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_steps"), std::string::npos) << e.what();
+  }
+  // Linear-time work in every step (x in big_list) runs into the time limit.
+  ChatTemplateLimits short_time;
+  short_time.max_seconds = 0.2;
+  try {
+    ChatTemplate::parse("{% set r = range(1000000) %}{% for i in r %}{{ -1 in r }}{% endfor %}", short_time)
+        .render_json("{}");
+    ADD_FAILURE() << "10^12 comparisons finished";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_seconds"), std::string::npos) << e.what();
+  }
+  // Output growth, repetition and lists that ask for too much.
   EXPECT_NE(limited("{% for i in range(100000) %}xxxxxxxxxx{% endfor %}").find("max_output_bytes"), std::string::npos);
   EXPECT_NE(limited("{{ 'x' * 1000000000000 }}").find("max_output_bytes"), std::string::npos);
   EXPECT_NE(limited("{{ range(1000000000000000)|length }}").find("max_container_items"), std::string::npos);

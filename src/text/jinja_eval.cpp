@@ -33,6 +33,13 @@ void Renderer::charge_built(size_t bytes) {
          " bytes of strings (16 x ChatTemplateLimits::max_output_bytes)");
 }
 
+void Renderer::check_time() const {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (secs > limits_.max_seconds)
+    fail(ErrorKind::InvalidArgument, "the template ran longer than ", limits_.max_seconds,
+         " s (ChatTemplateLimits::max_seconds)");
+}
+
 void Renderer::charge_items(size_t items) {
   if (items > limits_.max_container_items)
     fail(ErrorKind::InvalidArgument, "a list of ", items, " items exceeds the ", limits_.max_container_items,
@@ -161,12 +168,12 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, Scope& scope) {
 
 namespace {
 // Binds `names` to `v`, unpacking a sequence when there are several (`for k, v in ...`).
-void bind_names(Scope& scope, const std::vector<std::string>& names, const Value& v) {
+void bind_names(Scope& scope, const std::vector<std::string>& names, const Value& v, Renderer& r) {
   if (names.size() == 1) {
     scope.set(names[0], v);
     return;
   }
-  List items = iterate(v);
+  List items = iterate(v, r);
   if (items.size() != names.size())
     fail(ErrorKind::InvalidArgument, items.size() < names.size() ? "not enough" : "too many",
          " values to unpack (expected ", names.size(), ", got ", items.size(), ")");
@@ -175,14 +182,14 @@ void bind_names(Scope& scope, const std::vector<std::string>& names, const Value
 }  // namespace
 
 Renderer::Flow Renderer::exec_for(const Stmt& s, Scope& scope) {
-  List all = iterate(eval(*s.expr));
+  List all = iterate(eval(*s.expr), *this);
   if (s.cond) {
     // `for x in y if cond`: the loop (and loop.length) sees only the items that pass.
     List kept;
     for (const Value& item : all) {
       step();
       Scope probe{&scope};
-      bind_names(probe, s.names, item);
+      bind_names(probe, s.names, item, *this);
       scope_ = &probe;
       bool keep = truthy(eval(*s.cond));
       scope_ = &scope;
@@ -217,7 +224,7 @@ Renderer::Flow Renderer::exec_for(const Stmt& s, Scope& scope) {
                      {"cycle", Value(CallablePtr(cycle))}};
     Scope body{&scope};
     body.set("loop", Value::dict(loop));
-    bind_names(body, s.names, all[size_t(i)]);
+    bind_names(body, s.names, all[size_t(i)], *this);
     if (exec(s.body, body) == Flow::Break) break;
   }
   return Flow::Normal;
@@ -233,7 +240,7 @@ void Renderer::exec_set(const Stmt& s, Scope& scope) {
     target->dict().set(s.attr, std::move(v));
     return;
   }
-  bind_names(scope, s.names, v);
+  bind_names(scope, s.names, v, *this);
 }
 
 // A macro sees its arguments over the scope it was defined in (a loop's variables too), as

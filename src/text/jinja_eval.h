@@ -2,6 +2,7 @@
 // ChatTemplateLimits charged as it goes.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -57,7 +58,9 @@ class Renderer {
     if (++steps_ > limits_.max_steps)
       fail(ErrorKind::InvalidArgument, "the template ran more than ", limits_.max_steps,
            " steps (ChatTemplateLimits::max_steps)");
+    if ((steps_ & 1023) == 0) check_time();
   }
+  void check_time() const;
   std::string where(size_t pos) const;
   // Fails once the evaluator's recursion has used limits.max_stack_bytes of stack.
   void check_stack() const {
@@ -97,6 +100,7 @@ class Renderer {
   const char* stack_base_ = nullptr;  // the stack at render(); stacks grow down on our targets
   const Value* pending_ = nullptr;    // the text a {% filter %} or {% set %} block filters
   size_t steps_ = 0, depth_ = 0, built_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 using FilterFn = Value (*)(const Value&, CallArgs&, Renderer&);
@@ -119,7 +123,8 @@ Value get_attr(const Value& obj, const std::string& name);
 Value get_item(const Value& obj, const Value& key);
 Value get_slice(const Value& obj, const Value& start, const Value& stop, const Value& step, Renderer& r);
 // The items a for loop or a filter sees: list items, dict keys, string characters.
-List iterate(const Value& v);
+// Charged to r as a list of that many items (a string's characters included).
+List iterate(const Value& v, Renderer& r);
 size_t length_of(const Value& v);
 // A bound method of a str, dict or list (jinja_methods.cpp); an Undefined without a message
 // when there is none (get_attr words the error only when the lookup fails as a whole).

@@ -59,7 +59,7 @@ Value f_join(const Value& v, CallArgs& a, Renderer& r) {
   const Value* sep = a.get(0, "d");
   const Value* attribute = a.get(1, "attribute");
   std::string s = sep ? to_str(*sep) : "", out;
-  List items = iterate(v);
+  List items = iterate(v, r);
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += s;
     out += to_str(attribute ? attr_path(items[i], to_str(*attribute)) : items[i]);
@@ -67,12 +67,12 @@ Value f_join(const Value& v, CallArgs& a, Renderer& r) {
   }
   return Value(std::move(out));
 }
-Value f_first(const Value& v, CallArgs&, Renderer&) {
-  List items = iterate(v);
+Value f_first(const Value& v, CallArgs&, Renderer& r) {
+  List items = iterate(v, r);
   return items.empty() ? Value::undefined("no first item, sequence was empty") : items.front();
 }
-Value f_last(const Value& v, CallArgs&, Renderer&) {
-  List items = iterate(v);
+Value f_last(const Value& v, CallArgs&, Renderer& r) {
+  List items = iterate(v, r);
   return items.empty() ? Value::undefined("no last item, sequence was empty") : items.back();
 }
 Value f_default(const Value& v, CallArgs& a, Renderer&) {
@@ -113,7 +113,7 @@ Value f_items(const Value& v, CallArgs& a, Renderer& r) {
   return r.call(method_of(v, "items"), a);
 }
 Value f_list(const Value& v, CallArgs&, Renderer& r) {
-  List items = iterate(v);
+  List items = iterate(v, r);
   r.charge_items(items.size());
   return Value::list(std::move(items));
 }

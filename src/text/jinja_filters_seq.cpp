@@ -44,7 +44,7 @@ Value select(const Value& v, CallArgs& a, Renderer& r, bool attr, bool keep) {
       fail(ErrorKind::InvalidArgument, "selectattr/rejectattr need an attribute name");
     path = a.positional[0].str();
   }
-  for (const Value& item : iterate(v)) {
+  for (const Value& item : iterate(v, r)) {
     r.step();
     if (run_test(attr ? attr_path(item, path) : item, a, attr ? 1 : 0, r) == keep) out.push_back(item);
   }
@@ -65,7 +65,7 @@ Value f_map(const Value& v, CallArgs& a, Renderer& r) {
   List out;
   const Value* attribute = a.get(size_t(-1), "attribute");
   const Value* dflt = a.get(size_t(-1), "default");
-  for (const Value& item : iterate(v)) {
+  for (const Value& item : iterate(v, r)) {
     r.step();
     if (attribute) {
       Value got = attr_path(item, to_str(*attribute));
@@ -86,7 +86,7 @@ Value f_unique(const Value& v, CallArgs& a, Renderer& r) {
   bool cs = flag_arg(a, 0, "case_sensitive");
   const Value* attribute = a.get(1, "attribute");
   List out, seen;
-  for (const Value& item : iterate(v)) {
+  for (const Value& item : iterate(v, r)) {
     Value k = sort_key(item, attribute, cs);
     bool dup = false;
     for (const Value& s : seen) {
@@ -100,13 +100,13 @@ Value f_unique(const Value& v, CallArgs& a, Renderer& r) {
   }
   return Value::list(std::move(out));
 }
-Value f_reverse(const Value& v, CallArgs&, Renderer&) {
+Value f_reverse(const Value& v, CallArgs&, Renderer& r) {
   if (v.is_string()) {
     std::u32string s = to_u32(v.str());
     std::reverse(s.begin(), s.end());
     return Value(from_u32(s));
   }
-  List items = iterate(v);
+  List items = iterate(v, r);
   std::reverse(items.begin(), items.end());
   return Value::list(std::move(items));
 }
@@ -114,7 +114,7 @@ Value f_sort(const Value& v, CallArgs& a, Renderer& r) {
   a.check("sort", 3, "reverse,case_sensitive,attribute");
   bool rev = flag_arg(a, 0, "reverse"), cs = flag_arg(a, 1, "case_sensitive");
   const Value* attribute = a.get(2, "attribute");
-  List items = iterate(v);
+  List items = iterate(v, r);
   std::vector<std::pair<Value, size_t>> keyed;
   for (size_t i = 0; i < items.size(); ++i) keyed.emplace_back(sort_key(items[i], attribute, cs), i);
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
@@ -141,13 +141,13 @@ Value f_dictsort(const Value& v, CallArgs& a, Renderer& r) {
   });
   return Value::list(std::move(pairs));
 }
-Value f_batch(const Value& v, CallArgs& a, Renderer&) {
+Value f_batch(const Value& v, CallArgs& a, Renderer& r) {
   a.check("batch", 2, "linecount,fill_with");
   const Value* n = a.get(0, "linecount");
   const Value* fill = a.get(1, "fill_with");
   if (!n || !n->is_int() || n->as_int() <= 0) fail(ErrorKind::InvalidArgument, "batch needs a positive linecount");
   List out, cur;
-  for (const Value& item : iterate(v)) {
+  for (const Value& item : iterate(v, r)) {
     cur.push_back(item);
     if (int64_t(cur.size()) == n->as_int()) out.push_back(Value::list(std::exchange(cur, {})));
   }
@@ -157,11 +157,11 @@ Value f_batch(const Value& v, CallArgs& a, Renderer&) {
   }
   return Value::list(std::move(out));
 }
-Value extreme(const Value& v, CallArgs& a, bool want_max) {
+Value extreme(const Value& v, CallArgs& a, Renderer& r, bool want_max) {
   a.check(want_max ? "max" : "min", 2, "case_sensitive,attribute");
   bool cs = flag_arg(a, 0, "case_sensitive");
   const Value* attribute = a.get(1, "attribute");
-  List items = iterate(v);
+  List items = iterate(v, r);
   if (items.empty()) return Value::undefined("no min/max item, sequence was empty");
   size_t best = 0;
   for (size_t i = 1; i < items.size(); ++i) {
@@ -170,14 +170,14 @@ Value extreme(const Value& v, CallArgs& a, bool want_max) {
   }
   return items[best];
 }
-Value f_min(const Value& v, CallArgs& a, Renderer&) { return extreme(v, a, false); }
-Value f_max(const Value& v, CallArgs& a, Renderer&) { return extreme(v, a, true); }
+Value f_min(const Value& v, CallArgs& a, Renderer& r) { return extreme(v, a, r, false); }
+Value f_max(const Value& v, CallArgs& a, Renderer& r) { return extreme(v, a, r, true); }
 Value f_sum(const Value& v, CallArgs& a, Renderer& r) {
   a.check("sum", 2, "attribute,start");
   const Value* attribute = a.get(0, "attribute");
   const Value* start = a.get(1, "start");
   Value total = start ? *start : Value(0);
-  for (const Value& item : iterate(v))
+  for (const Value& item : iterate(v, r))
     total = binary_op("+", total, attribute ? attr_path(item, to_str(*attribute)) : item, r);
   return total;
 }

@@ -199,6 +199,7 @@ Value get_item(const Value& obj, const Value& key) {
     if (i < 0) i += n;
     if (i >= 0 && i < n) {
       if (obj.is_list()) return obj.items()[size_t(i)];
+      if (int64_t(obj.str().size()) == n) return Value(obj.str().substr(size_t(i), 1));  // ASCII
       std::u32string cps = to_u32(obj.str());
       return Value(from_u32(cps.substr(size_t(i), 1)));
     }
@@ -253,16 +254,22 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
   return Value::list(std::move(items), obj.tuple);
 }
 
-List iterate(const Value& v) {
-  if (v.is_list()) return v.items();
+List iterate(const Value& v, Renderer& r) {
+  if (v.is_list()) {
+    r.charge_items(v.items().size());
+    return v.items();
+  }
   if (v.is_dict()) {
+    r.charge_items(v.dict().entries.size());
     List keys;
     for (const auto& [k, item] : v.dict().entries) keys.emplace_back(k);
     return keys;
   }
   if (v.is_string()) {
+    std::u32string cps = to_u32(v.str());
+    r.charge_items(cps.size());
     List chars;
-    for (char32_t c : to_u32(v.str())) chars.emplace_back(from_u32(std::u32string(1, c)));
+    for (char32_t c : cps) chars.emplace_back(from_u32(std::u32string(1, c)));
     return chars;
   }
   if (v.is_undefined()) return {};

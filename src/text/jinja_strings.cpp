@@ -282,10 +282,12 @@ Value str_method(const std::string& s, const std::string& name) {
       return Value(strip(s, a.get(0, "chars"), name != "rstrip", name != "lstrip"));
     });
   if (name == "split" || name == "rsplit")
-    return fn(name, [s, name](CallArgs& a, Renderer&) {
+    return fn(name, [s, name](CallArgs& a, Renderer& r) {
       a.check(name, 2, "sep,maxsplit");
       const Value* m = a.get(1, "maxsplit");
-      return split(s, a.get(0, "sep"), m ? m->as_int() : -1, name == "rsplit");
+      Value parts = split(s, a.get(0, "sep"), m ? m->as_int() : -1, name == "rsplit");
+      r.charge_items(parts.items().size());
+      return parts;
     });
   if (name == "startswith" || name == "endswith")
     return fn(name, [s, name](CallArgs& a, Renderer&) {
@@ -318,7 +320,7 @@ Value str_method(const std::string& s, const std::string& name) {
     return fn(name, [s](CallArgs& a, Renderer& r) {
       if (a.positional.size() != 1) fail(ErrorKind::InvalidArgument, "join() takes one argument");
       std::string out;
-      List items = iterate(a.positional[0]);
+      List items = iterate(a.positional[0], r);
       for (size_t i = 0; i < items.size(); ++i) {
         if (!items[i].is_string())
           fail(ErrorKind::InvalidArgument, "sequence item ", i, ": expected str instance, ", type_name(items[i]),
@@ -347,7 +349,7 @@ Value str_method(const std::string& s, const std::string& name) {
       return Value(int64_t(code_points(std::string_view(s).substr(0, p))));
     });
   if (name == "splitlines")
-    return fn(name, [s](CallArgs&, Renderer&) {
+    return fn(name, [s](CallArgs&, Renderer& r) {
       List lines;
       size_t b = 0;
       for (size_t i = 0; i < s.size(); ++i)
@@ -357,6 +359,7 @@ Value str_method(const std::string& s, const std::string& name) {
           b = i + 1;
         }
       if (b < s.size()) lines.emplace_back(s.substr(b));
+      r.charge_items(lines.size());
       return Value::list(std::move(lines));
     });
   if (name == "isdigit") return flag([](char32_t c) { return c >= '0' && c <= '9'; });

@@ -33,6 +33,9 @@ struct ChatTemplateLimits {
   // Stack the evaluator may use (macro recursion times expression nesting); the calling
   // thread must have at least this much left.
   size_t max_stack_bytes = 1u << 20;
+  // Wall-clock time of one render, checked every 1024 steps: a step can be a linear-time
+  // operation on a large value (`x in big_list`, `s.find(t)`), which steps alone undercount.
+  double max_seconds = 10.0;
 };
 
 class ChatTemplate {
