@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_steps = 200'000;
   limits.max_output_bytes = 1 << 20;
   limits.max_container_items = 1 << 16;
+  limits.max_seconds = 1.0;
   try {
     const auto t = wick::text::ChatTemplate::parse(source, limits);
     const std::string a = t.render_json(context);
