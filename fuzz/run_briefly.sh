@@ -19,6 +19,7 @@ targets=(
   "fuzz_tokenizer|fuzz/tokenizer/fuzz_tokenizer|fuzz/corpus/tokenizer|fuzz/tokenizer/tokenizer.dict"
   "fuzz_model_config|fuzz/fuzz_model_config|fuzz/corpus/model_config|"
   "fuzz_tokenizer_json|fuzz/fuzz_tokenizer_json|fuzz/corpus/tokenizer_json|"
+  "fuzz_chat_template|fuzz/fuzz_chat_template|fuzz/corpus/chat_template|fuzz/chat_template.dict"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done
