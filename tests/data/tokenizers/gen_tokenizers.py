@@ -15,6 +15,10 @@ every corpus text:
                               decode (of ids), decode_skip (skip_special_tokens)
   gguf/<name>.gguf            the same vocabulary as llama.cpp's convert_hf_to_gguf.py writes it
   gguf/spm.expected.json      sentencepiece's own ids for the SentencePiece (`llama`) GGUF
+
+The HF WordPiece and Unigram trainers are not bit-reproducible (ties broken in hash order),
+and spm_bpe.model records the temporary training path: a rerun may rewrite those files with
+equally valid ones; the tests read whatever was committed together.
 """
 import json
 import os
