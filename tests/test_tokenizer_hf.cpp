@@ -76,7 +76,8 @@ TEST_P(HfFixture, MatchesTokenizersOnTheCorpus) {
 
 INSTANTIATE_TEST_SUITE_P(Families, HfFixture,
                          ::testing::Values("gpt2", "llama3", "qwen2", "llama2", "mistral_metaspace", "gemma", "unigram",
-                                           "bpe_mix", "roberta", "bert", "split_a", "split_b", "spm_unigram"));
+                                           "bpe_mix", "roberta", "bert", "split_a", "split_b", "spm_unigram",
+                                           "added_opts"));
 
 TEST(TokenizerHf, SpecialTokensAndMetadata) {
   const Tokenizer l3 = Tokenizer::from_folder(dir_of("llama3"));

@@ -32,6 +32,7 @@ void Vocab::add(std::string token, int64_t id, const char* where) {
 void AddedVocab::add(AddedToken token) {
   WICK_CHECK(!token.content.empty(), Format, "tokenizer: added token ", token.id, " is empty");
   by_id_[token.id] = tokens_.size();
+  token.text = token.content;
   tokens_.push_back(std::move(token));
 }
 
@@ -39,14 +40,14 @@ void AddedVocab::finish(const Normalizer* normalizer) {
   raw_.clear();
   normalized_.clear();
   for (size_t i = 0; i < tokens_.size(); ++i) {
-    const AddedToken& t = tokens_[i];
+    AddedToken& t = tokens_[i];
     // A token that is not valid UTF-8 (GGUF strings are bytes) can never be typed, and
     // matching it could cut the text inside a character.
     if (to_valid_utf8(t.content) != t.content) continue;
     if (t.normalized && normalizer) {
       std::string n = t.content;
       normalizer->normalize(n);
-      if (!n.empty()) normalized_.push_back({std::move(n), i});
+      if (!n.empty()) t.text = n, normalized_.push_back({std::move(n), i});
     } else {
       (t.normalized ? normalized_ : raw_).push_back({t.content, i});
     }

@@ -139,7 +139,7 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
   tokens.reserve(ids.size());
   for (const int32_t id : ids) {
     if (const hf::AddedToken* t = p.added.by_id(id)) {
-      if (!(skip_special && t->special)) tokens.push_back(t->content);
+      if (!(skip_special && t->special)) tokens.push_back(t->text);
       continue;
     }
     tokens.push_back(token(id));
@@ -184,7 +184,7 @@ size_t Tokenizer::vocab_size() const { return impl_->p->vocab_size; }
 
 const std::string& Tokenizer::token(int32_t id) const {
   const hf::Pipeline& p = *impl_->p;
-  if (const hf::AddedToken* t = p.added.by_id(id)) return t->content;
+  if (const hf::AddedToken* t = p.added.by_id(id)) return t->text;
   WICK_CHECK(id >= 0 && size_t(id) < p.vocab.tokens.size() && !p.vocab.tokens[id].empty(), IndexOutOfRange,
              "tokenizer: id ", id, " is not in the vocabulary (size ", p.vocab_size, ")");
   return p.vocab.tokens[id];

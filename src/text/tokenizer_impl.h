@@ -89,6 +89,9 @@ struct AddedToken {
   bool special = false;
   bool lstrip = false, rstrip = false, single_word = false;
   bool normalized = false;
+  // What id -> token and decode give: the content, normalized for `normalized` tokens (HF
+  // stores the normalized form; token_id still looks the original content up).
+  std::string text;
 };
 
 // A text segment after splitting off added tokens: a token id, or text (begin/end into the

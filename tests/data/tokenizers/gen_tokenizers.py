@@ -15,6 +15,10 @@ every corpus text:
                               decode (of ids), decode_skip (skip_special_tokens)
   gguf/<name>.gguf            the same vocabulary as llama.cpp's convert_hf_to_gguf.py writes it
   gguf/spm.expected.json      sentencepiece's own ids for the SentencePiece (`llama`) GGUF
+
+The HF WordPiece and Unigram trainers are not bit-reproducible (ties broken in hash order),
+and spm_bpe.model records the temporary training path: a rerun may rewrite those files with
+equally valid ones; the tests read whatever was committed together.
 """
 import json
 import os
@@ -64,6 +68,9 @@ def extra_texts():
         "word" * 60, "\u00e9" * 100, "\u4e00" * 50, "ab " * 80,
         "The quick brown fox jumps over the lazy dog.", "THE QUICK BROWN FOX", "Mixed CASE wOrDs",
         "\u0000nul", "bell\u0007", "\ufeffBOM", "\u200bzero width", "soft\u00adhyphen",
+        # added-token options (the added_opts family): single_word, lstrip/rstrip, normalized
+        "hello world", "ahello", "hello!", "Say HELLO there", "x <mask> y", "x<mask>y", "  <mask>  ",
+        "a [SEP] b", "a[SEP]b", "[SEP]", "ZZZ zzz Zzz", "\u00e9hello hello\u00e9",
     ]
     return t
 
@@ -303,6 +310,17 @@ def make_spm_unigram(texts, tmp):
     return tok, {"eos_token": "</s>"}
 
 
+def make_added_opts(texts):
+    # Added-token options over a lowercasing byte-level BPE: single_word (normalized and not),
+    # lstrip + rstrip, and a normalized token whose content the normalizer changes.
+    tok = byte_level_bpe(texts, ["<|endoftext|>"], vocab=600)
+    tok.normalizer = normalizers.Lowercase()
+    tok.add_tokens([AddedToken("hello", single_word=True, normalized=True), AddedToken("Zzz", normalized=True)])
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=True, special=True, normalized=False),
+                            AddedToken("[SEP]", single_word=True, special=True, normalized=False)])
+    return tok, {}
+
+
 def expected(tok, texts):
     rows = []
     for t in texts:
@@ -411,7 +429,7 @@ def main():
             "gemma": make_gemma(texts, spm_path), "unigram": make_unigram(texts, tmp),
             "bpe_mix": make_wordlevel_mix(texts), "roberta": make_roberta(texts), "bert": make_bert(texts),
             "split_a": make_split_a(texts), "split_b": make_split_b(texts),
-            "spm_unigram": make_spm_unigram(texts, tmp),
+            "spm_unigram": make_spm_unigram(texts, tmp), "added_opts": make_added_opts(texts),
         }
         for name, (tok, cfg) in families.items():
             save(name, tok, cfg, texts)
