@@ -196,7 +196,7 @@ TEST(ModelFolder, GenerateWithoutTokenizerFailsOnTheTokenizerFirst) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
   const std::string message = read_file(err);
-  EXPECT_NE(message.find("gpt2 tokenizer: '" + d.string() + "' holds neither vocab.json + merges.txt"),
+  EXPECT_NE(message.find("tokenizer: '" + d.string() + "' has neither tokenizer.json nor vocab.json + merges.txt"),
             std::string::npos)
       << message;
   EXPECT_EQ(message.find("safetensors"), std::string::npos) << message;

@@ -39,7 +39,11 @@ struct PreRule {
 };
 const std::vector<PreRule>& pre_rules() {
   static const std::vector<PreRule> rules = {
-      {{"gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling"}, {kGpt2}},
+      // llama-vocab.cpp's LLAMA_VOCAB_PRE_TYPE_GPT2 names (convert_hf_to_gguf.py writes "gpt-2"
+      // for GPT-2's own regex), and the others that split the same way.
+      {{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+        "modern-bert", "gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling"},
+       {kGpt2}},
       {{"default"},
        {R"([\p{P}\$\+<=>\^~\|]+)", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
         R"(\p{N}+)", "[0-9][0-9][0-9]"}},

@@ -42,7 +42,8 @@ Runner add_convert(CLI::App& app);     // cmd_convert.cpp (GGUF -> safetensors)
 Runner add_tokenize(CLI::App& app);    // cmd_tokenize.cpp
 Runner add_detokenize(CLI::App& app);  // cmd_tokenize.cpp
 Runner add_embed(CLI::App& app);
-Runner add_generate(CLI::App& app);  // cmd_generate.cpp (GPT-2 text generation)
+Runner add_generate(CLI::App& app);  // cmd_generate.cpp (text generation, any model)
+Runner add_chat(CLI::App& app);      // cmd_chat.cpp (a conversation through the chat template)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

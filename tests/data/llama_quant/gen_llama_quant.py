@@ -57,7 +57,7 @@ def train_tokenizer(out_dir: pathlib.Path):
         pre_tokenizers.Split(Regex(llama3_split), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
-    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>"]
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>"]
     trainer = trainers.BpeTrainer(vocab_size=384, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(CORPUS, trainer)
@@ -66,6 +66,9 @@ def train_tokenizer(out_dir: pathlib.Path):
         special_tokens=[("<|begin_of_text|>", tok.token_to_id("<|begin_of_text|>"))])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|begin_of_text|>",
                                    eos_token="<|end_of_text|>")
+    # Llama 3 Instruct's template (tests/data/chat_templates), so that the GGUF carries a
+    # chat template and `wick chat` can run on this file.
+    fast.chat_template = (HERE.parent / "chat_templates" / "llama3_instruct.jinja").read_text()
     fast.save_pretrained(out_dir)
     return fast
 

@@ -1,0 +1,100 @@
+// `wick chat`: a conversation with a chat model. Each line read from standard input (a
+// terminal or a pipe) is a user turn; the reply streams to stdout. The whole conversation
+// is rendered by the model's chat template every turn and only the tokens after what the
+// KV cache already holds are computed: the cache is kept across turns and cut back to the
+// longest prefix the new rendering shares with it (a template may re-render earlier turns
+// differently, e.g. Qwen3 dropping old reasoning). Commands: /reset forgets the conversation,
+// /exit (or end of input) quits.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "model_args.h"
+
+namespace wick::cli {
+
+namespace {
+struct ChatArgs {
+  ModelArgs model;
+  SamplingArgs sampling;
+  std::string system;
+  int64_t max_tokens = 512;
+};
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+int run_chat(const ChatArgs& a) {
+  as_usage_error([&] { models::check_sampling_options(a.sampling.opt); });
+  as_usage_error(
+      [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });
+  const models::LanguageModel lm = load_model(a.model, "chat");
+  WICK_CHECK(lm.has_chat_template(), Unsupported, "chat: the model '", a.model.model,
+             "' has no chat template (tokenizer_config.json 'chat_template' or GGUF 'tokenizer.chat_template')");
+  const int64_t capacity = std::min(lm.model().context_length(), a.model.ctx_size);
+  models::KvCache cache(capacity);
+  std::vector<int32_t> cached;  // the tokens whose keys and values the cache holds
+  std::vector<text::ChatMessage> messages;
+  auto reset = [&] {
+    messages.clear();
+    if (!a.system.empty()) messages.push_back({"system", a.system});
+  };
+  reset();
+  const bool interactive = isatty(STDIN_FILENO);
+  const auto stops = a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens();
+  std::string line;
+  for (uint64_t turn = 0;; ++turn) {
+    if (interactive) std::fputs("> ", stderr);
+    if (!std::getline(std::cin, line) || line == "/exit" || line == "/quit") break;
+    if (line == "/reset") {
+      reset();
+      continue;
+    }
+    messages.push_back({"user", line});
+    const std::vector<int32_t> ids = lm.encode(lm.render_chat(messages), /*add_special=*/false);
+    WICK_CHECK(int64_t(ids.size()) < capacity, InvalidArgument, "chat: the conversation is ", ids.size(),
+               " tokens, the context holds ", capacity, " (--ctx-size; /reset starts over)");
+    // At least one new token goes through the model: its logits pick the first reply token.
+    const size_t keep = std::min(common_prefix(cached, ids), ids.size() - 1);
+    cache.truncate(int64_t(keep));
+    models::SamplingOptions opt = a.sampling.opt;
+    opt.seed += turn;  // reproducible, but not the same draws every turn
+    std::vector<int32_t> reply;
+    auto stream = lm.tokenizer().decode_stream();
+    models::Generator(lm.model(), opt)
+        .generate(
+            std::vector<int32_t>(ids.begin() + long(keep), ids.end()),
+            std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
+            [&](int32_t id) {
+              reply.push_back(id);
+              const std::string bytes = stream.push(id);
+              std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+              std::fflush(stdout);
+            },
+            stops, &cache);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    cached = ids;
+    cached.insert(cached.end(), reply.begin(), reply.end());
+    cached.resize(size_t(cache.length()));  // the last sampled token was not fed through the model
+    messages.push_back({"assistant", lm.tokenizer().decode(reply, /*skip_special=*/true)});
+  }
+  return 0;
+}
+}  // namespace
+
+Runner add_chat(CLI::App& app) {
+  auto* sub = app.add_subcommand("chat", "Chat with a model: one user turn per input line, replies streamed");
+  auto a = std::make_shared<ChatArgs>();
+  add_model_options(sub, a->model);
+  sub->add_option("--system", a->system, "a system prompt at the start of the conversation");
+  sub->add_option("--max-tokens", a->max_tokens, "tokens per reply at most")->capture_default_str();
+  add_sampling_options(sub, a->sampling);
+  return [a]() -> int { return run_chat(*a); };
+}
+
+}  // namespace wick::cli

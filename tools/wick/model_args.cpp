@@ -1,0 +1,40 @@
+// Loading the model that `wick generate` / `wick chat` name on the command line.
+#include "model_args.h"
+
+#include "wick/wick.h"
+
+namespace wick::cli {
+
+std::filesystem::path default_model_dir(const char* command) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<fs::path> candidates;
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "wick" / "assets" / "gpt2-tiny");
+#ifdef WICK_ASSETS_DIR
+  candidates.push_back(fs::path(WICK_ASSETS_DIR) / "gpt2-tiny");
+#endif
+  for (const auto& c : candidates)
+    if (fs::exists(c / "config.json", ec)) return c;
+  fail(ErrorKind::Io, command, ": no --model given and the shipped assets/gpt2-tiny was not found (looked in ",
+       candidates.empty() ? std::string("nothing") : candidates.front().string(), ")");
+}
+
+std::filesystem::path model_path(const ModelArgs& a, const char* command) {
+  as_usage_error(
+      [&] { WICK_CHECK(a.ctx_size >= 1, InvalidArgument, command, ": --ctx-size must be >= 1, got ", a.ctx_size); });
+  return a.model.empty() ? default_model_dir(command) : std::filesystem::path(a.model);
+}
+
+models::LanguageModel load_model(const ModelArgs& a, const char* command) {
+  models::ModelLoadOptions o;
+  o.device = a.device.empty() ? default_device() : Device::parse(a.device);
+  if (!a.dtype.empty()) o.dtype = dtype_from_name(a.dtype);
+  if (!a.quantize.empty()) as_usage_error([&] { o.quantize = ggml_type_from_name(a.quantize); });
+  o.on_tensor = [](size_t done, size_t total) { progress(done, total, "weights"); };
+  const std::filesystem::path path = model_path(a, command);
+  std::fprintf(stderr, "loading %s\n", path.string().c_str());
+  return models::LanguageModel::load(path, o);
+}
+
+}  // namespace wick::cli

@@ -1,0 +1,72 @@
+// Command-line options that `wick generate`, `wick chat` (and later `wick serve`) share:
+// which model, where, in which dtype, and how to sample. One definition so that the
+// commands cannot drift apart.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "commands.h"
+#include "progress.h"
+#include "wick/models/generate.h"
+#include "wick/models/language_model.h"
+
+namespace wick::cli {
+
+struct ModelArgs {
+  std::string model, device, dtype, quantize;
+  int64_t ctx_size = 4096;
+};
+
+struct SamplingArgs {
+  models::SamplingOptions opt;
+  bool ignore_eos = false;
+};
+
+inline void add_model_options(CLI::App* sub, ModelArgs& a) {
+  sub->add_option("--model", a.model,
+                  "a GGUF file or a Hugging Face folder (default: the shipped tiny random-weight GPT-2)");
+  sub->add_option("--device", a.device, "cpu, cuda or cuda:N (default: the best present)");
+  sub->add_option("--dtype", a.dtype, "compute dtype f32, f16 or bf16 (default: f32 on the CPU, f16 on CUDA)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  sub->add_option("--quantize", a.quantize, "quantize float weights at load: q8_0, q4_0, q4_K or q6_K");
+  sub->add_option("--ctx-size", a.ctx_size, "positions the KV cache holds at most (clamped to the model's context)")
+      ->capture_default_str();
+}
+
+inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
+  // The bounds are checked by models::check_sampling_options (one place for the CLI, the
+  // library and the fuzz target), not by CLI11 validators.
+  auto& o = a.opt;
+  sub->add_option("--temperature", o.temperature,
+                  "0: greedy; otherwise (at least 1e-4) sample from softmax(logits / T)")
+      ->capture_default_str();
+  sub->add_option("--top-k", o.top_k, "sample among the k most likely tokens (0: all)")->capture_default_str();
+  sub->add_option("--top-p", o.top_p, "sample among the most likely tokens totalling probability p, in (0, 1]")
+      ->capture_default_str();
+  sub->add_option("--min-p", o.min_p, "drop tokens less likely than p x the most likely, in [0, 1]")
+      ->capture_default_str();
+  sub->add_option("--repeat-penalty", o.repetition_penalty,
+                  "divide the logits of tokens seen in prompt and output by this (1: off)")
+      ->capture_default_str();
+  sub->add_option("--presence-penalty", o.presence_penalty, "subtract from generated tokens' logits, in [-2, 2]")
+      ->capture_default_str();
+  sub->add_option("--frequency-penalty", o.frequency_penalty, "subtract per occurrence in the output, in [-2, 2]")
+      ->capture_default_str();
+  sub->add_option("--seed", o.seed, "random seed for sampling")->capture_default_str();
+  sub->add_flag("--ignore-eos", a.ignore_eos, "keep going past end-of-generation tokens (benchmarks)");
+}
+
+// The shipped tiny model: next to the executable once installed (bin/../share/wick/assets),
+// else in the source tree this binary was built from (WICK_ASSETS_DIR).
+std::filesystem::path default_model_dir(const char* command);
+
+// The path --model names, or the shipped tiny model.
+std::filesystem::path model_path(const ModelArgs& a, const char* command);
+
+// Loads the model the options name, with a progress bar on stderr.
+models::LanguageModel load_model(const ModelArgs& a, const char* command);
+
+}  // namespace wick::cli
