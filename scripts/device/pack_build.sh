@@ -8,7 +8,15 @@ cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 mkdir -p .device
 files=(src/libwick.so src/libwick_cuda.so tools/wick/wick tools/wick/wick-bench CTestTestfile.cmake tests/CTestTestfile.cmake)
-while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls tests/test_* tests/*.cmake 2>/dev/null | sort -u)
+# TESTS="test_llama test_gpt2": only those test programs (the carried tree is capped at 64 MiB).
+pattern='tests/test_*'
+[[ -n "${TESTS:-}" ]] && pattern=$(printf 'tests/%s ' $TESTS)
+while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls $pattern tests/*.cmake 2>/dev/null | sort -u)
+# Debian libraries libwick.so links that the GPU machine (no apt) lacks: carried in deps/,
+# which unpack.sh puts on LD_LIBRARY_PATH.
+rm -rf "$build/deps" && mkdir -p "$build/deps"
+ldd "$build/src/libwick.so" | awk '/libpcre2|libutf8proc/ {print $3}' | xargs -r -I{} cp -L {} "$build/deps/"
+files+=(deps)
 tar -C "$build" -cf - "${files[@]}" | xz -T2 -6 > .device/build.tar.xz
 echo "checkout path: $PWD" > .device/origin.txt
 echo "build dir: $build" >> .device/origin.txt

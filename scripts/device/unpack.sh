@@ -8,3 +8,4 @@ mkdir -p build && tar -C build -xJf .device/build.tar.xz
 built_in=$(sed -n 's/^build dir: //p' .device/origin.txt)
 if [[ -n "$built_in" && "$built_in" != build && ! -e "$built_in" ]]; then ln -sfn build "$built_in"; fi
 source scripts/device/env.sh
+export LD_LIBRARY_PATH="$PWD/build/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
