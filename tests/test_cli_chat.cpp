@@ -1,0 +1,101 @@
+// `wick chat` and `wick generate --chat` against the library: LanguageModel, its chat
+// template and a fresh Generator per turn. The chat command keeps its KV cache across turns
+// and recomputes only what follows the prefix it shares with the new rendering; its replies
+// must equal generating each turn from scratch over the whole rendered conversation (greedy,
+// on llama.cpp's Q8_0 file of tests/data/llama_quant, which carries Llama 3's template).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/cli.h"
+#include "support/golden.h"
+#include "wick/models/generate.h"
+#include "wick/models/language_model.h"
+
+namespace wick {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_cli;
+
+std::string model_file() { return test::data_path("llama_quant/q8_0.gguf"); }
+
+// The reply to the conversation so far, computed from scratch: ids and the streamed text.
+std::pair<std::vector<int32_t>, std::string> fresh_reply(const models::LanguageModel& lm,
+                                                         const std::vector<text::ChatMessage>& messages,
+                                                         int64_t max_tokens) {
+  const std::vector<int32_t> prompt = lm.encode(lm.render_chat(messages), /*add_special=*/false);
+  std::vector<int32_t> ids;
+  models::Generator(lm.model(), {})
+      .generate(
+          prompt, max_tokens, [&](int32_t id) { ids.push_back(id); }, lm.stop_tokens());
+  std::string text;
+  auto stream = lm.tokenizer().decode_stream();
+  for (int32_t id : ids) text += stream.push(id);
+  return {ids, text};
+}
+
+TEST(CliChat, RepliesEqualFreshGenerationsOverTheWholeConversation) {
+  const auto lm = models::LanguageModel::load(model_file());
+  ASSERT_TRUE(lm.has_chat_template());
+  const std::vector<std::string> turns = {"Hello there", "What is two and two?", "Thanks, bye"};
+  const fs::path input = fs::temp_directory_path() / ("wick_chat_in_" + std::to_string(::getpid()));
+  {
+    std::ofstream in(input);
+    for (const auto& t : turns) in << t << '\n';
+  }
+  test::CliRun how;
+  how.stdin_from = input.string();
+  const auto r = run_cli("chat --device cpu --max-tokens 12 --system 'Be brief.' --model '" + model_file() + "'", how);
+  fs::remove(input);
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  std::vector<text::ChatMessage> messages = {{"system", "Be brief."}};
+  std::string expected;
+  for (const auto& t : turns) {
+    messages.push_back({"user", t});
+    const auto [ids, text] = fresh_reply(lm, messages, 12);
+    expected += text + "\n";
+    messages.push_back({"assistant", lm.tokenizer().decode(ids, /*skip_special=*/true)});
+  }
+  EXPECT_EQ(r.out, expected);
+}
+
+TEST(CliChat, GenerateChatRendersOneUserTurn) {
+  const auto lm = models::LanguageModel::load(model_file());
+  const auto [ids, text] = fresh_reply(lm, {{"system", "S"}, {"user", "Hi"}}, 10);
+  const auto r =
+      run_cli("generate --device cpu --chat --system S --prompt Hi --max-tokens 10 --model '" + model_file() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, text + "\n");
+  EXPECT_NE(r.err.find("(llama) on cpu"), std::string::npos) << r.err;
+}
+
+TEST(CliChat, ModelsWithoutATemplateAndBadOptionsAreClearErrors) {
+  // The shipped GPT-2 has no chat template.
+  auto r = run_cli("chat --device cpu", {});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("has no chat template"), std::string::npos) << r.err;
+  // Sampling options are checked before anything loads.
+  for (const std::string bad : {"--min-p 2", "--repeat-penalty 0", "--presence-penalty 3", "--ctx-size 0"}) {
+    r = run_cli("chat --device cpu --model '" + model_file() + "' " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;
+    r = run_cli("generate --device cpu --model '" + model_file() + "' " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliChat, GenerateRunsEveryFormatTheLoaderReads) {
+  // A GGUF file (its own vocabulary) and the shipped GPT-2 folder (vocab.json + merges.txt).
+  for (const std::string model : {model_file(), std::string()}) {
+    const auto r = run_cli("generate --device cpu --max-tokens 4 --prompt 'The quick'" +
+                           (model.empty() ? std::string() : " --model '" + model + "'"));
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("generated: "), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace wick
