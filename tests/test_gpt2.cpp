@@ -318,8 +318,7 @@ TEST_P(Gpt2, GenerationStopsAtTheContextAndTheStopToken) {
   EXPECT_EQ(st.generated_tokens, 40 - int64_t(o.prompts[0].size()) + 1);
   EXPECT_EQ(n, st.generated_tokens);
   std::vector<int32_t> got;
-  st = models::Generator(model, {}).generate(
-      o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, {o.greedy[3]});
+  st = models::Generator(model, {}).generate(o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, {o.greedy[3]});
   const auto stop = std::find(o.greedy.begin(), o.greedy.end(), o.greedy[3]);
   EXPECT_EQ(got, std::vector<int32_t>(o.greedy.begin(), stop));
 }
@@ -417,69 +416,6 @@ TEST(Gpt2Config, CheckpointThatDoesNotMatchItsConfig) {
   fs::remove_all(dst);
 }
 
-// ---- sampling ------------------------------------------------------------------------------
-
-TEST(Gpt2Sampler, GreedyAndDegenerateSettingsPickTheArgmax) {
-  const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.9f};
-  models::Sampler greedy({});
-  EXPECT_EQ(greedy.sample(logits), 1);
-  models::Sampler top1({.temperature = 5.0, .top_k = 1, .top_p = 1.0, .seed = 3});
-  models::Sampler tiny_p({.temperature = 5.0, .top_k = 0, .top_p = 1e-6, .seed = 3});
-  for (int i = 0; i < 50; ++i) {
-    EXPECT_EQ(top1.sample(logits), 1);
-    EXPECT_EQ(tiny_p.sample(logits), 1);
-  }
-}
-
-// Frequencies of 20000 draws against the renormalized probabilities (3 sigma ~ 0.011).
-std::vector<double> frequencies(const models::SamplingOptions& opt, const std::vector<float>& logits) {
-  models::Sampler s(opt);
-  std::vector<double> f(logits.size());
-  const int n = 20000;
-  for (int i = 0; i < n; ++i) f[size_t(s.sample(logits))] += 1.0 / n;
-  return f;
-}
-
-TEST(Gpt2Sampler, DistributionsFollowTemperatureTopKAndTopP) {
-  const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
-  auto f = frequencies({.temperature = 1.0, .top_k = 0, .top_p = 1.0, .seed = 1}, logits);
-  EXPECT_NEAR(f[0], 0.5, 0.015);
-  EXPECT_NEAR(f[1], 0.3, 0.015);
-  EXPECT_NEAR(f[2], 0.2, 0.015);
-  // Temperature 2: p ~ sqrt(p) = .707, .548, .447 -> .413, .326, .261 after normalizing.
-  f = frequencies({.temperature = 2.0, .top_k = 0, .top_p = 1.0, .seed = 2}, logits);
-  const double z = std::sqrt(0.5) + std::sqrt(0.3) + std::sqrt(0.2);
-  EXPECT_NEAR(f[0], std::sqrt(0.5) / z, 0.015);
-  EXPECT_NEAR(f[2], std::sqrt(0.2) / z, 0.015);
-  f = frequencies({.temperature = 1.0, .top_k = 2, .top_p = 1.0, .seed = 3}, logits);
-  EXPECT_NEAR(f[0], 0.625, 0.015);
-  EXPECT_EQ(f[2], 0.0);
-  // top_p 0.7: 0.5 < 0.7 <= 0.5 + 0.3, so the first two.
-  f = frequencies({.temperature = 1.0, .top_k = 0, .top_p = 0.7, .seed = 4}, logits);
-  EXPECT_NEAR(f[0], 0.625, 0.015);
-  EXPECT_EQ(f[2], 0.0);
-}
-
-TEST(Gpt2Sampler, SeedsReproduceAndDiffer) {
-  std::vector<float> logits(100);
-  for (size_t i = 0; i < logits.size(); ++i) logits[i] = float(std::sin(double(i)));
-  auto draw = [&](uint64_t seed) {
-    models::Sampler s({.temperature = 1.0, .top_k = 50, .top_p = 0.95, .seed = seed});
-    std::vector<int32_t> out;
-    for (int i = 0; i < 30; ++i) out.push_back(s.sample(logits));
-    return out;
-  };
-  EXPECT_EQ(draw(7), draw(7));
-  EXPECT_NE(draw(7), draw(8));
-}
-
-TEST(Gpt2Sampler, BadOptions) {
-  EXPECT_WICK_ERROR(models::Sampler({.temperature = -1.0}), InvalidArgument, "temperature must be >= 0");
-  EXPECT_WICK_ERROR(models::Sampler({.temperature = 1.0, .top_k = -2}), InvalidArgument, "top_k must be >= 0");
-  EXPECT_WICK_ERROR(models::Sampler({.temperature = 1.0, .top_k = 0, .top_p = 0.0}), InvalidArgument,
-                    "top_p must be in (0, 1]");
-}
-
 TEST(Gpt2Utf8Stream, HoldsBackSplitCharacters) {
   models::Utf8Stream s;
   EXPECT_EQ(s.push("ab\xC3"), "ab");  // é = C3 A9
@@ -508,8 +444,8 @@ TEST(Gpt2Cli, GenerateWithTheDefaultModelPrintsWhatTheGeneratorProduces) {
   EXPECT_EQ(model.config().vocab_size, 50257);
   const text::Gpt2Tokenizer tok(asset_dir().string());
   std::vector<int32_t> ids;
-  models::Generator(model, {}).generate(
-      tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); }, {*tok.end_of_text_id()});
+  models::Generator(model, {}).generate(tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); },
+                                        {*tok.end_of_text_id()});
   const CliResult r = run_cli("generate --prompt 'Hello world' --max-tokens 12 --device cpu");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, tok.decode(ids) + "\n");

@@ -1,5 +1,5 @@
-// The sampler's penalties and min-p on hand-derived cases (temperature, top-k and top-p are
-// covered in test_gpt2.cpp). Rules: transformers' RepetitionPenaltyLogitsProcessor (each
+// The sampler on hand-derived cases: greedy, temperature, top-k, top-p, seeds, and the
+// penalties and min-p. Rules: transformers' RepetitionPenaltyLogitsProcessor (each
 // distinct token seen in prompt or output: logit / r if positive, * r if negative),
 // OpenAI's presence/frequency penalties (over generated tokens: logit -= presence +
 // frequency * count), transformers' MinPLogitsWarper (keep p >= min_p * p_max).
@@ -22,6 +22,67 @@ std::vector<int32_t> greedy_run(models::SamplingOptions opt, const std::vector<f
   return out;
 }
 
+TEST(Sampler, GreedyAndDegenerateSettingsPickTheArgmax) {
+  const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.9f};
+  models::Sampler greedy({});
+  EXPECT_EQ(greedy.sample(logits), 1);
+  models::Sampler top1({.temperature = 5.0, .top_k = 1, .top_p = 1.0, .seed = 3});
+  models::Sampler tiny_p({.temperature = 5.0, .top_k = 0, .top_p = 1e-6, .seed = 3});
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(top1.sample(logits), 1);
+    EXPECT_EQ(tiny_p.sample(logits), 1);
+  }
+}
+
+// Frequencies of 20000 draws against the renormalized probabilities (3 sigma ~ 0.011).
+std::vector<double> frequencies(const models::SamplingOptions& opt, const std::vector<float>& logits) {
+  models::Sampler s(opt);
+  std::vector<double> f(logits.size());
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) f[size_t(s.sample(logits))] += 1.0 / n;
+  return f;
+}
+
+TEST(Sampler, DistributionsFollowTemperatureTopKAndTopP) {
+  const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  auto f = frequencies({.temperature = 1.0, .top_k = 0, .top_p = 1.0, .seed = 1}, logits);
+  EXPECT_NEAR(f[0], 0.5, 0.015);
+  EXPECT_NEAR(f[1], 0.3, 0.015);
+  EXPECT_NEAR(f[2], 0.2, 0.015);
+  // Temperature 2: p ~ sqrt(p) = .707, .548, .447 -> .413, .326, .261 after normalizing.
+  f = frequencies({.temperature = 2.0, .top_k = 0, .top_p = 1.0, .seed = 2}, logits);
+  const double z = std::sqrt(0.5) + std::sqrt(0.3) + std::sqrt(0.2);
+  EXPECT_NEAR(f[0], std::sqrt(0.5) / z, 0.015);
+  EXPECT_NEAR(f[2], std::sqrt(0.2) / z, 0.015);
+  f = frequencies({.temperature = 1.0, .top_k = 2, .top_p = 1.0, .seed = 3}, logits);
+  EXPECT_NEAR(f[0], 0.625, 0.015);
+  EXPECT_EQ(f[2], 0.0);
+  // top_p 0.7: 0.5 < 0.7 <= 0.5 + 0.3, so the first two.
+  f = frequencies({.temperature = 1.0, .top_k = 0, .top_p = 0.7, .seed = 4}, logits);
+  EXPECT_NEAR(f[0], 0.625, 0.015);
+  EXPECT_EQ(f[2], 0.0);
+}
+
+TEST(Sampler, SeedsReproduceAndDiffer) {
+  std::vector<float> logits(100);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = float(std::sin(double(i)));
+  auto draw = [&](uint64_t seed) {
+    models::Sampler s({.temperature = 1.0, .top_k = 50, .top_p = 0.95, .seed = seed});
+    std::vector<int32_t> out;
+    for (int i = 0; i < 30; ++i) out.push_back(s.sample(logits));
+    return out;
+  };
+  EXPECT_EQ(draw(7), draw(7));
+  EXPECT_NE(draw(7), draw(8));
+}
+
+TEST(Sampler, BadOptions) {
+  EXPECT_WICK_ERROR(models::Sampler({.temperature = -1.0}), InvalidArgument, "temperature must be >= 0");
+  EXPECT_WICK_ERROR(models::Sampler({.temperature = 1.0, .top_k = -2}), InvalidArgument, "top_k must be >= 0");
+  EXPECT_WICK_ERROR(models::Sampler({.temperature = 1.0, .top_k = 0, .top_p = 0.0}), InvalidArgument,
+                    "top_p must be in (0, 1]");
+}
+
 TEST(SamplerPenalties, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
   // Prompt {3}: 3.0 / 4 = 0.75 < 2.0, so token 0 wins; then 0 is seen too: 0.5 / 4 = 0.125,
   // 2.0 / 4 = 0.5 and 0.75: token 3 again (it stays at 0.75: once per distinct token).
@@ -41,14 +102,6 @@ TEST(SamplerPenalties, PresenceCountsDistinctGeneratedTokensAndFrequencyEachOccu
   // The prompt does not count for either.
   EXPECT_EQ(greedy_run({.frequency_penalty = 0.3}, {1.0f, 0.5f}, 6, {0, 0, 0}),
             (std::vector<int32_t>{0, 0, 1, 0, 1, 0}));
-}
-
-std::vector<double> frequencies(const models::SamplingOptions& opt, const std::vector<float>& logits) {
-  models::Sampler s(opt);
-  std::vector<double> f(logits.size());
-  const int n = 20000;
-  for (int i = 0; i < n; ++i) f[size_t(s.sample(logits))] += 1.0 / n;
-  return f;
 }
 
 TEST(SamplerMinP, KeepsTokensAtLeastMinPTimesTheMostLikely) {
