@@ -1,6 +1,6 @@
 // GPT-2 end to end against transformers' GPT2LMHeadModel (tests/data/gpt2/gen_gpt2.py):
 // logits of three small random-weight checkpoints for two prompts, greedy continuations,
-// the KV cache against full recomputation, key-prefix handling, config errors, the sampler,
+// the KV cache against full recomputation, key-prefix handling, config errors,
 // and `wick generate` with the shipped tiny model.
 //
 // Tolerances, as max |wick - oracle| over all logits relative to the largest |logit| of
