@@ -327,6 +327,7 @@ TEST(ChatTemplate, HostileTemplates) {
   // Output growth, repetition and lists that ask for too much.
   EXPECT_NE(limited("{% for i in range(100000) %}xxxxxxxxxx{% endfor %}").find("max_output_bytes"), std::string::npos);
   EXPECT_NE(limited("{{ 'x' * 1000000000000 }}").find("max_output_bytes"), std::string::npos);
+  EXPECT_EQ(limited("{{ '' * 1000000000000 }}{{ [] * 1000000000000 }}"), "");  // found by fuzz_chat_template
   EXPECT_NE(limited("{{ range(1000000000000000)|length }}").find("max_container_items"), std::string::npos);
   EXPECT_NE(limited("{{ [1] * 1000000000000 }}").find("max_container_items"), std::string::npos);
   // Recursion through macros, self-referencing namespaces, nesting built at run time.

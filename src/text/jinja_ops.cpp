@@ -18,6 +18,7 @@ bool is_integral(const Value& v) { return v.is_int() || v.is_bool(); }
 
 Value repeat(const Value& seq, int64_t n, Renderer& r) {
   if (n < 0) n = 0;
+  if (length_of(seq) == 0) return seq.is_string() ? Value("") : Value::list({}, seq.tuple);  // n copies of nothing
   if (seq.is_string()) {
     const std::string& s = seq.str();
     if (!s.empty() && uint64_t(n) > r.limits().max_output_bytes / s.size() + 1)
