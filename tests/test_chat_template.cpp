@@ -314,19 +314,21 @@ TEST(ChatTemplate, HostileTemplates) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("max_steps"), std::string::npos) << e.what();
   }
-  // Linear-time work in every step (x in big_list) runs into the time limit.
+  // Linear-time work in every step (s.find on a 10 MB string) runs into the time limit.
   ChatTemplateLimits short_time;
   short_time.max_seconds = 0.2;
   try {
-    ChatTemplate::parse("{% set r = range(1000000) %}{% for i in r %}{{ -1 in r }}{% endfor %}", short_time)
+    ChatTemplate::parse("{% set s = 'x' * 10000000 %}{% for i in range(1000000) %}{{ s.find('y') }}{% endfor %}",
+                        short_time)
         .render_json("{}");
-    ADD_FAILURE() << "10^12 comparisons finished";
+    ADD_FAILURE() << "10^13 bytes searched";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("max_seconds"), std::string::npos) << e.what();
   }
   // Output growth, repetition and lists that ask for too much.
   EXPECT_NE(limited("{% for i in range(100000) %}xxxxxxxxxx{% endfor %}").find("max_output_bytes"), std::string::npos);
   EXPECT_NE(limited("{{ 'x' * 1000000000000 }}").find("max_output_bytes"), std::string::npos);
+  EXPECT_EQ(limited("{{ '' * 1000000000000 }}{{ [] * 1000000000000 }}"), "");  // found by fuzz_chat_template
   EXPECT_NE(limited("{{ range(1000000000000000)|length }}").find("max_container_items"), std::string::npos);
   EXPECT_NE(limited("{{ [1] * 1000000000000 }}").find("max_container_items"), std::string::npos);
   // Recursion through macros, self-referencing namespaces, nesting built at run time.
@@ -362,6 +364,20 @@ TEST(ChatTemplate, HostileTemplates) {
   for (int i = 0; i < 20000; ++i) literal += (i ? ", 'k" : "'k") + std::to_string(i) + "': " + std::to_string(i);
   literal += "} %}{{ d.k19999 }} {{ d|length }}";
   EXPECT_EQ(ChatTemplate::parse(literal).render_json("{}"), "19999 20000");
+  // Values that share sub-lists: small to build, exponential to walk.
+  std::string laughs = "{% set a = [1, 1] %}";
+  for (int i = 0; i < 40; ++i) laughs += "{% set a = [a, a] %}";
+  EXPECT_NE(limited(laughs + "{{ a }}").find("prints longer than"), std::string::npos);
+  EXPECT_NE(limited(laughs + "{{ a == a }}").find("nodes"), std::string::npos);
+  EXPECT_NE(limited(laughs + "{{ a|tojson }}").find("prints longer than"), std::string::npos);
+  try {  // each `in` walks the list: the walks share the step budget
+    ChatTemplate::parse("{% set r = range(100000) %}{% for i in r %}{{ -1 in r }}{% endfor %}", few_steps)
+        .render_json("{}");
+    ADD_FAILURE() << "10^10 comparisons finished";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(limited("{{ [1]|batch(1000000000000, 0)|list }}").find("max_container_items"), std::string::npos);
   // Deep JSON in the context.
   std::string deep_json = "{\"a\": " + std::string(5000, '[') + std::string(5000, ']') + "}";
   EXPECT_THROW(ChatTemplate::parse("x").render_json(deep_json), Error);

@@ -58,6 +58,7 @@ std::string Renderer::render(const Body& body, const Dict& context) {
   Scope root;
   add_globals(root);
   for (const auto& [k, v] : context.entries) root.set(k, v);
+  WalkBudget budget(limits_.max_steps, limits_.max_output_bytes);
   root_ = scope_ = &root;
   stack_base_ = static_cast<const char*>(__builtin_frame_address(0));
   exec(body, root);

@@ -152,6 +152,7 @@ Value f_batch(const Value& v, CallArgs& a, Renderer& r) {
     if (int64_t(cur.size()) == n->as_int()) out.push_back(Value::list(std::exchange(cur, {})));
   }
   if (!cur.empty()) {
+    if (fill && !fill->is_none()) r.charge_items(size_t(n->as_int()));  // the last batch is padded to n
     while (fill && !fill->is_none() && int64_t(cur.size()) < n->as_int()) cur.push_back(*fill);
     out.push_back(Value::list(std::move(cur)));
   }

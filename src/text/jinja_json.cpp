@@ -83,7 +83,8 @@ struct JsonWriter {
     out.append(size_t(indent) * level, ' ');
   }
   void write(const Value& v, uint32_t level) {
-    check_nesting(level);
+    walk(level);
+    walk_bytes(out.size());
     if (v.is_none()) {
       out += "null";
     } else if (v.is_bool()) {

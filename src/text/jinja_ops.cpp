@@ -18,6 +18,7 @@ bool is_integral(const Value& v) { return v.is_int() || v.is_bool(); }
 
 Value repeat(const Value& seq, int64_t n, Renderer& r) {
   if (n < 0) n = 0;
+  if (length_of(seq) == 0) return seq.is_string() ? Value("") : Value::list({}, seq.tuple);  // n copies of nothing
   if (seq.is_string()) {
     const std::string& s = seq.str();
     if (!s.empty() && uint64_t(n) > r.limits().max_output_bytes / s.size() + 1)
@@ -87,7 +88,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
 // Python's ordering for <, <=, >, >=: numbers, strings (code point order is UTF-8 byte
 // order), lists element by element.
 int order(const Value& a, const Value& b, const std::string& op, uint32_t depth = 0) {
-  check_nesting(depth);
+  walk(depth);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double() ? -1 : a.as_double() > b.as_double();
     return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();

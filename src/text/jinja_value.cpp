@@ -65,6 +65,32 @@ void check_nesting(uint32_t depth) {
     fail(ErrorKind::InvalidArgument, "values nested deeper than ", kMaxNesting, " levels (or a cycle)");
 }
 
+namespace {
+thread_local WalkBudget* current_budget = nullptr;  // the render running on this thread
+}  // namespace
+
+WalkBudget::WalkBudget(size_t nodes, size_t max) : nodes_left(nodes), max_bytes(max), saved_(current_budget) {
+  current_budget = this;
+}
+WalkBudget::~WalkBudget() { current_budget = saved_; }
+
+void walk(uint32_t depth) {
+  check_nesting(depth);
+  if (WalkBudget* b = current_budget) {
+    if (b->nodes_left == 0)
+      fail(ErrorKind::InvalidArgument,
+           "printing or comparing values visited more than ChatTemplateLimits::max_steps "
+           "nodes (shared sub-lists multiply)");
+    --b->nodes_left;
+  }
+}
+
+void walk_bytes(size_t printed) {
+  if (WalkBudget* b = current_budget; b && printed > b->max_bytes)
+    fail(ErrorKind::InvalidArgument, "a value prints longer than ", b->max_bytes,
+         " bytes (ChatTemplateLimits::max_output_bytes)");
+}
+
 Value Value::list(List items, bool is_tuple) {
   uint32_t d = 0;
   for (const Value& item : items) d = std::max(d, item.depth);
@@ -165,7 +191,7 @@ std::string string_repr(const std::string& s) {
 }
 
 std::string container_repr(const Value& v, uint32_t depth) {
-  check_nesting(depth);
+  walk(depth);
   std::string out;
   if (v.is_list()) {
     const List& items = v.items();
@@ -173,6 +199,7 @@ std::string container_repr(const Value& v, uint32_t depth) {
     for (size_t i = 0; i < items.size(); ++i) {
       if (i) out += ", ";
       out += to_repr(items[i], depth + 1);
+      walk_bytes(out.size());
     }
     if (v.tuple && items.size() == 1) out += ',';
     out += v.tuple ? ')' : ']';
@@ -186,6 +213,7 @@ std::string container_repr(const Value& v, uint32_t depth) {
     if (!first) out += ", ";
     first = false;
     out += string_repr(k) + ": " + to_repr(item, depth + 1);
+    walk_bytes(out.size());
   }
   out += '}';
   if (d.is_namespace) out += '>';
@@ -212,7 +240,7 @@ std::string to_repr(const Value& v, uint32_t depth) {
 }
 
 bool equals(const Value& a, const Value& b, uint32_t depth) {
-  check_nesting(depth);
+  walk(depth);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();

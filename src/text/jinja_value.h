@@ -127,6 +127,25 @@ bool equals(const Value& a, const Value& b, uint32_t depth = 0);
 // Fails when a recursive walk (repr, ==, tojson) goes deeper than kMaxNesting: a container
 // that contains itself through a namespace.
 void check_nesting(uint32_t depth);
+
+// The recursive walks over values (repr, ==, ordering, tojson) visit every node, and a value
+// can share its sub-lists ([a, a] nested 30 times is small to build, 2^30 nodes to print), so
+// while a WalkBudget is alive (a render) each walk charges it: walk() per node visited (with
+// check_nesting), walk_bytes() for the text a walk has printed so far.
+class WalkBudget {
+ public:
+  WalkBudget(size_t nodes, size_t max_bytes);
+  ~WalkBudget();
+  WalkBudget(const WalkBudget&) = delete;
+  WalkBudget& operator=(const WalkBudget&) = delete;
+
+  size_t nodes_left, max_bytes;
+
+ private:
+  WalkBudget* saved_;
+};
+void walk(uint32_t depth);
+void walk_bytes(size_t printed);
 // The Python type name used in error messages ("str", "int", "list", "dict", "NoneType").
 std::string_view type_name(const Value& v);
 

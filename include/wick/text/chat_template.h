@@ -27,14 +27,14 @@ struct ChatTemplateOptions {
 // limit hit is a wick::Error naming the limit.
 struct ChatTemplateLimits {
   size_t max_output_bytes = 32u << 20;    // rendered text, also any one built string
-  size_t max_steps = 50'000'000;          // expression evaluations + loop iterations
+  size_t max_steps = 50'000'000;          // evaluations + loop iterations; also values' nodes walked
   size_t max_depth = 200;                 // nesting in the source and macro recursion
   size_t max_container_items = 1u << 20;  // items in one list built by the template
   // Stack the evaluator may use (macro recursion times expression nesting); the calling
   // thread must have at least this much left.
   size_t max_stack_bytes = 1u << 20;
-  // Wall-clock time of one render, checked every 1024 steps: a step can be a linear-time
-  // operation on a large value (`x in big_list`, `s.find(t)`), which steps alone undercount.
+  // Wall-clock time of one render, checked every 1024 steps: a step can be linear in a large
+  // string (`s.find(t)`), which steps alone undercount.
   double max_seconds = 10.0;
 };
 
