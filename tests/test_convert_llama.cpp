@@ -14,8 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "models/llama_convert.h"
 #include "support/llama_oracle.h"
 #include "wick/error.h"
 #include "wick/gguf.h"
@@ -155,6 +157,37 @@ TEST(ConvertLlama, VocabularyLoadsAsATokenizer) {
   EXPECT_EQ(tok.encode(" t", {.add_special = false}), std::vector<int32_t>{255});
   EXPECT_EQ(tok.encode("t ", {.add_special = false}), (std::vector<int32_t>{116, 32}));
   EXPECT_EQ(tok.bos_id(), 1);
+}
+
+// Real tokenizer layouts (tests/data/tokenizers: Llama 3's and Qwen2's split regexes, added
+// special tokens, a TemplateProcessing BOS) against the GGUF vocabularies gen_tokenizers.py
+// wrote of the same tokenizer.json in _set_vocab_gpt2's layout, and the tokenizer wick
+// reads back from the result encodes the corpus as the tokenizer.json does (Qwen2's NFC
+// normalizer has no GGUF key and llama.cpp does not apply it: there, as the reference GGUF).
+TEST(ConvertLlama, VocabularyOfRealTokenizerLayouts) {
+  TempDir tmp("convert_tok");
+  const auto corpus = nlohmann::json::parse(std::ifstream(test::data_path("tokenizers/corpus.json")));
+  for (const auto& [name, pre] : {std::pair{"llama3", "llama-bpe"}, std::pair{"qwen2", "qwen2"}}) {
+    const fs::path dir = test::data_path(std::string("tokenizers/") + name);
+    const gguf::File ref = gguf::File::open(test::data_path(std::string("tokenizers/gguf/") + name + ".gguf"));
+    const int64_t n = int64_t(ref.get("tokenizer.ggml.tokens").get<gguf::Array>().size());
+    gguf::Writer w;
+    models::add_vocab_metadata(w, dir, n);
+    w.write(tmp.path / "vocab.gguf");
+    const gguf::File got = gguf::File::open(tmp.path / "vocab.gguf");
+    EXPECT_EQ(got.get("tokenizer.ggml.pre").get<std::string>(), pre);
+    for (const char* key : {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
+                            "tokenizer.ggml.merges", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.add_bos_token"})
+      EXPECT_EQ(got.get(key).to_string(), ref.get(key).to_string()) << name << " " << key;
+    EXPECT_EQ(got.has("tokenizer.ggml.bos_token_id"), ref.has("tokenizer.ggml.bos_token_id")) << name;
+    const text::Tokenizer a = text::Tokenizer::from_gguf(got);
+    const text::Tokenizer b =
+        std::string(name) == "qwen2" ? text::Tokenizer::from_gguf(ref) : text::Tokenizer::from_folder(dir);
+    for (const auto& text : corpus) {
+      const std::string t = text.get<std::string>();
+      EXPECT_EQ(a.encode(t), b.encode(t)) << name << " " << t;
+    }
+  }
 }
 
 TEST(ConvertLlama, ChatTemplateAndSpecialTokensFromTokenizerConfig) {
