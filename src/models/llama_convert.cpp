@@ -185,6 +185,13 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
   WICK_CHECK(src.layer_count() == c.n_layer, Format, kOp, ": config.json has ", c.n_layer,
              " layers but the checkpoint holds ", src.layer_count());
 
+  // The embedding holds vocab_size rows, so the vocabulary's padding is bounded by the input.
+  const std::string embd(global_name(Global::Embedding, false));
+  WICK_CHECK(src.contains(embd), Format, kOp, ": the checkpoint has no tensor '", embd, "'");
+  const Shape embd_shape = src.get(embd).shape();
+  WICK_CHECK(embd_shape == Shape({c.vocab_size, c.hidden_size}), ShapeMismatch, kOp, ": tensor '", embd, "' has shape ",
+             embd_shape, ", config.json implies ", Shape({c.vocab_size, c.hidden_size}));
+
   ConvertResult result;
   result.arch = c.arch;
   gguf::Writer w;

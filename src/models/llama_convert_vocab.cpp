@@ -31,35 +31,52 @@ bool looks_special(std::string_view t) {
   return t.starts_with("<unused") && t.ends_with(">");                              // Gemma
 }
 
-Json read_json(const fs::path& path, bool required) {
-  if (!fs::exists(path)) {
-    WICK_CHECK(!required, Io, kOp, ": '", path.parent_path().string(), "' has no ", path.filename().string(),
-               " (the GGUF needs the vocabulary)");
-    return Json::object();
-  }
-  Json j = parse_config_object(read_config_text(path, kOp), kOp, path.string());
-  return j;
+std::string read_optional(const fs::path& path) { return fs::exists(path) ? read_config_text(path, kOp) : ""; }
+
+Json parse_object(const std::string& text, const char* file) {
+  return text.empty() ? Json::object() : parse_config_object(text, kOp, file);
 }
+
+// Typed reads that treat a wrong type as absent (strings, flags) or as a Format error
+// naming the key (lists, objects), never as nlohmann's exceptions.
+std::string str_of(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+bool bool_of(const Json& j, const char* key, bool fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+const Json& typed(const Json& j, const char* key, bool array) {
+  static const Json kArray = Json::array(), kObject = Json::object();
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return array ? kArray : kObject;
+  WICK_CHECK(array ? it->is_array() : it->is_object(), Format, kOp, ": tokenizer key '", key, "' must be ",
+             array ? "a list" : "an object", ", got ", json::brief(*it));
+  return *it;
+}
+const Json& array_of(const Json& j, const char* key) { return typed(j, key, true); }
+const Json& object_of(const Json& j, const char* key) { return typed(j, key, false); }
 
 // The split regexes of a pre-tokenizer that ends in byte-level encoding; false when it is
 // not byte-level. Unsupported for a component the GGUF pre names cannot express.
 bool byte_level_regexes(const Json& pre, std::vector<std::string>& out) {
   if (!pre.is_object()) return false;
-  const std::string type = pre.value("type", "");
+  const std::string type = str_of(pre, "type");
   if (type == "Sequence") {
     bool byte_level = false;
-    for (const Json& p : pre.value("pretokenizers", Json::array())) byte_level |= byte_level_regexes(p, out);
+    for (const Json& p : array_of(pre, "pretokenizers")) byte_level |= byte_level_regexes(p, out);
     return byte_level;
   }
   if (type == "ByteLevel") {
-    if (pre.value("use_regex", true)) out.push_back(text::hf::gpt2_split_regex());
+    if (bool_of(pre, "use_regex", true)) out.push_back(text::hf::gpt2_split_regex());
     return true;
   }
   if (type == "Split") {
-    const Json pattern = pre.value("pattern", Json::object());
-    WICK_CHECK(pattern.contains("Regex") && pattern["Regex"].is_string(), Unsupported, kOp,
+    const std::string regex = str_of(object_of(pre, "pattern"), "Regex");
+    WICK_CHECK(!regex.empty(), Unsupported, kOp,
                ": a Split pre-tokenizer without a Regex pattern has no GGUF pre name");
-    out.push_back(pattern["Regex"].get<std::string>());
+    out.push_back(regex);
     return false;
   }
   fail(ErrorKind::Unsupported, kOp, ": pre-tokenizer '", type, "' has no GGUF pre name");
@@ -75,16 +92,15 @@ std::optional<std::string> config_token(const Json& config, const std::string& k
   return std::nullopt;
 }
 
-void add_chat_templates(gguf::Writer& w, const fs::path& dir, const Json& tconfig) {
+void add_chat_templates(gguf::Writer& w, const std::string& jinja, const Json& tconfig) {
   Json tmpl = tconfig.contains("chat_template") ? tconfig["chat_template"] : Json();
-  if (tmpl.is_null() && fs::exists(dir / "chat_template.jinja"))
-    tmpl = read_config_text(dir / "chat_template.jinja", kOp);
+  if (tmpl.is_null() && !jinja.empty()) tmpl = jinja;
   if (tmpl.is_string()) return w.set("tokenizer.chat_template", gguf::Value(tmpl.get<std::string>()));
   if (!tmpl.is_array()) return;
   // Named templates: "default" is the chat template, the others tokenizer.chat_template.<name>.
   for (const Json& t : tmpl) {
-    WICK_CHECK(t.is_object() && t.value("name", Json()).is_string() && t.value("template", Json()).is_string(), Format,
-               kOp, ": tokenizer_config.json chat_template entries need a string name and template, got ",
+    WICK_CHECK(t.is_object() && !str_of(t, "name").empty() && t.contains("template") && t["template"].is_string(),
+               Format, kOp, ": tokenizer_config.json chat_template entries need a string name and template, got ",
                json::brief(t));
     const std::string name = t["name"].get<std::string>();
     w.set(name == "default" ? "tokenizer.chat_template" : "tokenizer.chat_template." + name,
@@ -95,25 +111,35 @@ void add_chat_templates(gguf::Writer& w, const fs::path& dir, const Json& tconfi
 }  // namespace
 
 void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size) {
-  const Json tok = read_json(dir / "tokenizer.json", true);
-  const Json tconfig = read_json(dir / "tokenizer_config.json", false);
-  const Json config = read_json(dir / "config.json", false);
-  const Json model = tok.value("model", Json::object());
-  const std::string type = model.is_object() ? model.value("type", "") : "";
+  WICK_CHECK(fs::exists(dir / "tokenizer.json"), Io, kOp, ": '", dir.string(),
+             "' has no tokenizer.json (the GGUF needs the vocabulary)");
+  add_vocab_metadata(w,
+                     {read_config_text(dir / "tokenizer.json", kOp), read_optional(dir / "tokenizer_config.json"),
+                      read_optional(dir / "config.json"), read_optional(dir / "chat_template.jinja")},
+                     vocab_size);
+}
+
+void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_size) {
+  WICK_CHECK(vocab_size >= 0 && vocab_size <= kMaxConfigSize, InvalidArgument, kOp, ": vocab_size ", vocab_size,
+             " is out of range");
+  const Json tok = parse_object(files.tokenizer_json, "tokenizer.json");
+  const Json tconfig = parse_object(files.tokenizer_config_json, "tokenizer_config.json");
+  const Json config = parse_object(files.config_json, "config.json");
+  const Json& model = object_of(tok, "model");
+  const std::string type = str_of(model, "type");
   WICK_CHECK(type == "BPE", Unsupported, kOp, ": tokenizer.json model '", type,
              "' is not supported (byte-level BPE only)");
   std::vector<std::string> regexes;
-  const bool byte_level = byte_level_regexes(tok.value("pre_tokenizer", Json()), regexes);
+  const bool byte_level = byte_level_regexes(tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : Json(), regexes);
   WICK_CHECK(byte_level, Unsupported, kOp,
              ": tokenizer.json is BPE without byte-level pre-tokenization (SentencePiece-style, GGUF `llama`), "
              "which is not converted");
-  const bool ignore_merges = model.value("ignore_merges", false);
+  const bool ignore_merges = bool_of(model, "ignore_merges", false);
   const auto pre = text::hf::gguf_pre_name(regexes, ignore_merges);
   WICK_CHECK(pre, Unsupported, kOp, ": tokenizer.json's split regexes match no tokenizer.ggml.pre llama.cpp knows");
 
   // Ids: the model's vocabulary, then the added tokens (which may sit outside it).
-  const Json vocab = model.value("vocab", Json::object());
-  WICK_CHECK(vocab.is_object(), Format, kOp, ": tokenizer.json model.vocab is not an object");
+  const Json& vocab = object_of(model, "vocab");
   const size_t n = static_cast<size_t>(vocab_size);
   std::vector<std::string> tokens(n);
   std::vector<int32_t> types(n, kUnused);
@@ -129,11 +155,12 @@ void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size
   };
   for (const auto& [text, id] : vocab.items()) place(text, id, kNormal);
   std::map<std::string, int32_t> added;  // content -> id, for the special-token names
-  for (const Json& a : tok.value("added_tokens", Json::array())) {
-    WICK_CHECK(a.is_object() && a.value("content", Json()).is_string(), Format, kOp,
+  for (const Json& a : array_of(tok, "added_tokens")) {
+    WICK_CHECK(a.is_object() && a.contains("content") && a["content"].is_string(), Format, kOp,
                ": tokenizer.json added_tokens entries need a string content, got ", json::brief(a));
     const std::string text = a["content"].get<std::string>();
-    place(text, a.value("id", Json()), a.value("special", false) || looks_special(text) ? kControl : kUserDefined);
+    place(text, a.contains("id") ? a["id"] : Json(),
+          bool_of(a, "special", false) || looks_special(text) ? kControl : kUserDefined);
     added.emplace(text, int32_t(a["id"].get<int64_t>()));
   }
   for (int64_t i = 0; i < vocab_size; ++i)
@@ -141,7 +168,7 @@ void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size
 
   // Merges: "a b" strings, or [a, b] pairs (spaces inside a part as U+0120, as gguf-py does).
   std::vector<std::string> merges;
-  for (const Json& m : model.value("merges", Json::array())) {
+  for (const Json& m : array_of(model, "merges")) {
     if (m.is_string()) {
       merges.push_back(m.get<std::string>());
       continue;
@@ -182,21 +209,22 @@ void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size
   // add_bos/add_eos: the post-processor's template (a special token first / last), then
   // tokenizer_config.json's add_<typ>_token.
   std::map<std::string, bool> add;
-  const Json post = tok.value("post_processor", Json());
-  if (post.is_object()) {
-    const Json procs =
-        post.value("type", "") == "Sequence" ? post.value("processors", Json::array()) : Json::array({post});
+  const Json& post = object_of(tok, "post_processor");
+  if (!post.empty()) {
+    const Json procs = str_of(post, "type") == "Sequence" ? array_of(post, "processors") : Json::array({post});
     for (const Json& p : procs) {
       if (!p.is_object()) continue;
-      const std::string ptype = p.value("type", "");
+      const std::string ptype = str_of(p, "type");
       if (ptype == "ByteLevel") {
         add.emplace("bos", false);
         add.emplace("eos", false);
       } else if (ptype == "TemplateProcessing") {
-        const Json single = p.value("single", Json::array());
-        if (!single.is_array() || single.size() < 2) continue;
+        const Json& single = array_of(p, "single");
+        if (single.size() < 2) continue;
         auto special_id = [](const Json& e) {
-          return e.is_object() && e.contains("SpecialToken") ? e["SpecialToken"].value("id", "") : std::string();
+          return e.is_object() && e.contains("SpecialToken") && e["SpecialToken"].is_object()
+                     ? str_of(e["SpecialToken"], "id")
+                     : std::string();
         };
         if (const std::string first = special_id(single.front()); !first.empty())
           add["bos"] = contents.count("bos") ? contents["bos"] == first : true;
@@ -210,7 +238,7 @@ void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size
     if (it != tconfig.end() && it->is_boolean()) add.emplace(typ, it->get<bool>());
     if (add.count(typ)) w.set(std::string("tokenizer.ggml.add_") + typ + "_token", gguf::Value(add[typ]));
   }
-  add_chat_templates(w, dir, tconfig);
+  add_chat_templates(w, files.chat_template_jinja, tconfig);
 }
 
 }  // namespace wick::models
