@@ -190,6 +190,43 @@ TEST(ConvertLlama, VocabularyOfRealTokenizerLayouts) {
   }
 }
 
+// A SentencePiece-style tokenizer.json (BPE with byte fallback, Prepend + Replace
+// normalizer: tests/data/tokenizers/llama2) as GGUF `llama`: scores from the merge ranks,
+// byte tokens typed, and the GGUF tokenizer encodes the corpus as the tokenizer.json does.
+TEST(ConvertLlama, ByteFallbackBpeBecomesALlamaVocabulary) {
+  TempDir tmp("convert_spm");
+  const fs::path dir = test::data_path("tokenizers/llama2");
+  // 900 model tokens and the added ones after them.
+  const auto json = nlohmann::json::parse(std::ifstream(dir / "tokenizer.json"));
+  int64_t n = int64_t(json["model"]["vocab"].size());
+  for (const auto& a : json["added_tokens"]) n = std::max(n, a["id"].get<int64_t>() + 1);
+  gguf::Writer w;
+  models::add_vocab_metadata(w, dir, n);
+  w.write(tmp.path / "vocab.gguf");
+  const gguf::File f = gguf::File::open(tmp.path / "vocab.gguf");
+  EXPECT_EQ(f.get("tokenizer.ggml.model").get<std::string>(), "llama");
+  EXPECT_EQ(f.get("tokenizer.ggml.pre").get<std::string>(), "default");
+  EXPECT_TRUE(f.get("tokenizer.ggml.add_space_prefix").get<bool>());
+  EXPECT_FALSE(f.has("tokenizer.ggml.merges"));
+  const auto types = f.get("tokenizer.ggml.token_type").get<gguf::Array>().to_vector<int32_t>();
+  EXPECT_EQ(types[0], 3);  // <unk>, special
+  EXPECT_EQ(types[3], 6);  // <0x00>
+  EXPECT_EQ(f.get("tokenizer.ggml.bos_token_id").get<uint32_t>(), 1u);
+  EXPECT_TRUE(f.get("tokenizer.ggml.add_bos_token").get<bool>());
+  const text::Tokenizer a = text::Tokenizer::from_gguf(f), b = text::Tokenizer::from_folder(dir);
+  const auto corpus = nlohmann::json::parse(std::ifstream(test::data_path("tokenizers/corpus.json")));
+  // Except around "[INST]": an added token with lstrip / rstrip, which GGUF token types
+  // cannot express (llama.cpp and wick's GGUF reader strip nothing).
+  size_t compared = 0;
+  for (const auto& text : corpus) {
+    const std::string t = text.get<std::string>();
+    if (t.find("[INST]") != std::string::npos) continue;
+    EXPECT_EQ(a.encode(t), b.encode(t)) << t;
+    ++compared;
+  }
+  EXPECT_GE(compared + 1, corpus.size());
+}
+
 TEST(ConvertLlama, ChatTemplateAndSpecialTokensFromTokenizerConfig) {
   TempDir tmp("convert_chat");
   const fs::path dir = tmp.path / "qwen3";
@@ -261,9 +298,20 @@ TEST(ConvertLlama, BadInputGetsOneLineErrors) {
   fs::copy(llama_dir("qwen2") / "tokenizer.json", dir / "tokenizer.json");
   // Unwritable output.
   EXPECT_THROW(convert_to_gguf(dir, tmp.path / "no" / "such" / "dir" / "a.gguf"), Error);
-  // A tokenizer that is not byte-level BPE.
+  // A tokenizer that is not BPE; a BPE one neither byte-level nor byte-fallback; a
+  // byte-fallback one with a pre-tokenizer.
   std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "Unigram", "vocab": []}})";
   EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("model 'Unigram' is not supported"),
+            std::string::npos);
+  std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})";
+  EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("neither byte-level"), std::string::npos);
+  std::ofstream(dir / "tokenizer.json")
+      << R"({"model": {"type": "BPE", "byte_fallback": true}, "pre_tokenizer": {"type": "Metaspace"}})";
+  EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("pre-tokenizer 'Metaspace' has no GGUF pre name"),
+            std::string::npos);
+  std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "BPE", "vocab": [1]}, "pre_tokenizer":
+      {"type": "ByteLevel"}})";
+  EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("'vocab' must be an object"),
             std::string::npos);
   // Unknown architecture.
   std::ofstream(dir / "config.json") << R"({"architectures": ["FooForCausalLM"], "vocab_size": 256})";

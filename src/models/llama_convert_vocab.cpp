@@ -1,6 +1,7 @@
 // The tokenizer.* metadata of a converted model: tokenizer.json's vocabulary as llama.cpp's
 // `gpt2` model (convert_hf_to_gguf.py's get_vocab_base + _set_vocab_gpt2), and the special
 // tokens, add-BOS/EOS flags and chat template as gguf-py's SpecialVocab reads them.
+#include <cctype>
 #include <fstream>
 #include <map>
 
@@ -20,7 +21,9 @@ namespace {
 constexpr const char* kOp = "convert";
 
 // llama.cpp's token types.
-enum TokenType : int32_t { kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5 };
+enum TokenType : int32_t { kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+
+constexpr const char* kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 // convert_hf_to_gguf.py's does_token_look_special: added tokens written like these are
 // control tokens even when tokenizer.json does not mark them special.
@@ -108,6 +111,44 @@ void add_chat_templates(gguf::Writer& w, const std::string& jinja, const Json& t
   }
 }
 
+// Whether a SentencePiece-style normalizer prefixes "▁" (Prepend, as llama.cpp's
+// add_space_prefix does); Unsupported for other normalizers, which llama.cpp cannot express.
+bool prepends_space(const Json& normalizer) {
+  if (normalizer.empty()) return false;
+  const std::string type = str_of(normalizer, "type");
+  if (type == "Prepend") return str_of(normalizer, "prepend") == kSpmSpace;
+  if (type == "Replace") {
+    WICK_CHECK(str_of(object_of(normalizer, "pattern"), "String") == " " && str_of(normalizer, "content") == kSpmSpace,
+               Unsupported, kOp, ": a Replace normalizer other than ' ' -> '\u2581' has no GGUF equivalent");
+    return false;
+  }
+  WICK_CHECK(type == "Sequence", Unsupported, kOp, ": normalizer '", type, "' has no GGUF equivalent for `llama`");
+  bool prepend = false;
+  for (const Json& n : array_of(normalizer, "normalizers")) prepend |= prepends_space(n.is_object() ? n : Json());
+  return prepend;
+}
+
+// GGUF `llama` vocabularies merge the adjacent pair whose concatenation scores highest.
+// A merge-ranked BPE is the same when each token scores by the first merge that makes it
+// (earlier: higher). convert_hf_to_gguf.py's _set_vocab_llama_hf writes -1000 for every
+// token instead, which llama.cpp then merges leftmost-first, unlike the tokenizer.json.
+// Byte tokens "<0xNN>" get their type.
+void add_spm_scores(gguf::Writer& w, const std::vector<std::string>& tokens, std::vector<int32_t>& types,
+                    const std::vector<std::string>& merged) {
+  std::map<std::string_view, size_t> rank;
+  for (size_t r = 0; r < merged.size(); ++r) rank.emplace(merged[r], r);
+  std::vector<float> scores(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    const auto it = rank.find(t);
+    scores[i] = it == rank.end() ? -1e9f : -float(it->second);
+    if (types[i] == kNormal && t.size() == 6 && t.starts_with("<0x") && t.ends_with(">") &&
+        std::isxdigit(static_cast<unsigned char>(t[3])) && std::isxdigit(static_cast<unsigned char>(t[4])))
+      types[i] = kByte;
+  }
+  w.set("tokenizer.ggml.scores", gguf::Value(gguf::Array::of(scores)));
+}
+
 }  // namespace
 
 void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size) {
@@ -130,13 +171,20 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
   WICK_CHECK(type == "BPE", Unsupported, kOp, ": tokenizer.json model '", type,
              "' is not supported (byte-level BPE only)");
   std::vector<std::string> regexes;
-  const bool byte_level = byte_level_regexes(tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : Json(), regexes);
-  WICK_CHECK(byte_level, Unsupported, kOp,
-             ": tokenizer.json is BPE without byte-level pre-tokenization (SentencePiece-style, GGUF `llama`), "
-             "which is not converted");
-  const bool ignore_merges = bool_of(model, "ignore_merges", false);
-  const auto pre = text::hf::gguf_pre_name(regexes, ignore_merges);
-  WICK_CHECK(pre, Unsupported, kOp, ": tokenizer.json's split regexes match no tokenizer.ggml.pre llama.cpp knows");
+  const Json pre_tokenizer = tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : Json();
+  const bool byte_level = byte_level_regexes(pre_tokenizer, regexes);
+  const bool spm = !byte_level && bool_of(model, "byte_fallback", false);
+  WICK_CHECK(byte_level || spm, Unsupported, kOp,
+             ": tokenizer.json is BPE with neither byte-level pre-tokenization nor byte fallback");
+  // SentencePiece-style (GGUF `llama`): llama.cpp splits nothing and prefixes one space, so
+  // only the normalizer that does the same (Prepend "▁", spaces as "▁") is converted.
+  WICK_CHECK(!spm || pre_tokenizer.is_null(), Unsupported, kOp,
+             ": a byte-fallback BPE tokenizer.json with a pre-tokenizer (Metaspace) is not converted");
+  std::optional<std::string> pre = "default";
+  if (byte_level) {
+    pre = text::hf::gguf_pre_name(regexes, bool_of(model, "ignore_merges", false));
+    WICK_CHECK(pre, Unsupported, kOp, ": tokenizer.json's split regexes match no tokenizer.ggml.pre llama.cpp knows");
+  }
 
   // Ids: the model's vocabulary, then the added tokens (which may sit outside it).
   const Json& vocab = object_of(model, "vocab");
@@ -167,10 +215,13 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
     if (!set[size_t(i)]) tokens[size_t(i)] = "[PAD" + std::to_string(i) + "]";
 
   // Merges: "a b" strings, or [a, b] pairs (spaces inside a part as U+0120, as gguf-py does).
-  std::vector<std::string> merges;
+  std::vector<std::string> merges, merged;  // merged: each merge's result, for SentencePiece scores
   for (const Json& m : array_of(model, "merges")) {
     if (m.is_string()) {
       merges.push_back(m.get<std::string>());
+      std::string result = merges.back();
+      if (const size_t sp = result.find(' '); sp != std::string::npos) result.erase(sp, 1);
+      merged.push_back(std::move(result));
       continue;
     }
     WICK_CHECK(m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string(), Format, kOp,
@@ -181,13 +232,19 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
       for (const char ch : m[k].get<std::string>()) joined += ch == ' ' ? std::string("\xc4\xa0") : std::string(1, ch);
     }
     merges.push_back(std::move(joined));
+    merged.push_back(m[0].get<std::string>() + m[1].get<std::string>());
   }
 
-  w.set("tokenizer.ggml.model", gguf::Value(std::string("gpt2")));
+  w.set("tokenizer.ggml.model", gguf::Value(std::string(spm ? "llama" : "gpt2")));
   w.set("tokenizer.ggml.pre", gguf::Value(*pre));
   w.set("tokenizer.ggml.tokens", gguf::Value(gguf::Array::of(tokens)));
+  if (spm) {
+    add_spm_scores(w, tokens, types, merged);
+    w.set("tokenizer.ggml.add_space_prefix", gguf::Value(prepends_space(object_of(tok, "normalizer"))));
+  } else if (!merges.empty()) {
+    w.set("tokenizer.ggml.merges", gguf::Value(gguf::Array::of(merges)));
+  }
   w.set("tokenizer.ggml.token_type", gguf::Value(gguf::Array::of(types)));
-  if (!merges.empty()) w.set("tokenizer.ggml.merges", gguf::Value(gguf::Array::of(merges)));
 
   // Special ids: tokenizer_config.json's <typ>_token among the added tokens, else config.json's
   // <typ>_token_id when it is one id.
