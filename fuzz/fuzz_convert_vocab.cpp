@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "models/llama_convert.h"
 #include "wick/error.h"
 #include "wick/gguf.h"
+#include "wick/models/convert.h"
 #include "wick/storage.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

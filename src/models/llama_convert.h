@@ -5,6 +5,7 @@
 #include <string>
 
 #include "wick/gguf.h"
+#include "wick/models/convert.h"
 
 namespace wick::models {
 
@@ -13,12 +14,6 @@ namespace wick::models {
 // padded to vocab_size tokens. Io when tokenizer.json is missing; Unsupported for a
 // tokenizer that is not byte-level BPE.
 void add_vocab_metadata(gguf::Writer& w, const std::filesystem::path& dir, int64_t vocab_size);
-
-// The same from the files' texts ("" for an absent optional file). The caller bounds
-// vocab_size (the converter: by the embedding's rows, which the weights file holds).
-struct VocabFiles {
-  std::string tokenizer_json, tokenizer_config_json, config_json, chat_template_jinja;
-};
-void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_size);
+// (The same from the files' texts: wick/models/convert.h.)
 
 }  // namespace wick::models

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "wick/gguf.h"
 #include "wick/quant.h"
 
 namespace wick::models {
@@ -34,5 +35,15 @@ struct ConvertResult {
 // (a failed write leaves no partial file).
 ConvertResult convert_to_gguf(const std::filesystem::path& dir, const std::filesystem::path& out,
                               const ConvertOptions& options = {});
+
+// The tokenizer.* metadata convert_to_gguf writes, from the texts of a folder's files (""
+// for an absent optional one), for a vocabulary of vocab_size tokens (ids past the
+// tokenizer's are padded as [PADn]; the caller bounds it: convert_to_gguf by the
+// embedding's rows). Format for malformed JSON or ids outside vocab_size, Unsupported for
+// a tokenizer GGUF cannot describe.
+struct VocabFiles {
+  std::string tokenizer_json, tokenizer_config_json, config_json, chat_template_jinja;
+};
+void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_size);
 
 }  // namespace wick::models
