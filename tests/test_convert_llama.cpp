@@ -307,7 +307,9 @@ TEST(ConvertLlama, BadInputGetsOneLineErrors) {
   EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("neither byte-level"), std::string::npos);
   std::ofstream(dir / "tokenizer.json")
       << R"({"model": {"type": "BPE", "byte_fallback": true}, "pre_tokenizer": {"type": "Metaspace"}})";
-  EXPECT_NE(error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); }).find("pre-tokenizer 'Metaspace' has no GGUF pre name"),
+  EXPECT_NE(error_of([&] {
+              convert_to_gguf(dir, tmp.path / "a.gguf");
+            }).find("pre-tokenizer 'Metaspace' has no GGUF pre name"),
             std::string::npos);
   std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "BPE", "vocab": [1]}, "pre_tokenizer":
       {"type": "ByteLevel"}})";
