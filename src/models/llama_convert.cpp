@@ -137,29 +137,47 @@ void add_rope_tensors(gguf::Writer& w, const LlamaConfig& c) {
   }
 }
 
+// Each tensor is declared with its output type and shape, and converted only when the
+// writer streams it to the file (gguf::Writer's made-late tensors): one converted tensor in
+// memory at a time, beside the mapped input.
 struct TensorWriter {
   gguf::Writer& w;
+  const SafetensorsFolder& src;
   const LlamaConfig& c;
   const LlamaArch& arch;
   GgmlType outtype;
   ConvertResult& result;
 
-  void add(const std::string& gguf_name, std::optional<Part> part, Tensor t) {
-    t = t.to(DType::F32);
+  // The stored type of a tensor: 1-D f32; 2-D outtype, a quantized type falling back as the
+  // loader's quant_type_for does, and to f16 where no block fits (as convert_hf_to_gguf.py).
+  GgmlType type_for(const Shape& shape) const {
+    if (shape.rank() != 2 || outtype == GgmlType::F32 || outtype == GgmlType::F16 || outtype == GgmlType::BF16)
+      return shape.rank() == 2 ? outtype : GgmlType::F32;
+    return quant_type_for(outtype, shape[1]).value_or(GgmlType::F16);
+  }
+
+  Tensor converted(const std::string& hf_name, const std::string& gguf_name, std::optional<Part> part) const {
+    Tensor t = src.get(hf_name).dense.to(DType::F32);
     if (arch.gguf_interleaved_rope && (part == Part::Q || part == Part::K))
       t = permute_heads(t, part == Part::Q ? c.n_head : c.n_kv_head);
     // HF Gemma stores w of (1 + w); GGUF stores 1 + w.
     if (arch.gemma && t.rank() == 1 && gguf_name.ends_with("norm.weight")) t = t + Scalar(1.0);
-    result.parameters += size_t(t.numel());
+    return t.contiguous();
+  }
+
+  void add(const std::string& hf_name, const std::string& gguf_name, std::optional<Part> part,
+           std::function<void()> done) {
+    const Shape shape = src.get(hf_name).shape();
+    const GgmlType type = type_for(shape);
+    result.parameters += size_t(shape.numel());
     ++result.tensors;
-    if (t.rank() != 2 || outtype == GgmlType::F32) return w.add_tensor(gguf_name, t.contiguous());
-    if (outtype == GgmlType::F16 || outtype == GgmlType::BF16)
-      return w.add_tensor(gguf_name, t.to(outtype == GgmlType::F16 ? DType::F16 : DType::BF16));
-    if (const auto q = quant_type_for(outtype, t.dim(1))) {
-      ++result.quantized;
-      return w.add_tensor(quantize(t.contiguous(), *q, gguf_name));
-    }
-    w.add_tensor(gguf_name, t.to(DType::F16));  // convert_hf_to_gguf.py's fallback too
+    result.quantized += type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16;
+    w.add_tensor(gguf_name, type, shape, [=, this] {
+      const Tensor t = converted(hf_name, gguf_name, part);
+      QuantTensor q = quantize(t, type, gguf_name);  // f32 / f16 / bf16 too: a plain copy
+      done();
+      return q;
+    });
   }
 };
 
@@ -201,7 +219,7 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
 
   add_rope_tensors(w, c);
   const std::vector<std::string> names = src.names();
-  TensorWriter tw{w, c, arch, t, result};
+  TensorWriter tw{w, src, c, arch, t, result};
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     // transformers' rotary buffers (older checkpoints save them); the tied head's copy.
@@ -209,8 +227,9 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
     if (c.tie_embeddings && name == global_name(Global::LmHead, false)) continue;
     const auto g = gguf_name_of(name, c.sandwich_norms);
     WICK_CHECK(g, Unsupported, kOp, ": tensor '", name, "' has no GGUF name for ", c.arch);
-    tw.add(g->name, g->part, src.get(name).dense);
-    if (opt.on_tensor) opt.on_tensor(i + 1, names.size());
+    tw.add(name, g->name, g->part, [&opt, i, n = names.size()] {
+      if (opt.on_tensor) opt.on_tensor(i + 1, n);
+    });
   }
   set_str(w, "general.size_label", size_label(result.parameters));
   w.write(out);
