@@ -165,7 +165,7 @@ TEST(InspectModel, FolderAndConvertedGgufAgree) {
   const fs::path out = fs::temp_directory_path() / ("wick_inspect_model_" + std::to_string(::getpid()) + ".gguf");
   const auto conv = run_cli("convert " + folder + " " + out.string() + " --outtype q8_0");
   ASSERT_EQ(conv.code, 0) << conv.err;
-  EXPECT_NE(conv.out.find("gemma2, 24 tensors (15 as q8_0)"), std::string::npos) << conv.out;
+  EXPECT_NE(conv.out.find("gemma2, 90688 parameters in 24 tensors (9 f32, 15 q8_0)"), std::string::npos) << conv.out;
   const auto text = run_cli("inspect " + folder);
   ASSERT_EQ(text.code, 0) << text.err;
   for (const char* line : {"model: gemma2 (hugging face folder)",

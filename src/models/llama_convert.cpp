@@ -171,6 +171,7 @@ struct TensorWriter {
     const GgmlType type = type_for(shape);
     result.parameters += size_t(shape.numel());
     ++result.tensors;
+    ++result.tensors_by_type[type];
     result.quantized += type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16;
     w.add_tensor(gguf_name, type, shape, [=, this] {
       const Tensor t = converted(hf_name, gguf_name, part);

@@ -156,8 +156,11 @@ int convert_model(const std::string& dir, const std::string& out, const std::str
   opt.on_tensor = [&](size_t done, size_t total) { progress(done, total, ""); };
   const models::ConvertResult r = models::convert_to_gguf(dir, out, opt);
   end_progress_line();
-  std::cout << "wrote " << out << ": " << r.arch << ", " << r.tensors << " tensors (" << r.quantized << " as "
-            << ggml_type_name(opt.outtype) << "), " << r.parameters << " parameters\n";
+  std::cout << "wrote " << out << ": " << r.arch << ", " << r.parameters << " parameters in " << r.tensors
+            << " tensors (";
+  for (auto it = r.tensors_by_type.begin(); it != r.tensors_by_type.end(); ++it)
+    std::cout << (it == r.tensors_by_type.begin() ? "" : ", ") << it->second << " " << ggml_type_name(it->first);
+  std::cout << ")\n";
   return 0;
 }
 

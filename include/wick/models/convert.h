@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "wick/gguf.h"
@@ -24,10 +25,11 @@ struct ConvertOptions {
 };
 
 struct ConvertResult {
-  std::string arch;       // the architecture table's row
-  size_t tensors = 0;     // written
-  size_t quantized = 0;   // of them block-quantized
-  size_t parameters = 0;  // values in the weights
+  std::string arch;                            // the architecture table's row
+  size_t tensors = 0;                          // written
+  size_t quantized = 0;                        // of them block-quantized
+  size_t parameters = 0;                       // values in the weights
+  std::map<GgmlType, size_t> tensors_by_type;  // how many were stored as each type
 };
 
 // Unsupported for an unknown architecture or a tokenizer model it cannot write (named);
