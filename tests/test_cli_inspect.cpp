@@ -150,3 +150,48 @@ TEST_F(Inspect, BadInputsSayWhatIsWrong) {
 
 }  // namespace
 }  // namespace wick
+
+namespace wick {
+namespace {
+
+using test::data_path;
+using test::run_cli;
+namespace fs = std::filesystem;
+
+// The model summary: of a Hugging Face folder (gemma2: softcaps, sliding window on even
+// layers), and of the GGUF `wick convert` writes of it (q8_0), whose numbers must agree.
+TEST(InspectModel, FolderAndConvertedGgufAgree) {
+  const std::string folder = data_path("llama/gemma2");
+  const fs::path out = fs::temp_directory_path() / ("wick_inspect_model_" + std::to_string(::getpid()) + ".gguf");
+  const auto conv = run_cli("convert " + folder + " " + out.string() + " --outtype q8_0");
+  ASSERT_EQ(conv.code, 0) << conv.err;
+  EXPECT_NE(conv.out.find("gemma2, 90688 parameters in 24 tensors (9 f32, 15 q8_0)"), std::string::npos) << conv.out;
+  const auto text = run_cli("inspect " + folder);
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* line : {"model: gemma2 (hugging face folder)",
+                           "layers 2, hidden 64, heads 4 (kv 2), head dim 32, ffn 64, context 128, vocab 256, tied",
+                           "sliding window: 6 on 1 of 2 layers", "softcaps: attention 5.0, final 8.0",
+                           "parameters: 90688", "tokenizer: BPE, ByteLevel, 256 tokens, 1 merges"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  const auto a = nlohmann::json::parse(run_cli("inspect --json " + folder).out)["model"];
+  const auto b = nlohmann::json::parse(run_cli("inspect --json " + out.string()).out)["model"];
+  fs::remove(out);
+  EXPECT_EQ(a["hyperparameters"], b["hyperparameters"]);
+  EXPECT_EQ(a["parameters"], b["parameters"]);
+  // Seven matrices a layer and the (tied) embedding: 2 x (q 8192 + k, v 4096 + o 8192 +
+  // gate, up, down 4096) + 256 x 64; the 9 norms stay f32.
+  EXPECT_EQ(b["tensor_types"]["q8_0"]["tensors"], 15);
+  EXPECT_EQ(b["tensor_types"]["q8_0"]["parameters"], 2 * (8192 + 2 * 4096 + 8192 + 3 * 4096) + 256 * 64);
+  EXPECT_EQ(b["tensor_types"]["f32"]["tensors"], 9);
+  EXPECT_EQ(b["tokenizer"]["pre_tokenizer"], "gpt-2");
+  EXPECT_TRUE(b["chat_template"].is_null());
+}
+
+TEST(InspectModel, AFolderOfAnotherArchitectureIsAnError) {
+  const auto r = run_cli("inspect " + data_path("gpt2/tiny2l"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("unknown architecture"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace wick

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -246,6 +247,10 @@ class Writer {
   // A float tensor (f32/f16/bf16 stored as its own type; f64 is stored as f32) or an i64
   // tensor (stored as i64). Any rank from 0 to 4.
   void add_tensor(const std::string& name, const Tensor& t);
+  // A tensor whose bytes are made when the file is written, one tensor at a time, so a
+  // converter holds one converted tensor instead of all of them. make() must return packed
+  // bytes of exactly this type and shape (else ShapeMismatch naming the tensor).
+  void add_tensor(std::string name, GgmlType type, Shape shape, std::function<QuantTensor()> make);
 
   std::string serialize() const;
   // Writes through a temporary file next to path, renamed over it once complete: a
@@ -253,8 +258,11 @@ class Writer {
   void write(const std::filesystem::path& path) const;
 
  private:
+  std::string header(size_t& alignment) const;  // up to the aligned start of the data
+  QuantTensor bytes_of(size_t i) const;         // tensor i, made now if it is made late
   std::vector<std::pair<std::string, Value>> metadata_;
-  std::vector<QuantTensor> tensors_;
+  std::vector<QuantTensor> tensors_;                  // lazy ones: name, type, shape only
+  std::vector<std::function<QuantTensor()>> makers_;  // per tensor; empty for stored bytes
 };
 
 }  // namespace wick::gguf

@@ -72,7 +72,36 @@ void Writer::add_tensor(const QuantTensor& t) {
   WICK_CHECK(t.bytes.nbytes() == need, ShapeMismatch, "gguf writer: tensor '", t.name, "' of ", ggml_type_name(t.type),
              " ", t.shape, " needs ", need, " bytes but holds ", t.bytes.nbytes());
   tensors_.push_back(t);
+  makers_.emplace_back();
 }
+
+void Writer::add_tensor(std::string name, GgmlType type, Shape shape, std::function<QuantTensor()> make) {
+  for (const auto& o : tensors_)
+    WICK_CHECK(o.name != name, InvalidArgument, "gguf writer: duplicate tensor name '", name, "'");
+  WICK_CHECK(shape.rank() <= 4, InvalidArgument, "gguf writer: tensor '", name, "' has rank ", shape.rank(),
+             " (GGUF stores 0 to 4 dimensions)");
+  QuantTensor t{std::move(name), type, std::move(shape), {}};
+  (void)checked_mul(int64_t(ggml_row_bytes(t.type, t.row_elems(), "gguf writer")), t.rows(), "gguf writer");
+  tensors_.push_back(std::move(t));
+  makers_.push_back(std::move(make));
+}
+
+QuantTensor Writer::bytes_of(size_t i) const {
+  if (!makers_[i]) return tensors_[i];
+  const QuantTensor& want = tensors_[i];
+  QuantTensor t = makers_[i]();
+  const size_t need = ggml_row_bytes(want.type, want.row_elems(), "gguf writer") * size_t(want.rows());
+  WICK_CHECK(t.type == want.type && t.shape == want.shape && t.bytes.nbytes() == need, ShapeMismatch,
+             "gguf writer: tensor '", want.name, "' was declared ", ggml_type_name(want.type), " ", want.shape,
+             " but made as ", ggml_type_name(t.type), " ", t.shape, " of ", t.bytes.nbytes(), " bytes");
+  return t;
+}
+
+namespace {
+size_t stored_bytes(const QuantTensor& t) {
+  return ggml_row_bytes(t.type, t.row_elems(), "gguf writer") * size_t(t.rows());
+}
+}  // namespace
 
 void Writer::add_tensor(const std::string& name, const Tensor& t) {
   if (t.dtype() == DType::I64) {  // stored as its bytes: GGUF's i64 is little-endian int64
@@ -90,8 +119,8 @@ void Writer::add_tensor(const std::string& name, const Tensor& t) {
   add_tensor(quantize(t, type, name));
 }
 
-std::string Writer::serialize() const {
-  size_t alignment = kDefaultAlignment;
+std::string Writer::header(size_t& alignment) const {
+  alignment = kDefaultAlignment;
   for (const auto& [k, v] : metadata_)
     if (k == "general.alignment") {
       WICK_CHECK(v.type() == ValueType::U32 && std::has_single_bit(v.get<uint32_t>()), InvalidArgument,
@@ -115,21 +144,38 @@ std::string Writer::serialize() const {
     for (size_t d = t.shape.rank(); d-- > 0;) o.put<uint64_t>(uint64_t(t.shape[d]));  // ne: innermost first
     o.put<uint32_t>(uint32_t(t.type));
     o.put<uint64_t>(offset);
-    offset += padded(t.bytes.nbytes(), alignment);
+    offset += padded(stored_bytes(t), alignment);
   }
   o.pad_to(alignment);
-  for (const QuantTensor& t : tensors_) {
-    const auto* p = static_cast<const char*>(t.bytes.data());
-    if (t.bytes.nbytes()) o.s.append(p, t.bytes.nbytes());
-    o.pad_to(alignment);
-  }
   return std::move(o.s);
 }
 
+std::string Writer::serialize() const {
+  size_t alignment = 0;
+  std::string s = header(alignment);
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const QuantTensor t = bytes_of(i);
+    if (t.bytes.nbytes()) s.append(static_cast<const char*>(t.bytes.data()), t.bytes.nbytes());
+    s.resize(padded(s.size(), alignment), '\0');
+  }
+  return s;
+}
+
+// The header, then each tensor's bytes as it is made: a tensor made late is dropped once
+// written. A failure (in make() too) removes the temporary file.
 void Writer::write(const std::filesystem::path& path) const {
-  const std::string bytes = serialize();  // everything that can fail before a byte is written
-  io::write_file_atomically(path, "gguf writer",
-                            [&](std::ostream& os) { os.write(bytes.data(), std::streamsize(bytes.size())); });
+  size_t alignment = 0;
+  const std::string head = header(alignment);
+  io::write_file_atomically(path, "gguf writer", [&](std::ostream& os) {
+    os.write(head.data(), std::streamsize(head.size()));
+    const std::string zeros(alignment, '\0');
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      const QuantTensor t = bytes_of(i);
+      const size_t n = t.bytes.nbytes();
+      if (n) os.write(static_cast<const char*>(t.bytes.data()), std::streamsize(n));
+      os.write(zeros.data(), std::streamsize(padded(n, alignment) - n));
+    }
+  });
 }
 
 }  // namespace wick::gguf

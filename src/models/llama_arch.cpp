@@ -18,32 +18,40 @@ constexpr std::string_view kGemma2Hf[] = {"Gemma2ForCausalLM"};
 constexpr std::string_view kPhi3Hf[] = {"Phi3ForCausalLM"};
 
 // Mistral has no GGUF architecture of its own: convert_hf_to_gguf.py writes it as "llama"
-// (and llama.cpp's llama graph has no sliding window), so its GGUF name is never matched.
+// (and llama.cpp's llama graph has no sliding window), so its name is never matched in GGUF.
 constexpr std::array kArchs = {
     LlamaArch{.name = "llama",
               .hf_architectures = kLlamaHf,
               .hf_model_type = "llama",
               .activation = Activation::Silu,
               .sliding = SlidingPattern::All,
-              .gguf_interleaved_rope = true},
+              .gguf_interleaved_rope = true,
+              .gguf_name = "llama",
+              .gguf_vocab_size = true,
+              .gguf_rope_dims = true},
     LlamaArch{.name = "mistral",
               .hf_architectures = kMistralHf,
               .hf_model_type = "mistral",
               .activation = Activation::Silu,
               .sliding = SlidingPattern::All,
-              .gguf_interleaved_rope = true},
+              .gguf_interleaved_rope = true,
+              .gguf_name = "llama",
+              .gguf_vocab_size = true,
+              .gguf_rope_dims = true},
     LlamaArch{.name = "qwen2",
               .hf_architectures = kQwen2Hf,
               .hf_model_type = "qwen2",
               .activation = Activation::Silu,
               .qkv_bias = true,
-              .sliding = SlidingPattern::FromLayer},
+              .sliding = SlidingPattern::FromLayer,
+              .gguf_name = "qwen2"},
     LlamaArch{.name = "qwen3",
               .hf_architectures = kQwen3Hf,
               .hf_model_type = "qwen3",
               .activation = Activation::Silu,
               .qk_norm = true,
-              .sliding = SlidingPattern::FromLayer},
+              .sliding = SlidingPattern::FromLayer,
+              .gguf_name = "qwen3"},
     LlamaArch{.name = "gemma2",
               .hf_architectures = kGemma2Hf,
               .hf_model_type = "gemma2",
@@ -52,13 +60,18 @@ constexpr std::array kArchs = {
               .sandwich_norms = true,
               .softcaps = true,
               .tie_default = true,
-              .sliding = SlidingPattern::Alternate},
+              .sliding = SlidingPattern::Alternate,
+              .gguf_name = "gemma2",
+              .gguf_sliding_window = true},
     LlamaArch{.name = "phi3",
               .hf_architectures = kPhi3Hf,
               .hf_model_type = "phi3",
               .activation = Activation::Silu,
               .fused = true,
-              .sliding = SlidingPattern::All},
+              .sliding = SlidingPattern::All,
+              .gguf_name = "phi3",
+              .gguf_rope_dims = true,
+              .gguf_sliding_window = true},
 };
 
 }  // namespace
@@ -75,7 +88,7 @@ const LlamaArch* find_arch_hf(std::string_view architecture, std::string_view mo
 
 const LlamaArch* find_arch_gguf(std::string_view name) {
   for (const LlamaArch& a : kArchs)
-    if (a.name == name && a.name != "mistral") return &a;
+    if (a.name == name && a.gguf_name == name) return &a;
   return nullptr;
 }
 

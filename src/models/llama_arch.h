@@ -34,6 +34,12 @@ struct LlamaArch {
   // GGUF: convert_hf_to_gguf.py permutes this arch's q/k rows for ggml's "NORM" rope, which
   // rotates adjacent pairs; the model then rotates pairs instead of un-permuting the rows.
   bool gguf_interleaved_rope = false;
+  // What convert_hf_to_gguf.py writes for the arch (the converter follows it): the
+  // general.architecture (Mistral is written as llama), and the optional keys it adds.
+  std::string_view gguf_name;
+  bool gguf_vocab_size = false;      // <arch>.vocab_size
+  bool gguf_rope_dims = false;       // <arch>.rope.dimension_count
+  bool gguf_sliding_window = false;  // <arch>.attention.sliding_window (0 when none)
 };
 
 // The row for an HF config (its architectures[0], else its model_type) or a GGUF

@@ -5,6 +5,7 @@
 
 #include "config_json.h"
 #include "llama_config.h"
+#include "llama_names.h"
 #include "llama_weights.h"
 #include "wick/build_info.h"
 #include "wick/error.h"
@@ -21,31 +22,6 @@ namespace {
 
 constexpr const char* kOp = "llama";
 
-// The per-layer tensors by their Hugging Face and GGUF names.
-enum class Part { AttnNorm, Q, K, V, Qkv, O, QNorm, KNorm, FfnNorm, PostAttnNorm, PostFfwNorm, Gate, Up, GateUp, Down };
-
-std::string part_name(Part p, bool sandwich, bool gguf) {
-  switch (p) {
-    case Part::AttnNorm: return gguf ? "attn_norm" : "input_layernorm";
-    case Part::Q: return gguf ? "attn_q" : "self_attn.q_proj";
-    case Part::K: return gguf ? "attn_k" : "self_attn.k_proj";
-    case Part::V: return gguf ? "attn_v" : "self_attn.v_proj";
-    case Part::Qkv: return gguf ? "attn_qkv" : "self_attn.qkv_proj";
-    case Part::O: return gguf ? "attn_output" : "self_attn.o_proj";
-    case Part::QNorm: return gguf ? "attn_q_norm" : "self_attn.q_norm";
-    case Part::KNorm: return gguf ? "attn_k_norm" : "self_attn.k_norm";
-    // Gemma 2's HF post_attention_layernorm follows attention; Llama's precedes the MLP.
-    case Part::FfnNorm: return gguf ? "ffn_norm" : sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
-    case Part::PostAttnNorm: return gguf ? "post_attention_norm" : "post_attention_layernorm";
-    case Part::PostFfwNorm: return gguf ? "post_ffw_norm" : "post_feedforward_layernorm";
-    case Part::Gate: return gguf ? "ffn_gate" : "mlp.gate_proj";
-    case Part::Up: return gguf ? "ffn_up" : "mlp.up_proj";
-    case Part::GateUp: return gguf ? "ffn_up" : "mlp.gate_up_proj";
-    case Part::Down: return gguf ? "ffn_down" : "mlp.down_proj";
-  }
-  return {};
-}
-
 enum class Kind { Matrix, Norm, Bias };
 
 struct Request {
@@ -56,15 +32,6 @@ struct Request {
   Tensor* vector = nullptr;              // Kind::Norm / Kind::Bias
   StoredTensor stored;
 };
-
-// The type a float matrix with rows of k values is quantized to: the requested one when k
-// is a multiple of its block, else q8_0 (32-value blocks), else none (stays float).
-std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) {
-  if (!want) return std::nullopt;
-  if (k % ggml_type_info(*want).block_elems == 0) return want;
-  if (k % 32 == 0) return GgmlType::Q8_0;
-  return std::nullopt;
-}
 
 // The checkpoint's own float type on an accelerator (f16 for quantized files); f32 on the CPU.
 DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device) {
@@ -108,14 +75,16 @@ struct LlamaLoader {
     const LlamaConfig& c = m.config_;
     const bool g = src.is_gguf();
     const int64_t E = c.hidden_size, H = c.n_head, KV = c.n_kv_head, D = c.head_dim, I = c.intermediate_size;
-    matrix(g ? "token_embd.weight" : "model.embed_tokens.weight", Shape{c.vocab_size, E}, m.embedding_);
-    vector(g ? "output_norm.weight" : "model.norm.weight", E, Kind::Norm, m.final_norm_);
-    if (!c.tie_embeddings) matrix(g ? "output.weight" : "lm_head.weight", Shape{c.vocab_size, E}, m.lm_head_);
+    matrix(std::string(global_name(Global::Embedding, g)), Shape{c.vocab_size, E}, m.embedding_);
+    vector(std::string(global_name(Global::FinalNorm, g)), E, Kind::Norm, m.final_norm_);
+    if (!c.tie_embeddings) matrix(std::string(global_name(Global::LmHead, g)), Shape{c.vocab_size, E}, m.lm_head_);
     m.layers_.resize(size_t(c.n_layer));
     for (int64_t i = 0; i < c.n_layer; ++i) {
       LlamaModel::Layer& l = m.layers_[size_t(i)];
-      const std::string prefix = g ? "blk." + std::to_string(i) + "." : "model.layers." + std::to_string(i) + ".";
-      auto name = [&](Part p, const char* suffix) { return prefix + part_name(p, c.sandwich_norms, g) + suffix; };
+      const std::string prefix = layer_prefix(i, g);
+      auto name = [&](Part p, const char* suffix) {
+        return prefix + std::string(part_name(p, c.sandwich_norms, g)) + suffix;
+      };
       auto linear = [&](Part p, Shape shape, LlamaModel::Weight& w, Tensor& b, bool bias) {
         const int64_t out = shape[0];
         matrix(name(p, ".weight"), std::move(shape), w);

@@ -99,6 +99,12 @@ StoredTensor SafetensorsFolder::get(const std::string& name) const {
   return {f.tensor(name), {}};
 }
 
+std::vector<std::string> SafetensorsFolder::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, file] : where_) out.push_back(name);
+  return out;
+}
+
 int64_t SafetensorsFolder::layer_count() const {
   std::vector<std::string_view> names;
   for (const auto& [name, file] : where_) names.push_back(name);
@@ -129,6 +135,13 @@ int64_t GgufSource::layer_count() const {
   std::vector<std::string_view> names;
   for (const QuantTensor& t : file_->tensors()) names.push_back(t.name);
   return count_layers(names, "blk.");
+}
+
+std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) {
+  if (!want) return std::nullopt;
+  if (k % ggml_type_info(*want).block_elems == 0) return want;
+  if (k % 32 == 0) return GgmlType::Q8_0;
+  return std::nullopt;
 }
 
 void check_fits(size_t needed, size_t free, Device device) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ class SafetensorsFolder final : public WeightSource {
   StoredTensor get(const std::string& name) const override;
   int64_t layer_count() const override;
   bool is_gguf() const override { return false; }
+  // Every tensor's name, sorted.
+  std::vector<std::string> names() const;
 
  private:
   std::vector<safetensors::File> files_;
@@ -61,6 +64,11 @@ class GgufSource final : public WeightSource {
  private:
   std::shared_ptr<const gguf::File> file_;
 };
+
+// The type a float matrix with rows of k values is quantized to (at load, and by the
+// converter): the requested one when k is a multiple of its block, else q8_0 (32-value
+// blocks), else none (stays float).
+std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k);
 
 // OutOfMemory "llama: the weights need <needed> bytes on <device>, which has <free> free"
 // when needed > free (free 0 = unknown: no check).

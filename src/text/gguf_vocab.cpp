@@ -3,9 +3,11 @@
 // leading space per text segment, byte fallback), `gpt2` byte-level BPE (tokens + merges +
 // token_type, split regexes chosen by tokenizer.ggml.pre). Pre-tokenizers, decoders and
 // post-processors are the tokenizer.json components, built from equivalent JSON.
+#include <algorithm>
 #include <array>
 #include <variant>
 
+#include "text/gguf_pre.h"
 #include "text/hf_components.h"
 #include "wick/gguf.h"
 
@@ -27,7 +29,8 @@ constexpr std::string_view kTekken =
 constexpr std::string_view kGpt4o =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-// tokenizer.ggml.pre -> the regexes llama.cpp splits with, in order (each Isolated; where
+// tokenizer.ggml.pre -> the regexes llama.cpp splits with (the first name of a row is what
+// convert_hf_to_gguf.py writes for them, gguf_pre_name() below), in order (each Isolated; where
 // llama.cpp rewrote a tokenizer.json regex for its own engine, the original, which PCRE2
 // runs), whether whole pieces found in the vocabulary skip the merges (Llama 3's
 // ignore_merges), and whether BOS is added when tokenizer.ggml.add_bos_token is absent.
@@ -47,7 +50,7 @@ const std::vector<PreRule>& pre_rules() {
       {{"default"},
        {R"([\p{P}\$\+<=>\^~\|]+)", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
         R"(\p{N}+)", "[0-9][0-9][0-9]"}},
-      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
+      {{"llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
        {kLlama3},
        true,
        true},
@@ -78,6 +81,23 @@ const PreRule& pre_rule(const std::string& pre) {
       if (n == pre) return r;
   fail(ErrorKind::Unsupported, "gguf: tokenizer.ggml.pre '", pre, "' is not supported");
 }
+
+}  // namespace
+
+std::optional<std::string> gguf_pre_name(const std::vector<std::string>& regexes, bool ignore_merges) {
+  const PreRule* by_regex = nullptr;
+  for (const PreRule& r : pre_rules()) {
+    if (!std::equal(r.regexes.begin(), r.regexes.end(), regexes.begin(), regexes.end())) continue;
+    if (r.ignore_merges == ignore_merges) return std::string(r.names.front());
+    if (!by_regex) by_regex = &r;
+  }
+  if (by_regex) return std::string(by_regex->names.front());
+  return std::nullopt;
+}
+
+std::string gpt2_split_regex() { return std::string(kGpt2); }
+
+namespace {
 
 // Metadata readers: Format errors name the key.
 const gguf::Array& array_of(const gguf::File& f, const std::string& key, gguf::ValueType elem) {

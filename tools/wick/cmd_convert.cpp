@@ -1,4 +1,7 @@
-// `wick convert IN OUT`: the direction is chosen by IN's first bytes ("GGUF", or else a
+// `wick convert DIR OUT.gguf [--outtype ...]`: a Hugging Face folder of a Llama-family
+// model written as llama.cpp's GGUF (models::convert_to_gguf, wick/models/convert.h).
+//
+// `wick convert IN OUT`: for files, the direction is chosen by IN's first bytes ("GGUF", or else a
 // safetensors header); OUT must be a file of the other format (.safetensors / .gguf,
 // any case). Same-format conversion is refused with a message saying so.
 //
@@ -27,6 +30,7 @@
 #include "progress.h"
 #include "wick/gguf.h"
 #include "wick/io.h"
+#include "wick/models/convert.h"
 #include "wick/quant.h"
 
 namespace wick::cli {
@@ -143,8 +147,32 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
+int convert_model(const std::string& dir, const std::string& out, const std::string& outtype) {
+  WICK_CHECK(extension_of(out) == ".gguf", InvalidArgument, "convert: a model folder is written as .gguf, got '", out,
+             "'");
+  models::ConvertOptions opt;
+  opt.outtype = ggml_type_from_name(outtype.empty() ? "f32" : outtype);
+  ProgressGuard guard;
+  opt.on_tensor = [&](size_t done, size_t total) { progress(done, total, ""); };
+  const models::ConvertResult r = models::convert_to_gguf(dir, out, opt);
+  end_progress_line();
+  std::cout << "wrote " << out << ": " << r.arch << ", " << r.parameters << " parameters in " << r.tensors
+            << " tensors (";
+  for (auto it = r.tensors_by_type.begin(); it != r.tensors_by_type.end(); ++it)
+    std::cout << (it == r.tensors_by_type.begin() ? "" : ", ") << it->second << " " << ggml_type_name(it->first);
+  std::cout << ")\n";
+  return 0;
+}
+
 int run_convert(const std::string& in, const std::string& out, const std::string& dtype_name,
-                const std::string& quant_name) {
+                const std::string& quant_name, const std::string& outtype) {
+  if (std::filesystem::is_directory(in)) {
+    WICK_CHECK(dtype_name.empty() && quant_name.empty(), InvalidArgument,
+               "convert: a model folder takes --outtype, not --dtype or --quantize");
+    return convert_model(in, out, outtype);
+  }
+  WICK_CHECK(outtype.empty(), InvalidArgument, "convert: --outtype applies to a model folder, but '", in,
+             "' is a file");
   std::optional<DType> dtype;
   if (!dtype_name.empty()) {
     dtype = dtype_from_name(dtype_name);
@@ -173,10 +201,16 @@ int run_convert(const std::string& in, const std::string& out, const std::string
 
 Runner add_convert(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "convert", "Dequantize a GGUF file into safetensors, or write a safetensors file as (quantized) GGUF");
+      "convert",
+      "Convert a Hugging Face model folder to GGUF, dequantize a GGUF file into safetensors, or write a "
+      "safetensors file as (quantized) GGUF");
   auto in = std::make_shared<std::string>(), out = std::make_shared<std::string>();
   auto dtype = std::make_shared<std::string>(), quant = std::make_shared<std::string>();
-  sub->add_option("input", *in, "the file to read: GGUF or safetensors (told apart by its first bytes)")->required();
+  auto outtype = std::make_shared<std::string>();
+  sub->add_option("input", *in,
+                  "the file to read: GGUF or safetensors (told apart by its first bytes), or a Hugging Face model "
+                  "folder (Llama family) to write as llama.cpp's GGUF")
+      ->required();
   sub->add_option("output", *out, "the file to write: .safetensors for a GGUF input, .gguf for a safetensors input")
       ->required();
   sub->add_option("--dtype", *dtype,
@@ -185,7 +219,11 @@ Runner add_convert(CLI::App& app) {
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   sub->add_option("--quantize", *quant, "safetensors -> gguf: quantize 2-D float tensors to q8_0, q4_0, q4_k or q6_k")
       ->check(CLI::IsMember({"q8_0", "q4_0", "q4_k", "q6_k", "q4_K", "q6_K"}));
-  return [in, out, dtype, quant]() { return run_convert(*in, *out, *dtype, *quant); };
+  sub->add_option("--outtype", *outtype,
+                  "model folder -> gguf: type of the weight matrices, f32 (default), f16, bf16, q8_0, q4_0, q4_k or "
+                  "q6_k (norms stay f32)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k", "q4_K", "q6_K"}));
+  return [in, out, dtype, quant, outtype]() { return run_convert(*in, *out, *dtype, *quant, *outtype); };
 }
 
 }  // namespace wick::cli

@@ -1,5 +1,7 @@
 // `wick inspect FILE... [--file LIST] [--json]`: list checkpoints' tensors and metadata
-// (inputs.h: FILE, - for a file piped into standard input, --file for one path per line).
+// (inputs.h: FILE, - for a file piped into standard input, --file for one path per line);
+// a Llama-family model (a GGUF of a supported architecture, or a Hugging Face folder given
+// as FILE) also gets its summary (inspect_model.h).
 // The format is chosen by each file's magic bytes: "GGUF" files go to inspect_gguf.h,
 // everything else is read as safetensors (which has no magic: it starts with its header length). Several
 // files are listed in order; one that cannot be read gets its error on stderr and the
@@ -13,6 +15,7 @@
 #include "escape.h"
 #include "inputs.h"
 #include "inspect_gguf.h"
+#include "inspect_model.h"
 #include "wick/io.h"
 #include "wick/wick.h"
 
@@ -84,6 +87,13 @@ std::optional<nlohmann::ordered_json> list(const std::string& name, const F& f, 
 std::optional<nlohmann::ordered_json> inspect_one(const Input& input, bool json) {
   if (!input.from_stdin) {
     const std::string& path = input.value;
+    if (std::filesystem::is_directory(path)) {  // a Hugging Face model folder
+      nlohmann::ordered_json summary = folder_model_summary(path);
+      if (json) return nlohmann::ordered_json{{"file", path}, {"format", "model folder"}, {"model", summary}};
+      std::cout << printable(path) << ": model folder\n";
+      print_model_summary(summary);
+      return std::nullopt;
+    }
     if (file_has_gguf_magic(path)) return list(path, gguf::File::open(path), json);
     return list(path, safetensors::File::open(path), json);
   }
@@ -127,7 +137,8 @@ static int run_inspect(const TextInputs& inputs, bool json) {
 Runner add_inspect(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "inspect",
-      "List the tensors and metadata of safetensors and GGUF files (told apart by their first bytes); a file that "
+      "List the tensors and metadata of safetensors and GGUF files (told apart by their first bytes), with a "
+      "summary of Llama-family models (GGUF files or Hugging Face folders); a file that "
       "cannot be read is reported on stderr, the others are still listed, and the exit code is 1");
   auto inputs = std::make_shared<TextInputs>();
   add_path_inputs(*sub, *inputs);

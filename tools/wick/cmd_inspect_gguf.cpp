@@ -6,6 +6,7 @@
 
 #include "escape.h"
 #include "inspect_gguf.h"
+#include "inspect_model.h"
 #include "wick/gguf.h"
 #include "wick/text/tokenizer.h"
 
@@ -80,6 +81,7 @@ nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f) {
   for (const auto& [k, v] : f.metadata())
     j["metadata"].push_back({{"key", k}, {"type", gguf::value_type_name(v.type())}, {"value", to_json(v)}});
   if (const std::string tok = tokenizer_text(f); !tok.empty()) j["tokenizer"] = tok;
+  if (auto model = gguf_model_summary(f)) j["model"] = std::move(*model);
   j["tensors"] = nlohmann::ordered_json::array();
   for (const auto& t : f.tensors())
     j["tensors"].push_back({{"name", t.name},
@@ -93,6 +95,10 @@ nlohmann::ordered_json gguf_json(const std::string& name, const gguf::File& f) {
 void print_gguf_text(const std::string& name, const gguf::File& f) {
   std::cout << printable(name) << ": GGUF v" << f.version() << ", alignment " << f.alignment() << ", data at byte "
             << f.data_offset() << ", " << f.file_size() << " bytes\n";
+  if (const auto model = gguf_model_summary(f)) {
+    std::cout << '\n';
+    print_model_summary(*model);
+  }
   size_t kw = 3, tw = 4;
   for (const auto& [k, v] : f.metadata()) {
     kw = std::max(kw, printable(k).size());

@@ -14,8 +14,9 @@ Fixtures saved in bf16 (save dtype below) are evaluated from the bf16-rounded we
 (upcast to f32), so the oracle is exact for them too; their GGUF is written as bf16.
 
 convert_hf_to_gguf.py needs a tokenizer in the folder. Each folder gets a byte-level BPE
-tokenizer.json of 255 byte tokens and one merge (vocab_size 256; llama.cpp wants merges) for
-the conversion only; it is not committed. Two monkeypatches, both about the vocabulary only: every model class's
+tokenizer.json of 255 byte tokens and one merge (vocab_size 256; llama.cpp wants merges),
+committed beside the weights (with tokenizer_config.json), so that wick's own converter
+(test_convert_llama.cpp) reads the same folder convert_hf_to_gguf.py read. Two monkeypatches, both about the vocabulary only: every model class's
 set_vocab() is the GPT-2 path (the real ones want sentencepiece files), and the
 pre-tokenizer hash check (which knows only published tokenizers) answers "gpt-2". Gemma 2:
 the converter drops query_pre_attn_scalar (llama.cpp derives it from the model size), so
@@ -199,6 +200,7 @@ def make(name, spec, llama_cpp):
             if f.endswith(".safetensors") or f in ("config.json", "model.safetensors.index.json"):
                 shutil.copy(os.path.join(tmp, f), d)
         write_tokenizer(tmp)
+        write_tokenizer(d)
         convert(tmp, os.path.join(d, "model.gguf"), "bf16" if save_dtype == torch.bfloat16 else "f32", llama_cpp)
         if name == "llama3":  # a block-quantized GGUF of the same weights (llama.cpp's own q8_0 writer)
             convert(tmp, os.path.join(d, "model-q8_0.gguf"), "q8_0", llama_cpp)
