@@ -71,13 +71,10 @@ int run_chat(const ChatArgs& a) {
             std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
             [&](int32_t id) {
               reply.push_back(id);
-              const std::string bytes = stream.push(id);
-              std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-              std::fflush(stdout);
+              print_now(stream.push(id));
             },
             stops, &cache);
-    std::fputc('\n', stdout);
-    std::fflush(stdout);
+    print_now("\n");
     cached = ids;
     cached.insert(cached.end(), reply.begin(), reply.end());
     cached.resize(size_t(cache.length()));  // the last sampled token was not fed through the model

@@ -48,15 +48,9 @@ int run_generate(const GenerateArgs& a) {
   auto stream = lm.tokenizer().decode_stream();
   models::KvCache cache(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   const auto st = gen.generate(
-      prompt, a.max_tokens,
-      [&](int32_t id) {
-        const std::string bytes = stream.push(id);
-        std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-        std::fflush(stdout);
-      },
+      prompt, a.max_tokens, [&](int32_t id) { print_now(stream.push(id)); },
       a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens(), &cache);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  print_now("\n");
   // The first generated token comes out of the prefill pass; decode covers the rest.
   const int64_t decoded = std::max<int64_t>(st.generated_tokens - 1, 0);
   std::fprintf(stderr, "model %s (%s) on %s (%s)\n", a.model.model.empty() ? "gpt2-tiny" : a.model.model.c_str(),

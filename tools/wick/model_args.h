@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "commands.h"
 #include "progress.h"
@@ -62,6 +63,12 @@ inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
 // The shipped tiny model: next to the executable once installed (bin/../share/wick/assets),
 // else in the source tree this binary was built from (WICK_ASSETS_DIR).
 std::filesystem::path default_model_dir(const char* command);
+
+// Text on stdout at once (generated text streams token by token).
+inline void print_now(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
 
 // The path --model names, or the shipped tiny model.
 std::filesystem::path model_path(const ModelArgs& a, const char* command);

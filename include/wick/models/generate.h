@@ -94,6 +94,8 @@ class Generator {
   // With cache (a conversation kept across turns), prompt holds the tokens that follow the
   // cache->length() cached ones, and the cache is left holding every position fed through the
   // model: the prompt and each generated token but the last (which was sampled, not fed).
+  // The repetition penalty then counts only this call's prompt and output, not the earlier
+  // cached turns (the Generator does not know their tokens).
   // Its capacity bounds the generation; without one a cache just large enough is made.
   GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                            const std::function<void(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens = {},
