@@ -1,0 +1,114 @@
+// The serving engine behind `wick serve`: continuous batching of many generation requests
+// over one CausalLM. Requests join and leave the running batch at token boundaries; every
+// step is one batched forward over all running sequences (the decode tokens of the running
+// ones and prefill chunks of newly admitted ones). KV memory is bounded and fixed at
+// construction: `parallel` sequences of up to `ctx_size` positions each.
+//
+// Threading: one engine thread owns the model and runs the steps. submit(), cancel(),
+// stats() and shutdown() may be called from any thread (the HTTP workers). Events are
+// delivered on the engine thread, in order per request; a callback must return quickly
+// (copy the event into the worker's queue) and must not call back into the engine except
+// cancel().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick/models/causal_lm.h"
+#include "wick/models/generate.h"
+
+namespace wick::serve {
+
+// Why a request ended (OpenAI's finish_reason: Stop -> "stop", Length -> "length").
+enum class FinishReason {
+  None,       // not finished: more events follow
+  Stop,       // an end-of-generation token (not emitted as text)
+  Length,     // max_tokens reached, or the sequence's context is full
+  Cancelled,  // cancel() or shutdown()
+  Error,      // the request failed (TokenEvent::error says why; kind OutOfMemory -> HTTP 503)
+};
+
+struct TopLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+};
+
+// One generated token, or the end of a request. The last event of every submitted request
+// has finish != None (exactly one such event per request); it may carry a token too
+// (Length: the last token), or none (token == -1: Stop, Cancelled, Error).
+struct TokenEvent {
+  int32_t token = -1;
+  // log-softmax of the token under the model's logits after the penalties and before
+  // temperature / top-k / top-p / min-p (what OpenAI reports), when Request::logprobs.
+  float logprob = 0;
+  std::vector<TopLogprob> top;  // the top_logprobs most likely tokens, most likely first
+  FinishReason finish = FinishReason::None;
+  ErrorKind error_kind = ErrorKind::Internal;  // for FinishReason::Error
+  std::string error;                           // for FinishReason::Error
+  int64_t prompt_tokens = 0;                   // on the final event: the request's counts
+  int64_t completion_tokens = 0;
+};
+
+struct Request {
+  std::vector<int32_t> prompt;  // token ids, non-empty
+  int64_t max_tokens = 16;      // >= 1
+  models::SamplingOptions sampling;
+  std::vector<int32_t> stop_tokens;  // end-of-generation ids: finish Stop, not emitted
+  bool logprobs = false;
+  int top_logprobs = 0;  // 0..20, with logprobs
+};
+
+struct EngineOptions {
+  int64_t parallel = 4;           // sequences in the running batch at most (KV slots)
+  int64_t ctx_size = 4096;        // positions per sequence (prompt + output); clamped to the model's
+  int64_t max_queue = 64;         // admitted requests waiting for a slot; more are refused
+  int64_t prefill_chunk = 512;    // prompt tokens of one sequence fed per step at most
+  int64_t max_step_tokens = 2048; // tokens of one batched forward at most (decode + prefill)
+};
+
+struct EngineStats {
+  int64_t queued = 0, running = 0, slots = 0;
+  int64_t kv_used = 0, kv_capacity = 0;  // positions held by running sequences / all slots
+  int64_t last_step_batch = 0;           // sequences in the last step
+  int64_t last_step_tokens = 0;          // tokens in the last step's forward
+  uint64_t requests = 0, finished = 0, cancelled = 0, failed = 0, rejected = 0;
+  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
+};
+
+class Engine {
+ public:
+  using OnEvent = std::function<void(const TokenEvent&)>;
+
+  // The model must outlive the engine. Starts the engine thread; allocates the KV slots
+  // (OutOfMemory if they do not fit, before any request).
+  Engine(const models::CausalLM& model, const EngineOptions& options);
+  ~Engine();  // shutdown(0): cancels what runs, joins the thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineOptions& options() const;  // as resolved (ctx_size clamped)
+
+  // Checks the request (InvalidArgument naming the field: empty prompt, max_tokens < 1,
+  // prompt + max_tokens beyond ctx_size, bad sampling options, token ids outside the
+  // vocabulary) and queues it. Returns its id, or nullopt when the queue is full (nothing
+  // queued: the caller answers 429) or the engine is shutting down.
+  std::optional<uint64_t> submit(Request request, OnEvent on_event);
+  // Cancels a queued or running request: its slot is freed before its final event
+  // (Cancelled) is delivered. Unknown or finished ids are ignored.
+  void cancel(uint64_t id);
+  EngineStats stats() const;
+  // Stops admitting, lets running and queued requests finish for up to `grace`, then
+  // cancels the rest and joins the engine thread. Idempotent.
+  void shutdown(std::chrono::milliseconds grace);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wick::serve
