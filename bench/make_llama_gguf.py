@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Writes a random-weight Llama GGUF of a real model's shape, for speed comparisons where the
+weights' values do not matter (wick vs llama.cpp on the same file).
+
+    python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out /tmp/llama1b-f16.gguf
+    python3 bench/make_llama_gguf.py --shape 8b --dtype f16 --out /tmp/llama8b-f16.gguf
+
+Shapes: `1b` is Llama-3.2-1B's layers (hidden 2048, 16 layers, 32 heads, 8 KV heads, FFN 8192),
+`8b` Llama-3-8B's (4096, 32, 32, 8, 14336), `tiny` a 4-layer 256-wide model for smoke tests;
+each with GPT-2's vocabulary (50257 tokens, from tests/data/gpt2-tokenizer) and an untied output
+head, as in issue 22's llama.cpp figures. Quantized files come from llama.cpp's
+`llama-quantize FILE OUT Q4_K_M` on the f16 file (nothing of llama.cpp is committed).
+
+Values: one pool of N(0, 0.02) floats cut at random offsets, so writing 15 GB takes seconds of
+CPU instead of minutes (the numbers only need to be finite and of a realistic scale). Tensors
+are streamed one at a time, so memory stays at one tensor.
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+from gguf import GGUFWriter, GGMLQuantizationType, TokenType
+
+SHAPES = {
+    "tiny": dict(hidden=256, layers=4, heads=8, kv_heads=2, ffn=768),
+    "1b": dict(hidden=2048, layers=16, heads=32, kv_heads=8, ffn=8192),
+    "8b": dict(hidden=4096, layers=32, heads=32, kv_heads=8, ffn=14336),
+}
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB_DIR = os.path.join(HERE, "..", "tests", "data", "gpt2-tokenizer")
+
+
+def gpt2_vocab():
+    with open(os.path.join(VOCAB_DIR, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    with open(os.path.join(VOCAB_DIR, "merges.txt"), encoding="utf-8") as f:
+        merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#version")]
+    return tokens, merges
+
+
+def tensor_plan(s, vocab):
+    h, f, kvd = s["hidden"], s["ffn"], s["hidden"] // s["heads"] * s["kv_heads"]
+    yield "token_embd.weight", (vocab, h)
+    for i in range(s["layers"]):
+        p = f"blk.{i}."
+        yield p + "attn_norm.weight", (h,)
+        yield p + "attn_q.weight", (h, h)
+        yield p + "attn_k.weight", (kvd, h)
+        yield p + "attn_v.weight", (kvd, h)
+        yield p + "attn_output.weight", (h, h)
+        yield p + "ffn_norm.weight", (h,)
+        yield p + "ffn_gate.weight", (f, h)
+        yield p + "ffn_up.weight", (f, h)
+        yield p + "ffn_down.weight", (h, f)
+    yield "output_norm.weight", (h,)
+    yield "output.weight", (vocab, h)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="1b")
+    ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f16")
+    ap.add_argument("--layers", type=int, help="override the layer count")
+    ap.add_argument("--context", type=int, default=8192)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    s = dict(SHAPES[a.shape])
+    if a.layers:
+        s["layers"] = a.layers
+    tokens, merges = gpt2_vocab()
+    rng = np.random.default_rng(a.seed)
+    pool = (rng.standard_normal(1 << 24) * 0.02).astype(np.float32)
+
+    w = GGUFWriter(a.out, "llama")
+    w.add_name(f"random-llama-{a.shape}")
+    w.add_block_count(s["layers"])
+    w.add_context_length(a.context)
+    w.add_embedding_length(s["hidden"])
+    w.add_feed_forward_length(s["ffn"])
+    w.add_head_count(s["heads"])
+    w.add_head_count_kv(s["kv_heads"])
+    w.add_rope_freq_base(500000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_dimension_count(s["hidden"] // s["heads"])
+    w.add_vocab_size(len(tokens))
+    w.add_file_type({"f32": 0, "f16": 1, "bf16": 32}[a.dtype])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types([TokenType.NORMAL] * len(tokens))
+    w.add_token_merges(merges)
+    w.add_bos_token_id(50256)
+    w.add_eos_token_id(50256)
+
+    plan = list(tensor_plan(s, len(tokens)))
+    for name, shape in plan:
+        n = int(np.prod(shape))
+        # Norm weights stay f32 (as convert_hf_to_gguf.py writes them).
+        if len(shape) == 1 or a.dtype == "f32":
+            w.add_tensor_info(name, shape, np.dtype(np.float32), n * 4)
+        elif a.dtype == "f16":
+            w.add_tensor_info(name, shape, np.dtype(np.float16), n * 2)
+        else:
+            w.add_tensor_info(name, shape, np.dtype(np.uint16), n * 2, raw_dtype=GGMLQuantizationType.BF16)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    for name, shape in plan:
+        n = int(np.prod(shape))
+        if len(shape) == 1:
+            data = np.ones(shape, np.float32)
+        else:
+            start = int(rng.integers(0, pool.size))
+            data = np.resize(np.roll(pool, -start), n).reshape(shape)
+            if a.dtype == "f16":
+                data = data.astype(np.float16)
+            elif a.dtype == "bf16":
+                data = (data.view(np.uint32) >> 16).astype(np.uint16)
+        w.write_tensor_data(data)
+    w.close()
+    params = sum(int(np.prod(sh)) for _, sh in plan)
+    print(f"{a.out}: {a.shape} {a.dtype}, {s['layers']} layers, {params / 1e9:.3f} B parameters")
+
+
+if __name__ == "__main__":
+    main()
