@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   const bool via_wick = argc > 0 && std::filesystem::path(argv[0]).filename() == "wick";
   const Program bench{via_wick ? "wick" : "wick-bench",
                       "wick-bench: the benchmark commands of wick",
-                      {add_bench, add_gpt2_bench, add_allreduce_bench},
+                      {add_bench, add_gpt2_bench, add_allreduce_bench, add_lm_bench},
                       {}};
   return run_main(bench, argc, argv);
 }
