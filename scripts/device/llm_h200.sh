@@ -21,6 +21,8 @@ if [[ -n "${PROFILE:-1}" ]]; then
 fi
 if [[ ! -d $m/gpt2 ]]; then
   python3 -c "import sys,torch; sys.path.insert(0,'bench'); import gpt2_h200; gpt2_h200.make_checkpoint('$m/gpt2', torch)"
+  # convert_hf_to_gguf.py reads GPT-2's context from n_ctx, which transformers 5 no longer writes.
+  python3 -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c.setdefault('n_ctx', c['n_positions']); json.dump(c, open(p,'w'))" "$m/gpt2/config.json"
   python3 "$LLAMA_BIN/../../convert_hf_to_gguf.py" "$m/gpt2" --outtype f16 --outfile "$m/gpt2-f16.gguf" > "$out/convert.log" 2>&1
 fi
 while [[ -n "${WAIT_FOR:-}" && ! -f $WAIT_FOR ]]; do sleep 3; done  # a llama.cpp build still running
