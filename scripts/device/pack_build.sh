@@ -17,7 +17,7 @@ while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls $pattern test
 rm -rf "$build/deps" && mkdir -p "$build/deps"
 ldd "$build/src/libwick.so" | awk '/libpcre2|libutf8proc/ {print $3}' | xargs -r -I{} cp -L {} "$build/deps/"
 files+=(deps)
-tar -C "$build" -cf - "${files[@]}" | xz -T2 -6 > .device/build.tar.xz
+tar -C "$build" -cf - "${files[@]}" | xz -T2 -9 > .device/build.tar.xz
 echo "checkout path: $PWD" > .device/origin.txt
 echo "build dir: $build" >> .device/origin.txt
 ls -la .device
