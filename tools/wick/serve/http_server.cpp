@@ -66,11 +66,17 @@ bool Connection::peer_closed() const {
 
 ssize_t Connection::read(char* ptr, size_t size) {
   if (off_ == len_) {
-    if (!wait(POLLIN, read_wait())) return -1;  // idle past the timeout or the deadline
+    if (!wait(POLLIN, read_wait())) {  // idle past the timeout or the deadline
+      close_ = true;                   // the rest of the request may still come: it must not be read as the next one
+      return -1;
+    }
     ssize_t n;
     do n = ::recv(fd_, buf_, sizeof buf_, 0);
     while (n < 0 && errno == EINTR);
-    if (n <= 0) return n;
+    if (n <= 0) {
+      close_ = true;
+      return n;
+    }
     off_ = 0;
     len_ = size_t(n);
   }
