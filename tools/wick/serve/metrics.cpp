@@ -1,17 +1,17 @@
 #include "metrics.h"
 
 #include <array>
-#include <cstdio>
+#include <charconv>
 
 namespace wick::serve {
 
 namespace {
-// Prometheus writes numbers as Go's strconv does; %.17g round-trips doubles and prints
-// integers without a fraction.
+// The shortest text that reads back as x (0.005, not 0.0050000000000000001), as Prometheus'
+// own clients write numbers; integers without a fraction.
 std::string number(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
 }
 
 void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
