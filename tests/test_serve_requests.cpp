@@ -43,6 +43,7 @@ TEST(ServeRequestJson, RefusesMalformedBodies) {
       {"{\"a\": \"\xff\"}", "not valid UTF-8"},
       {"{\"a\": \"\xc3\"}", "not valid UTF-8"},
       {R"({"a": "\ud800"})", "not valid UTF-8"},
+      {"{\"a\": 2e999}", "number overflow"},  // found by fuzz_serve_request
   };
   for (const Case& c : cases) {
     const ApiError e = error_of([&] { parse_request_body(c.body); });

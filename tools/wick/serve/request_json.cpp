@@ -38,6 +38,8 @@ nlohmann::json parse_request_body(std::string_view body) {
     if (what.find("UTF-8") != std::string::npos || what.find("surrogate") != std::string::npos)
       throw ApiError(400, "request body is not valid UTF-8 (" + parse_message(what) + ")");
     throw ApiError(400, "request body is not valid JSON: " + parse_message(what));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number beyond double (1e999)
+    throw ApiError(400, std::string("request body is not valid JSON: ") + parse_message(e.what()));
   }
   if (!j.is_object()) throw ApiError(400, std::string("request body must be a JSON object, got ") + json_type_name(j));
   return j;
