@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/cli.h"
 #include "support/devices.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
@@ -468,6 +470,26 @@ TEST(EngineConcurrency, SubmitCancelAndStatsFromManyThreads) {
   EXPECT_EQ(st.finished + st.cancelled, accepted.load());
   EXPECT_EQ(st.kv_used, 0);
   engine.shutdown(1s);
+}
+
+// `wick batched-bench` (tools/wick-bench) on the tiny fixture, both modes, as a smoke test:
+// one row per npl with llama-batched-bench's quantities (the timings are not checked).
+TEST(Engine, BatchedBenchPrintsARowPerParallelCount) {
+  test::CliRun bench;
+  bench.program = WICK_BENCH_CLI_PATH;
+  for (const char* mode : {"batch", "engine"}) {
+    const auto r = test::run_cli("batched-bench --model '" + test::llama_dir("llama3").string() +
+                                     "' -npp 6 -ntg 3 -npl 1,3 --json --mode " + mode,
+                                 bench);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), 2u) << r.out;
+    EXPECT_EQ(rows[1]["npl"], 3);
+    EXPECT_EQ(rows[1]["npp"], 6);
+    EXPECT_GT(rows[1]["s_tg"].get<double>(), 0) << mode;
+  }
+  const auto bad = test::run_cli("batched-bench --model x -npl 1,zero", bench);
+  EXPECT_NE(bad.code, 0);
 }
 
 }  // namespace
