@@ -1,0 +1,148 @@
+// One engine step: every running sequence's next token and prefill chunks of the newly
+// admitted ones in one forward_batch, then sampling, stop conditions and events per
+// sequence. Also submit()'s validation of a request.
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <numeric>
+
+#include "engine_impl.h"
+#include "wick/error.h"
+
+namespace wick::serve {
+
+namespace {
+
+constexpr int kMaxTopLogprobs = 20;  // OpenAI's bound
+
+// log-softmax of row at `token` and the `top` most likely entries (ties by lower id).
+void fill_logprobs(std::span<const float> row, int32_t token, int top, TokenEvent& ev) {
+  const float mx = *std::max_element(row.begin(), row.end());
+  double sum = 0;
+  for (float x : row) sum += std::exp(double(x) - mx);
+  const double lse = double(mx) + std::log(sum);
+  ev.logprob = float(double(row[size_t(token)]) - lse);
+  if (top <= 0) return;
+  std::vector<int32_t> ids(row.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const auto k = std::min<size_t>(size_t(top), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + long(k), ids.end(), [&](int32_t a, int32_t b) {
+    return row[size_t(a)] > row[size_t(b)] || (row[size_t(a)] == row[size_t(b)] && a < b);
+  });
+  ev.top.reserve(k);
+  for (size_t i = 0; i < k; ++i) ev.top.push_back({ids[i], float(double(row[size_t(ids[i])]) - lse)});
+}
+
+}  // namespace
+
+void Engine::Impl::check(const Request& r) const {
+  const int64_t vocab = model.vocab_size(), P = int64_t(r.prompt.size());
+  WICK_CHECK(P > 0, InvalidArgument, "engine: prompt must hold at least one token");
+  WICK_CHECK(r.max_tokens >= 1, InvalidArgument, "engine: max_tokens must be >= 1, got ", r.max_tokens);
+  // Written so that no sum overflows: max_tokens may be anything up to INT64_MAX.
+  WICK_CHECK(P <= opt.ctx_size && r.max_tokens <= opt.ctx_size - P, InvalidArgument, "engine: prompt of ", P,
+             " tokens + max_tokens ", r.max_tokens, " exceed ctx_size ", opt.ctx_size);
+  for (size_t i = 0; i < r.prompt.size(); ++i)
+    WICK_CHECK(r.prompt[i] >= 0 && r.prompt[i] < vocab, InvalidArgument, "engine: prompt token ", i, " (", r.prompt[i],
+               ") is outside the vocabulary of ", vocab);
+  for (int32_t t : r.stop_tokens)
+    WICK_CHECK(t >= 0 && t < vocab, InvalidArgument, "engine: stop_tokens id ", t, " is outside the vocabulary of ",
+               vocab);
+  WICK_CHECK(r.top_logprobs >= 0 && r.top_logprobs <= kMaxTopLogprobs, InvalidArgument,
+             "engine: top_logprobs must be in [0, ", kMaxTopLogprobs, "], got ", r.top_logprobs);
+  WICK_CHECK(r.top_logprobs == 0 || r.logprobs, InvalidArgument, "engine: top_logprobs needs logprobs");
+  models::check_sampling_options(r.sampling);
+}
+
+void Engine::Impl::step(Outbox& out) {
+  // Admission order (ids grow), so that the oldest prefill gets the step's token budget first.
+  std::vector<Slot*> order;
+  for (Slot& s : slots)
+    if (s.seq) order.push_back(&s);
+  std::sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) { return a->seq->id < b->seq->id; });
+  // Decode tokens first (every running sequence advances each step: steady inter-token
+  // latency), then prefill chunks in what is left of max_step_tokens.
+  std::vector<models::BatchSequence> batch;
+  std::vector<Slot*> in_step;
+  int64_t budget = opt.max_step_tokens;
+  for (Slot* s : order)
+    if (s->seq->prefilled()) {
+      batch.push_back({std::span<const int32_t>(&s->seq->next, 1), &s->cache});
+      in_step.push_back(s);
+      --budget;
+    }
+  std::vector<int64_t> chunk(in_step.size(), 0);
+  for (Slot* s : order) {
+    Sequence& q = *s->seq;
+    if (q.prefilled() || budget == 0) continue;
+    const int64_t n = std::min({opt.prefill_chunk, int64_t(q.req.prompt.size()) - q.fed, budget});
+    batch.push_back({std::span<const int32_t>(q.req.prompt.data() + q.fed, size_t(n)), &s->cache});
+    in_step.push_back(s);
+    chunk.push_back(n);
+    budget -= n;
+  }
+  const int64_t tokens = opt.max_step_tokens - budget;
+
+  std::vector<float> logits;
+  TokenEvent failure;
+  try {
+    logits = model.forward_batch(batch).to(Device::cpu()).to_vector<float>();
+  } catch (const Error& e) {
+    failure.finish = FinishReason::Error;
+    failure.error_kind = e.kind();
+    failure.error = e.what();
+  } catch (const std::bad_alloc&) {
+    failure.finish = FinishReason::Error;
+    failure.error_kind = ErrorKind::OutOfMemory;
+    failure.error = "engine: out of host memory in a step";
+  } catch (const std::exception& e) {
+    failure.finish = FinishReason::Error;
+    failure.error_kind = ErrorKind::Internal;
+    failure.error = e.what();
+  }
+
+  const std::lock_guard<std::mutex> lock(mu);
+  ++st.steps;
+  st.last_step_batch = int64_t(batch.size());
+  st.last_step_tokens = tokens;
+  if (failure.finish == FinishReason::Error) {
+    // Only this step's requests fail; their caches may hold half-written positions, and
+    // freeing the slots forgets them.
+    for (Slot* s : in_step) finish(*s, failure, out);
+    refresh_usage();
+    return;
+  }
+  const auto vocab = size_t(model.vocab_size());
+  for (size_t i = 0; i < in_step.size(); ++i) {
+    Slot& s = *in_step[i];
+    Sequence& q = *s.seq;
+    q.fed += chunk[i];
+    st.prompt_tokens += uint64_t(chunk[i]);
+    if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
+    const std::span<const float> row(logits.data() + i * vocab, vocab);
+    TokenEvent ev;
+    // Log-probabilities over the row the sampler is about to pick from (penalties applied).
+    const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
+    const int32_t token = q.sampler->sample(row);
+    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), token) != q.req.stop_tokens.end()) {
+      ev.finish = FinishReason::Stop;
+      finish(s, ev, out);
+      continue;
+    }
+    ev.token = token;
+    if (q.req.logprobs) fill_logprobs(penalized, token, q.req.top_logprobs, ev);
+    ++q.generated;
+    ++st.generated_tokens;
+    // The last token is emitted but never fed: max_tokens reached, or no position left.
+    if (q.generated >= q.req.max_tokens || s.cache.length() >= opt.ctx_size) {
+      ev.finish = FinishReason::Length;
+      finish(s, std::move(ev), out);
+      continue;
+    }
+    q.next = token;
+    out.emplace_back(q.on_event, std::move(ev));
+  }
+  refresh_usage();
+}
+
+}  // namespace wick::serve
