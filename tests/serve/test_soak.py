@@ -2,7 +2,7 @@
 requests (completions and chat, streamed or not, random lengths and sampling, bad requests,
 embeddings, /metrics) from several clients, with random hang-ups mid-stream. Passes with 0
 failed requests, the server alive throughout, every slot and cache position free at the end,
-and its resident memory at the end within 5% of what it was after the warm-up."""
+and its resident memory at the end within 5% of its peak during the warm-up."""
 import http.client
 import json
 import os
@@ -92,10 +92,25 @@ def run_clients(srv, seconds, seed):
 def test_soak(srv):
     total = float(os.environ.get("WICK_SOAK_SECONDS", "60"))
     warm = min(15.0, total / 4)
+    # The resident size under load swings by a few percent with what the allocator holds at
+    # the moment (39.7-43.5 MiB over a 2-minute run here, no trend); the baseline is its
+    # highest value over the second half of the warm-up, so that a leak, not a swing, fails.
+    samples = []
+
+    def sample():
+        time.sleep(warm / 2)
+        while time.time() < t_warm_end:
+            samples.append(srv.rss_kib())
+            time.sleep(0.25)
+
+    t_warm_end = time.time() + warm
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     stats, failures = run_clients(srv, warm, seed=1)
+    sampler.join()
     assert not failures, failures[:5]
     assert srv.wait_metric("wick_running", 0) == 0
-    rss0 = srv.rss_kib()
+    rss0 = max(samples + [srv.rss_kib()])
     stats, failures = run_clients(srv, total - warm, seed=2)
     assert not failures, failures[:5]
     assert srv.proc.poll() is None, "the server died"

@@ -175,11 +175,15 @@ struct Stream {
     }
     Batch batch;
     queue->wait(batch, kPollInterval);
-    for (const auto& [e, at] : batch) gen.feed(e, at);
-    const std::string text = gen.take_text();
-    std::vector<TokenLogprob>* lps = gen.take_logprobs();
-    if (!text.empty() || (lps && !lps->empty()))
-      if (!send(sse_event(stream_chunk(meta, text, lps, nullptr, include_usage)))) return false;
+    // One chunk per token, as OpenAI streams (a client timing tokens counts chunks); a token
+    // whose text is held back (an unfinished character, a possible stop string) sends none.
+    for (const auto& [e, at] : batch) {
+      gen.feed(e, at);
+      const std::string text = gen.take_text();
+      std::vector<TokenLogprob>* lps = gen.take_logprobs();
+      if (!text.empty() || (lps && !lps->empty()))
+        if (!send(sse_event(stream_chunk(meta, text, lps, nullptr, include_usage)))) return false;
+    }
     if (!gen.done()) return sink.is_writable();  // false: the client is gone (release() cancels)
     finished = true;
     if (gen.stopped_by_text()) engine.cancel(id);
@@ -217,7 +221,7 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
   er.max_tokens = output_length(r, int64_t(er.prompt.size()), ctx.engine.options().ctx_size);
   er.sampling = r.sampling;
   if (!r.seed_given) er.sampling.seed = random_seed();
-  er.stop_tokens = ctx.lm.stop_tokens();
+  if (!r.ignore_eos) er.stop_tokens = ctx.lm.stop_tokens();
   er.logprobs = r.logprobs;
   er.top_logprobs = r.top_logprobs;
   const int64_t n_prompt = int64_t(er.prompt.size());

@@ -53,6 +53,7 @@ void parse_common(const Fields& f, GenerationRequest& r) {
     for (const auto& x : r.stop)
       if (x.empty()) throw ApiError(400, "stop: stop strings must not be empty", "stop");
   }
+  r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.stream = f.boolean("stream").value_or(false);
   if (const nlohmann::json* so = f.get("stream_options")) {
     const Fields opts(*so, "stream_options");

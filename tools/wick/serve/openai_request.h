@@ -32,6 +32,7 @@ struct GenerationRequest {
   bool logprobs = false;
   int top_logprobs = 0;
   bool stream = false, include_usage = false;
+  bool ignore_eos = false;  // llama-server's / vLLM's extension: generate past end-of-text (benchmarks)
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`
