@@ -64,7 +64,9 @@ async def one_request(session, url, model, prompt, max_tokens):
 
 async def run(url, model, concurrency, prompts, max_tokens, rounds):
     timeout = aiohttp.ClientTimeout(total=3600)
-    connector = aiohttp.TCPConnector(limit=0)
+    # A connection per request: a server closing an idle keep-alive connection (llama-server
+    # does) must not fail the request that happened to reuse it.
+    connector = aiohttp.TCPConnector(limit=0, force_close=True)
     async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
         results = []
 
