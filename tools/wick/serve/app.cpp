@@ -1,6 +1,9 @@
 #include "app.h"
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdlib>
 #include <ctime>
 
 #include "api_error.h"
@@ -48,6 +51,14 @@ httplib::Server::HandlerResponse refuse(httplib::Response& res, const ApiError& 
   return httplib::Server::HandlerResponse::Handled;
 }
 
+// Compares in time independent of where the strings differ, so that response times do not
+// reveal how much of a guessed key is right.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i]) ^ uint8_t(b[i % std::max<size_t>(b.size(), 1)]);
+  return diff == 0 && !b.empty();
+}
+
 }  // namespace
 
 App::App(const models::LanguageModel& lm, Engine& engine, const models::SentenceEmbedder* embedder, AppOptions options)
@@ -86,7 +97,7 @@ void App::install(HttpServer& server) {
       headers.emplace("Content-Type", "application/json");
     }
     if (!opt_.api_key.empty() && req.path != "/health" &&
-        req.get_header_value("Authorization") != "Bearer " + opt_.api_key)
+        !same_secret(req.get_header_value("Authorization"), "Bearer " + opt_.api_key))
       return refuse(
           res, ApiError(401, "invalid or missing API key (send Authorization: Bearer KEY)", "", "invalid_api_key"));
     return httplib::Server::HandlerResponse::Unhandled;

@@ -200,8 +200,8 @@ struct Stream {
 
   void release() {
     if (finished) return;
+    metrics.count_disconnect();  // before the cancel, which a /metrics reader may be waiting on
     engine.cancel(id);
-    metrics.count_disconnect();
   }
 };
 
@@ -260,8 +260,8 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
     queue->wait(batch, kPollInterval);
     for (const auto& [e, at] : batch) gen.feed(e, at);
     if (!gen.done() && conn && conn->peer_closed()) {
-      ctx.engine.cancel(*id);
       ctx.metrics.count_disconnect();
+      ctx.engine.cancel(*id);
       throw ApiError(499, "the client closed the connection");
     }
   }
