@@ -106,6 +106,7 @@ def main():
     for name, url in servers:
         asyncio.run(run(url, args.model, 1, prompts, 8, 1))
 
+    first = servers[0][0]
     rows = []
     for c in levels:
         samples = {name: [] for name, _ in servers}
@@ -122,15 +123,15 @@ def main():
                   f"p99 {m['ttft_p99'] * 1e3:8.1f} ms  ITL p50 {m['itl_p50'] * 1e3:7.2f} ms  "
                   f"p99 {m['itl_p99'] * 1e3:7.2f} ms", flush=True)
 
-    first = servers[0][0]
-    head = "| streams | server | output tok/s | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) |"
+    head = (f"| streams | server | output tok/s | {first} tok/s ÷ this | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) "
+            "| ITL p99 (ms) |")
     lines = [f"prompt {args.prompt_tokens} tokens, output {args.max_tokens} tokens, {args.rounds} requests per "
-             f"stream, medians of {args.reps}", "", head, "|---:|---|---:|---:|---:|---:|---:|"]
+             f"stream, medians of {args.reps}", "", head, "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for c, med in rows:
         for name, _ in servers:
             m = med[name]
-            ratio = "" if name == first else f" ({med[first]['tok_s'] / m['tok_s']:.2f}x {first})"
-            lines.append(f"| {c} | {name} | {m['tok_s']:.1f}{ratio} | {m['ttft_p50'] * 1e3:.1f} | "
+            ratio = f"{med[first]['tok_s'] / m['tok_s']:.2f}"
+            lines.append(f"| {c} | {name} | {m['tok_s']:.1f} | {ratio} | {m['ttft_p50'] * 1e3:.1f} | "
                          f"{m['ttft_p99'] * 1e3:.1f} | {m['itl_p50'] * 1e3:.2f} | {m['itl_p99'] * 1e3:.2f} |")
     table = "\n".join(lines)
     print("\n" + table)
