@@ -2,6 +2,8 @@
 // sleeps on `wake` until there is work, applies cancellations and admits queued requests
 // into free slots at each token boundary, then runs one step (engine_step.cpp).
 #include <algorithm>
+#include <exception>
+#include <new>
 
 #include "engine_impl.h"
 #include "wick/error.h"
@@ -64,6 +66,34 @@ void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
   slot.cache.clear();
 }
 
+TokenEvent error_event(std::exception_ptr e) {
+  TokenEvent ev;
+  ev.finish = FinishReason::Error;
+  ev.error_kind = ErrorKind::Internal;
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    ev.error_kind = x.kind();
+    ev.error = x.what();
+  } catch (const std::bad_alloc&) {
+    ev.error_kind = ErrorKind::OutOfMemory;
+    ev.error = "engine: out of host memory in a step";
+  } catch (const std::exception& x) {
+    ev.error = x.what();
+  } catch (...) {
+    ev.error = "engine: unknown exception in a step";
+  }
+  return ev;
+}
+
+void Engine::Impl::fail_running(std::exception_ptr e, Outbox& out) {
+  const TokenEvent ev = error_event(e);
+  const std::lock_guard<std::mutex> lock(mu);
+  for (Slot& s : slots)
+    if (s.seq) finish(s, ev, out);
+  refresh_usage();
+}
+
 namespace {
 TokenEvent cancelled_event() {
   TokenEvent ev;
@@ -116,7 +146,15 @@ void Engine::Impl::run() {
       }
     }
     deliver(out);
-    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) step(out);
+    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) {
+      try {
+        step(out);
+      } catch (...) {
+        // step() catches the forward's errors itself; anything else (host memory while
+        // sampling, say) fails what runs rather than ending the process.
+        fail_running(std::current_exception(), out);
+      }
+    }
     deliver(out);
   }
   deliver(out);

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -66,8 +67,11 @@ struct Engine::Impl {
   // Ends slot's sequence with a final event (caller holds mu): frees the slot first.
   void finish(Slot& slot, TokenEvent ev, Outbox& out);
   void refresh_usage();  // st.running / kv_used / queued from the slots (caller holds mu)
+  void fail_running(std::exception_ptr e, Outbox& out);  // every running request ends with e
 };
 
 void deliver(Outbox& out);
+// The final event of a request that failed with e (its ErrorKind and message).
+TokenEvent error_event(std::exception_ptr e);
 
 }  // namespace wick::serve

@@ -3,7 +3,6 @@
 // sequence. Also submit()'s validation of a request.
 #include <algorithm>
 #include <cmath>
-#include <new>
 #include <numeric>
 
 #include "engine_impl.h"
@@ -84,31 +83,22 @@ void Engine::Impl::step(Outbox& out) {
   const int64_t tokens = opt.max_step_tokens - budget;
 
   std::vector<float> logits;
-  TokenEvent failure;
+  std::exception_ptr failure;
   try {
     logits = model.forward_batch(batch).to(Device::cpu()).to_vector<float>();
-  } catch (const Error& e) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = e.kind();
-    failure.error = e.what();
-  } catch (const std::bad_alloc&) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = ErrorKind::OutOfMemory;
-    failure.error = "engine: out of host memory in a step";
-  } catch (const std::exception& e) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = ErrorKind::Internal;
-    failure.error = e.what();
+  } catch (...) {
+    failure = std::current_exception();
   }
 
   const std::lock_guard<std::mutex> lock(mu);
   ++st.steps;
   st.last_step_batch = int64_t(batch.size());
   st.last_step_tokens = tokens;
-  if (failure.finish == FinishReason::Error) {
+  if (failure) {
     // Only this step's requests fail; their caches may hold half-written positions, and
     // freeing the slots forgets them.
-    for (Slot* s : in_step) finish(*s, failure, out);
+    const TokenEvent ev = error_event(failure);
+    for (Slot* s : in_step) finish(*s, ev, out);
     refresh_usage();
     return;
   }
