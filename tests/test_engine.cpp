@@ -111,7 +111,8 @@ Request request(std::vector<int32_t> prompt, int64_t max_tokens, SamplingOptions
 }
 
 // 16 requests of different prompt lengths and budgets, 4 slots, small prefill chunks: each
-// gets exactly its Generator tokens; the slots are free at the end.
+// gets exactly its Generator tokens; the slots are free at the end. Every fourth request is
+// greedy whatever s says.
 void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOptions& s) {
   EngineOptions o;
   o.parallel = 4;
@@ -124,6 +125,7 @@ void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOpti
   for (size_t i = 0; i < 16; ++i) {
     SamplingOptions si = s;
     si.seed = s.seed + i;
+    if (i % 4 == 3) si = {};  // greedy ones among the sampled: the device-argmax rows mix in
     reqs.push_back(request(tokens(1 + 3 * i % 23, m.vocab_size(), uint32_t(i)), int64_t(1 + (7 * i) % 13), si));
     ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)).has_value());
   }

@@ -3,10 +3,12 @@
 // sequence. Also submit()'s validation of a request.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "engine_impl.h"
 #include "wick/error.h"
+#include "wick/ops.h"
 
 namespace wick::serve {
 
@@ -82,10 +84,30 @@ void Engine::Impl::step(Outbox& out) {
   }
   const int64_t tokens = opt.max_step_tokens - budget;
 
+  // Which rows are sampled this step, and which of those the host needs whole: plain greedy
+  // without penalties or logprobs is the device's argmax (what Sampler::sample would pick:
+  // the first maximum), so only 8 bytes per such row come back instead of a vocab row.
+  std::vector<int64_t> full_rows;                        // rows copied to the host, in batch order
+  std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // batch index -> index in full_rows
+  for (size_t i = 0; i < in_step.size(); ++i) {
+    const Sequence& q = *in_step[i]->seq;
+    const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
+    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
+    if (sampled_now && !greedy) {
+      row_of[i] = full_rows.size();
+      full_rows.push_back(int64_t(i));
+    }
+  }
+  std::vector<int64_t> argmaxes;
   std::vector<float> logits;
   std::exception_ptr failure;
   try {
-    logits = model.forward_batch(batch).to(Device::cpu()).to_vector<float>();
+    const Tensor out_logits = model.forward_batch(batch);
+    argmaxes = argmax(out_logits, -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+    if (!full_rows.empty()) {
+      const Tensor idx = Tensor::from_vector(full_rows, Shape{int64_t(full_rows.size())}).to(model.device());
+      logits = index_select(out_logits, 0, idx).to(Device::cpu()).to(DType::F32).to_vector<float>();
+    }
   } catch (...) {
     failure = std::current_exception();
   }
@@ -109,11 +131,15 @@ void Engine::Impl::step(Outbox& out) {
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
-    const std::span<const float> row(logits.data() + i * vocab, vocab);
     TokenEvent ev;
-    // Log-probabilities over the row the sampler is about to pick from (penalties applied).
-    const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
-    const int32_t token = q.sampler->sample(row);
+    int32_t token = int32_t(argmaxes[i]);
+    std::vector<float> penalized;
+    if (row_of[i] != SIZE_MAX) {
+      const std::span<const float> row(logits.data() + row_of[i] * vocab, vocab);
+      // Log-probabilities over the row the sampler is about to pick from (penalties applied).
+      if (q.req.logprobs) penalized = q.sampler->penalized(row);
+      token = q.sampler->sample(row);
+    }
     if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), token) != q.req.stop_tokens.end()) {
       ev.finish = FinishReason::Stop;
       finish(s, ev, out);
