@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <system_error>
+#include <thread>
 
 #include "engine_impl.h"
 #include "wick/error.h"
@@ -32,6 +34,38 @@ void fill_logprobs(std::span<const float> row, int32_t token, int top, TokenEven
   });
   ev.top.reserve(k);
   for (size_t i = 0; i < k; ++i) ev.top.push_back({ids[i], float(double(row[size_t(ids[i])]) - lse)});
+}
+
+// Runs f(r) for r in [0, n), over several threads when the work (elements) is worth their
+// start; f's exceptions come back to the caller (the first one).
+template <class F>
+void for_rows(size_t n, size_t work, const F& f) {
+  constexpr size_t kMinParallelWork = 4096;  // below: one thread (tiny vocabularies)
+  const size_t threads = std::min<size_t>({n, std::max(1u, std::thread::hardware_concurrency()), 16});
+  if (threads < 2 || work < kMinParallelWork) {
+    for (size_t r = 0; r < n; ++r) f(r);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(threads);
+  auto worker = [&](size_t t) {
+    try {
+      for (size_t r = t; r < n; r += threads) f(r);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  size_t started = 0;
+  try {
+    for (; started < threads; ++started) pool.emplace_back(worker, started);
+  } catch (const std::system_error&) {
+    // No more threads to be had: this one does the rest.
+  }
+  for (size_t t = started; t < threads; ++t) worker(t);
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace
@@ -112,6 +146,23 @@ void Engine::Impl::step(Outbox& out) {
     failure = std::current_exception();
   }
 
+  // Sampling and log-probabilities outside the lock (the samplers are this thread's alone),
+  // the whole rows spread over threads: a vocab-sized sort per sampled row adds up at 64 rows.
+  std::vector<TokenEvent> events(in_step.size());
+  if (!failure) {
+    for (size_t i = 0; i < in_step.size(); ++i) events[i].token = int32_t(argmaxes[i]);
+    const auto vocab = size_t(model.vocab_size());
+    for_rows(full_rows.size(), full_rows.size() * vocab, [&](size_t r) {
+      const auto i = size_t(full_rows[r]);
+      Sequence& q = *in_step[i]->seq;
+      const std::span<const float> row(logits.data() + r * vocab, vocab);
+      // Log-probabilities over the row the sampler is about to pick from (penalties applied).
+      const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
+      events[i].token = q.sampler->sample(row);
+      if (q.req.logprobs) fill_logprobs(penalized, events[i].token, q.req.top_logprobs, events[i]);
+    });
+  }
+
   const std::lock_guard<std::mutex> lock(mu);
   ++st.steps;
   st.last_step_batch = int64_t(batch.size());
@@ -124,29 +175,19 @@ void Engine::Impl::step(Outbox& out) {
     refresh_usage();
     return;
   }
-  const auto vocab = size_t(model.vocab_size());
   for (size_t i = 0; i < in_step.size(); ++i) {
     Slot& s = *in_step[i];
     Sequence& q = *s.seq;
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
-    TokenEvent ev;
-    int32_t token = int32_t(argmaxes[i]);
-    std::vector<float> penalized;
-    if (row_of[i] != SIZE_MAX) {
-      const std::span<const float> row(logits.data() + row_of[i] * vocab, vocab);
-      // Log-probabilities over the row the sampler is about to pick from (penalties applied).
-      if (q.req.logprobs) penalized = q.sampler->penalized(row);
-      token = q.sampler->sample(row);
-    }
-    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), token) != q.req.stop_tokens.end()) {
-      ev.finish = FinishReason::Stop;
-      finish(s, ev, out);
+    TokenEvent& ev = events[i];
+    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), ev.token) != q.req.stop_tokens.end()) {
+      TokenEvent stop;  // the stop token itself is not emitted
+      stop.finish = FinishReason::Stop;
+      finish(s, std::move(stop), out);
       continue;
     }
-    ev.token = token;
-    if (q.req.logprobs) fill_logprobs(penalized, token, q.req.top_logprobs, ev);
     ++q.generated;
     ++st.generated_tokens;
     // The last token is emitted but never fed: max_tokens reached, or no position left.
@@ -155,7 +196,7 @@ void Engine::Impl::step(Outbox& out) {
       finish(s, std::move(ev), out);
       continue;
     }
-    q.next = token;
+    q.next = ev.token;
     out.emplace_back(q.on_event, std::move(ev));
   }
   refresh_usage();

@@ -64,11 +64,11 @@ struct Request {
 };
 
 struct EngineOptions {
-  int64_t parallel = 4;           // sequences in the running batch at most (KV slots)
-  int64_t ctx_size = 4096;        // positions per sequence (prompt + output); clamped to the model's
-  int64_t max_queue = 64;         // admitted requests waiting for a slot; more are refused
-  int64_t prefill_chunk = 512;    // prompt tokens of one sequence fed per step at most
-  int64_t max_step_tokens = 2048; // tokens of one batched forward at most (decode + prefill)
+  int64_t parallel = 4;            // sequences in the running batch at most (KV slots)
+  int64_t ctx_size = 4096;         // positions per sequence (prompt + output); clamped to the model's
+  int64_t max_queue = 64;          // admitted requests waiting for a slot (beyond the free ones); more are refused
+  int64_t prefill_chunk = 512;     // prompt tokens of one sequence fed per step at most
+  int64_t max_step_tokens = 2048;  // tokens of one batched forward at most (decode + prefill); >= parallel
 };
 
 struct EngineStats {
@@ -85,7 +85,9 @@ class Engine {
   using OnEvent = std::function<void(const TokenEvent&)>;
 
   // The model must outlive the engine. Starts the engine thread; allocates the KV slots
-  // (OutOfMemory if they do not fit, before any request).
+  // (OutOfMemory if they do not fit, before any request). Options out of range (parallel,
+  // ctx_size, prefill_chunk < 1, max_queue < 0, max_step_tokens < parallel) are
+  // InvalidArgument naming the option.
   Engine(const models::CausalLM& model, const EngineOptions& options);
   ~Engine();  // shutdown(0): cancels what runs, joins the thread
   Engine(const Engine&) = delete;
