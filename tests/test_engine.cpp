@@ -227,6 +227,46 @@ TEST(Engine, LogprobsAreTheLogSoftmaxOfTheLogits) {
   }
 }
 
+// The next turn of a conversation (the previous prompt, its answer and more) reuses what
+// the slot's cache holds and still gives Generator's tokens; an unrelated prompt reuses
+// nothing; the same prompt again recomputes only its last token.
+TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
+  const auto& m = llama();
+  EngineOptions o;
+  o.parallel = 1;
+  o.ctx_size = 64;
+  Engine engine(m, o);
+  Collector c;
+  const Request first = request(tokens(10, m.vocab_size(), 21), 5);
+  ASSERT_TRUE(engine.submit(first, c.on(0)));
+  c.wait(1);
+  const auto answer = c.get(0).tokens;
+  ASSERT_EQ(answer.size(), 5u);
+  EXPECT_EQ(c.get(0).last.cached_tokens, 0);
+  // The cache holds the prompt and the four answer tokens that were fed back.
+  std::vector<int32_t> next = first.prompt;
+  next.insert(next.end(), answer.begin(), answer.end());
+  for (int32_t t : tokens(3, m.vocab_size(), 22)) next.push_back(t);
+  const Request second = request(next, 6);
+  ASSERT_TRUE(engine.submit(second, c.on(1)));
+  c.wait(2);
+  EXPECT_EQ(c.get(1).tokens, alone(m, second));
+  EXPECT_EQ(c.get(1).last.cached_tokens, 14);
+  EXPECT_EQ(c.get(1).last.prompt_tokens, int64_t(next.size()));
+  ASSERT_TRUE(engine.submit(second, c.on(2)));
+  c.wait(3);
+  EXPECT_EQ(c.get(2).tokens, c.get(1).tokens);
+  EXPECT_EQ(c.get(2).last.cached_tokens, int64_t(next.size()) - 1);
+  const Request other = request(tokens(7, m.vocab_size(), 23), 3);
+  ASSERT_TRUE(engine.submit(other, c.on(3)));
+  c.wait(4);
+  EXPECT_EQ(c.get(3).tokens, alone(m, other));
+  const auto st = engine.stats();
+  EXPECT_EQ(st.cached_prompt_tokens, uint64_t(14 + next.size() - 1 + c.get(3).last.cached_tokens));
+  EXPECT_EQ(st.prompt_tokens, uint64_t(10 + (next.size() - 14) + 1 + 7 - c.get(3).last.cached_tokens));
+  EXPECT_EQ(st.kv_used, 0);  // what free slots keep is not in use
+}
+
 // A callback that holds the engine thread on its first event until released: the engine's
 // state is then fixed while the test looks at it.
 struct Gate {

@@ -59,11 +59,45 @@ void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
     case FinishReason::Error: ++st.failed; break;
     default: ++st.finished; break;
   }
+  ev.cached_tokens = seq.cached;
+  const bool failed = ev.finish == FinishReason::Error;
   live.erase(seq.id);
   cancels.erase(seq.id);
   out.emplace_back(std::move(seq.on_event), std::move(ev));
   slot.seq.reset();
-  slot.cache.clear();
+  // A failed step may have half-written the cache: forget it. Otherwise the positions stay
+  // for a later prompt that shares them.
+  if (failed) {
+    slot.cache.clear();
+    slot.tokens.clear();
+  }
+}
+
+bool Engine::Impl::admit_next() {
+  const std::vector<int32_t>& prompt = queue.front().req.prompt;
+  Slot* best = nullptr;
+  size_t best_common = 0;
+  for (Slot& s : slots) {
+    if (s.seq) continue;
+    const size_t n = std::min(s.tokens.size(), prompt.size());
+    const size_t common =
+        size_t(std::mismatch(prompt.begin(), prompt.begin() + long(n), s.tokens.begin()).first - prompt.begin());
+    if (!best || common > best_common) best = &s, best_common = common;
+  }
+  if (!best) return false;
+  // The prompt's last token is always fed: its logits are the first prediction.
+  const int64_t reuse = std::min<int64_t>(int64_t(best_common), int64_t(prompt.size()) - 1);
+  best->cache.truncate(std::min(reuse, best->cache.length()));
+  best->tokens.resize(size_t(best->cache.length()));
+  best->seq = std::move(queue.front());
+  queue.pop_front();
+  Sequence& q = *best->seq;
+  q.fed = q.cached = best->cache.length();
+  st.cached_prompt_tokens += uint64_t(q.cached);
+  // The sampler sees the whole prompt, cached part included, exactly as Generator's does.
+  q.sampler.emplace(q.req.sampling);
+  q.sampler->set_prompt(q.req.prompt);
+  return true;
 }
 
 TokenEvent error_event(std::exception_ptr e) {
@@ -132,11 +166,7 @@ void Engine::Impl::run() {
       for (Slot& s : slots)
         if (s.seq && (aborting || cancels.count(s.seq->id))) finish(s, cancelled_event(), out);
       cancels.clear();  // the rest named nothing live
-      for (auto s = free_slot(); s != slots.end() && !queue.empty(); s = free_slot()) {
-        s->seq = std::move(queue.front());
-        queue.pop_front();
-        s->seq->sampler.emplace(s->seq->req.sampling);
-        s->seq->sampler->set_prompt(s->seq->req.prompt);
+      while (!queue.empty() && admit_next()) {
       }
       refresh_usage();
       if (stopping && queue.empty() && st.running == 0) {

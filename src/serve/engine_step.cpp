@@ -178,6 +178,7 @@ void Engine::Impl::step(Outbox& out) {
   for (size_t i = 0; i < in_step.size(); ++i) {
     Slot& s = *in_step[i];
     Sequence& q = *s.seq;
+    s.tokens.insert(s.tokens.end(), batch[i].tokens.begin(), batch[i].tokens.end());
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use

@@ -2,7 +2,10 @@
 // over one CausalLM. Requests join and leave the running batch at token boundaries; every
 // step is one batched forward over all running sequences (the decode tokens of the running
 // ones and prefill chunks of newly admitted ones). KV memory is bounded and fixed at
-// construction: `parallel` sequences of up to `ctx_size` positions each.
+// construction: `parallel` sequences of up to `ctx_size` positions each. A finished
+// sequence's positions stay in its slot until the slot is reused, and a request whose prompt
+// starts with them (the next turn of a chat) is admitted into that slot and computes only
+// the rest (TokenEvent::cached_tokens).
 //
 // Threading: one engine thread owns the model and runs the steps. submit(), cancel(),
 // stats() and shutdown() may be called from any thread (the HTTP workers). Events are
@@ -52,6 +55,7 @@ struct TokenEvent {
   std::string error;                           // for FinishReason::Error
   int64_t prompt_tokens = 0;                   // on the final event: the request's counts
   int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // on the final event: prompt tokens reused from a slot's cache
 };
 
 struct Request {
@@ -77,7 +81,8 @@ struct EngineStats {
   int64_t last_step_batch = 0;           // sequences in the last step
   int64_t last_step_tokens = 0;          // tokens in the last step's forward
   uint64_t requests = 0, finished = 0, cancelled = 0, failed = 0, rejected = 0;
-  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
+  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;  // prompt_tokens: computed ones
+  uint64_t cached_prompt_tokens = 0;                            // prompt tokens reused from a slot's cache instead
 };
 
 class Engine {
