@@ -420,6 +420,9 @@ TEST(Engine, BadRequestsAreRejectedWithTheFieldNamed) {
   EngineOptions bad;
   bad.parallel = 0;
   EXPECT_THROW(Engine(m, bad), Error);
+  bad.parallel = int64_t(1) << 40;
+  bad.max_step_tokens = bad.parallel;
+  EXPECT_THROW(Engine(m, bad), Error);
   bad = {};
   bad.max_step_tokens = 2;
   EXPECT_THROW(Engine(m, bad), Error);

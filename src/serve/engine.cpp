@@ -23,7 +23,10 @@ void deliver(Outbox& out) {
 }
 
 Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : model(m), opt(options) {
-  WICK_CHECK(opt.parallel >= 1, InvalidArgument, "engine: parallel must be >= 1, got ", opt.parallel);
+  // The bound keeps a typo from asking for billions of slot objects before any KV memory.
+  constexpr int64_t kMaxParallel = 1 << 16;
+  WICK_CHECK(opt.parallel >= 1 && opt.parallel <= kMaxParallel, InvalidArgument, "engine: parallel must be in [1, ",
+             kMaxParallel, "], got ", opt.parallel);
   WICK_CHECK(opt.ctx_size >= 1, InvalidArgument, "engine: ctx_size must be >= 1, got ", opt.ctx_size);
   WICK_CHECK(opt.max_queue >= 0, InvalidArgument, "engine: max_queue must be >= 0, got ", opt.max_queue);
   WICK_CHECK(opt.prefill_chunk >= 1, InvalidArgument, "engine: prefill_chunk must be >= 1, got ", opt.prefill_chunk);

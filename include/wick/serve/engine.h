@@ -90,9 +90,9 @@ class Engine {
   using OnEvent = std::function<void(const TokenEvent&)>;
 
   // The model must outlive the engine. Starts the engine thread; allocates the KV slots
-  // (OutOfMemory if they do not fit, before any request). Options out of range (parallel,
-  // ctx_size, prefill_chunk < 1, max_queue < 0, max_step_tokens < parallel) are
-  // InvalidArgument naming the option.
+  // (OutOfMemory if they do not fit, before any request). Options out of range (parallel
+  // outside [1, 65536], ctx_size or prefill_chunk < 1, max_queue < 0, max_step_tokens <
+  // parallel) are InvalidArgument naming the option.
   Engine(const models::CausalLM& model, const EngineOptions& options);
   ~Engine();  // shutdown(0): cancels what runs, joins the thread
   Engine(const Engine&) = delete;
