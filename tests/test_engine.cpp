@@ -111,19 +111,21 @@ Request request(std::vector<int32_t> prompt, int64_t max_tokens, SamplingOptions
 }
 
 // 16 requests of different prompt lengths and budgets, 4 slots, small prefill chunks: each
-// gets exactly its Generator tokens; the slots are free at the end.
-void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOptions& s) {
+// gets exactly its Generator tokens; the slots are free at the end. Every fourth request is
+// greedy whatever s says.
+void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOptions& s, int64_t parallel = 4) {
   EngineOptions o;
-  o.parallel = 4;
+  o.parallel = parallel;
   o.ctx_size = 64;
   o.prefill_chunk = 5;
-  o.max_step_tokens = 12;
+  o.max_step_tokens = std::max<int64_t>(12, parallel);
   Engine engine(m, o);
   Collector c;
   std::vector<Request> reqs;
   for (size_t i = 0; i < 16; ++i) {
     SamplingOptions si = s;
     si.seed = s.seed + i;
+    if (i % 4 == 3) si = {};  // greedy ones among the sampled: the device-argmax rows mix in
     reqs.push_back(request(tokens(1 + 3 * i % 23, m.vocab_size(), uint32_t(i)), int64_t(1 + (7 * i) % 13), si));
     ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)).has_value());
   }
@@ -140,7 +142,7 @@ void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOpti
   EXPECT_EQ(st.kv_used, 0);
   EXPECT_EQ(st.running, 0);
   EXPECT_EQ(st.finished, 16u);
-  EXPECT_LE(st.last_step_tokens, 12);
+  EXPECT_LE(st.last_step_tokens, o.max_step_tokens);
   EXPECT_LT(st.steps, st.generated_tokens);  // the requests did share steps
 }
 
@@ -158,6 +160,8 @@ TEST(Engine, SeededSamplingEqualsGeneratorWithTheSeed) {
   s.frequency_penalty = 0.3;
   s.seed = 1234;
   expect_concurrent_equal_alone(llama(), s);
+  // 16 slots: enough sampled rows per step that they are sampled on several threads.
+  expect_concurrent_equal_alone(llama(), s, 16);
 }
 
 TEST(Engine, StopTokensMaxTokensAndAFullContext) {
@@ -221,6 +225,46 @@ TEST(Engine, LogprobsAreTheLogSoftmaxOfTheLogits) {
     EXPECT_FLOAT_EQ(ev.top[0].logprob, ev.logprob);
     for (size_t k = 1; k < 5; ++k) EXPECT_GE(ev.top[k - 1].logprob, ev.top[k].logprob);
   }
+}
+
+// The next turn of a conversation (the previous prompt, its answer and more) reuses what
+// the slot's cache holds and still gives Generator's tokens; an unrelated prompt reuses
+// nothing; the same prompt again recomputes only its last token.
+TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
+  const auto& m = llama();
+  EngineOptions o;
+  o.parallel = 1;
+  o.ctx_size = 64;
+  Engine engine(m, o);
+  Collector c;
+  const Request first = request(tokens(10, m.vocab_size(), 21), 5);
+  ASSERT_TRUE(engine.submit(first, c.on(0)));
+  c.wait(1);
+  const auto answer = c.get(0).tokens;
+  ASSERT_EQ(answer.size(), 5u);
+  EXPECT_EQ(c.get(0).last.cached_tokens, 0);
+  // The cache holds the prompt and the four answer tokens that were fed back.
+  std::vector<int32_t> next = first.prompt;
+  next.insert(next.end(), answer.begin(), answer.end());
+  for (int32_t t : tokens(3, m.vocab_size(), 22)) next.push_back(t);
+  const Request second = request(next, 6);
+  ASSERT_TRUE(engine.submit(second, c.on(1)));
+  c.wait(2);
+  EXPECT_EQ(c.get(1).tokens, alone(m, second));
+  EXPECT_EQ(c.get(1).last.cached_tokens, 14);
+  EXPECT_EQ(c.get(1).last.prompt_tokens, int64_t(next.size()));
+  ASSERT_TRUE(engine.submit(second, c.on(2)));
+  c.wait(3);
+  EXPECT_EQ(c.get(2).tokens, c.get(1).tokens);
+  EXPECT_EQ(c.get(2).last.cached_tokens, int64_t(next.size()) - 1);
+  const Request other = request(tokens(7, m.vocab_size(), 23), 3);
+  ASSERT_TRUE(engine.submit(other, c.on(3)));
+  c.wait(4);
+  EXPECT_EQ(c.get(3).tokens, alone(m, other));
+  const auto st = engine.stats();
+  EXPECT_EQ(st.cached_prompt_tokens, uint64_t(14 + next.size() - 1 + c.get(3).last.cached_tokens));
+  EXPECT_EQ(st.prompt_tokens, uint64_t(10 + (next.size() - 14) + 1 + 7 - c.get(3).last.cached_tokens));
+  EXPECT_EQ(st.kv_used, 0);  // what free slots keep is not in use
 }
 
 // A callback that holds the engine thread on its first event until released: the engine's
@@ -375,6 +419,9 @@ TEST(Engine, BadRequestsAreRejectedWithTheFieldNamed) {
   EXPECT_EQ(st.rejected, 9u);
   EngineOptions bad;
   bad.parallel = 0;
+  EXPECT_THROW(Engine(m, bad), Error);
+  bad.parallel = int64_t(1) << 40;
+  bad.max_step_tokens = bad.parallel;
   EXPECT_THROW(Engine(m, bad), Error);
   bad = {};
   bad.max_step_tokens = 2;

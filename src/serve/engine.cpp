@@ -2,6 +2,8 @@
 // sleeps on `wake` until there is work, applies cancellations and admits queued requests
 // into free slots at each token boundary, then runs one step (engine_step.cpp).
 #include <algorithm>
+#include <exception>
+#include <new>
 
 #include "engine_impl.h"
 #include "wick/error.h"
@@ -21,7 +23,10 @@ void deliver(Outbox& out) {
 }
 
 Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : model(m), opt(options) {
-  WICK_CHECK(opt.parallel >= 1, InvalidArgument, "engine: parallel must be >= 1, got ", opt.parallel);
+  // The bound keeps a typo from asking for billions of slot objects before any KV memory.
+  constexpr int64_t kMaxParallel = 1 << 16;
+  WICK_CHECK(opt.parallel >= 1 && opt.parallel <= kMaxParallel, InvalidArgument, "engine: parallel must be in [1, ",
+             kMaxParallel, "], got ", opt.parallel);
   WICK_CHECK(opt.ctx_size >= 1, InvalidArgument, "engine: ctx_size must be >= 1, got ", opt.ctx_size);
   WICK_CHECK(opt.max_queue >= 0, InvalidArgument, "engine: max_queue must be >= 0, got ", opt.max_queue);
   WICK_CHECK(opt.prefill_chunk >= 1, InvalidArgument, "engine: prefill_chunk must be >= 1, got ", opt.prefill_chunk);
@@ -57,11 +62,73 @@ void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
     case FinishReason::Error: ++st.failed; break;
     default: ++st.finished; break;
   }
+  ev.cached_tokens = seq.cached;
+  const bool failed = ev.finish == FinishReason::Error;
   live.erase(seq.id);
   cancels.erase(seq.id);
   out.emplace_back(std::move(seq.on_event), std::move(ev));
   slot.seq.reset();
-  slot.cache.clear();
+  // A failed step may have half-written the cache: forget it. Otherwise the positions stay
+  // for a later prompt that shares them.
+  if (failed) {
+    slot.cache.clear();
+    slot.tokens.clear();
+  }
+}
+
+bool Engine::Impl::admit_next() {
+  const std::vector<int32_t>& prompt = queue.front().req.prompt;
+  Slot* best = nullptr;
+  size_t best_common = 0;
+  for (Slot& s : slots) {
+    if (s.seq) continue;
+    const size_t n = std::min(s.tokens.size(), prompt.size());
+    const size_t common =
+        size_t(std::mismatch(prompt.begin(), prompt.begin() + long(n), s.tokens.begin()).first - prompt.begin());
+    if (!best || common > best_common) best = &s, best_common = common;
+  }
+  if (!best) return false;
+  // The prompt's last token is always fed: its logits are the first prediction.
+  const int64_t reuse = std::min<int64_t>(int64_t(best_common), int64_t(prompt.size()) - 1);
+  best->cache.truncate(std::min(reuse, best->cache.length()));
+  best->tokens.resize(size_t(best->cache.length()));
+  best->seq = std::move(queue.front());
+  queue.pop_front();
+  Sequence& q = *best->seq;
+  q.fed = q.cached = best->cache.length();
+  st.cached_prompt_tokens += uint64_t(q.cached);
+  // The sampler sees the whole prompt, cached part included, exactly as Generator's does.
+  q.sampler.emplace(q.req.sampling);
+  q.sampler->set_prompt(q.req.prompt);
+  return true;
+}
+
+TokenEvent error_event(std::exception_ptr e) {
+  TokenEvent ev;
+  ev.finish = FinishReason::Error;
+  ev.error_kind = ErrorKind::Internal;
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    ev.error_kind = x.kind();
+    ev.error = x.what();
+  } catch (const std::bad_alloc&) {
+    ev.error_kind = ErrorKind::OutOfMemory;
+    ev.error = "engine: out of host memory in a step";
+  } catch (const std::exception& x) {
+    ev.error = x.what();
+  } catch (...) {
+    ev.error = "engine: unknown exception in a step";
+  }
+  return ev;
+}
+
+void Engine::Impl::fail_running(std::exception_ptr e, Outbox& out) {
+  const TokenEvent ev = error_event(e);
+  const std::lock_guard<std::mutex> lock(mu);
+  for (Slot& s : slots)
+    if (s.seq) finish(s, ev, out);
+  refresh_usage();
 }
 
 namespace {
@@ -102,11 +169,7 @@ void Engine::Impl::run() {
       for (Slot& s : slots)
         if (s.seq && (aborting || cancels.count(s.seq->id))) finish(s, cancelled_event(), out);
       cancels.clear();  // the rest named nothing live
-      for (auto s = free_slot(); s != slots.end() && !queue.empty(); s = free_slot()) {
-        s->seq = std::move(queue.front());
-        queue.pop_front();
-        s->seq->sampler.emplace(s->seq->req.sampling);
-        s->seq->sampler->set_prompt(s->seq->req.prompt);
+      while (!queue.empty() && admit_next()) {
       }
       refresh_usage();
       if (stopping && queue.empty() && st.running == 0) {
@@ -116,7 +179,15 @@ void Engine::Impl::run() {
       }
     }
     deliver(out);
-    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) step(out);
+    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) {
+      try {
+        step(out);
+      } catch (...) {
+        // step() catches the forward's errors itself; anything else (host memory while
+        // sampling, say) fails what runs rather than ending the process.
+        fail_running(std::current_exception(), out);
+      }
+    }
     deliver(out);
   }
   deliver(out);

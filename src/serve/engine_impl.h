@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -24,13 +25,17 @@ struct Sequence {
   std::optional<models::Sampler> sampler;  // made at admission, as Generator makes its own
   int64_t fed = 0;                         // prompt tokens fed through the model so far
   int64_t generated = 0;                   // tokens sampled and emitted
+  int64_t cached = 0;                      // prompt tokens found in the slot's cache at admission
   int32_t next = -1;                       // the last sampled token: the next step feeds it
   bool prefilled() const { return fed == int64_t(req.prompt.size()); }
 };
 
-// One KV cache of ctx_size positions and the sequence using it, if any.
+// One KV cache of ctx_size positions and the sequence using it, if any. A free slot keeps
+// what its last sequence left in the cache: a request whose prompt starts with those tokens
+// (the next turn of a conversation) continues from them instead of recomputing them.
 struct Slot {
   models::KvCache cache;
+  std::vector<int32_t> tokens;  // the tokens whose keys and values the cache holds, in order
   std::optional<Sequence> seq;
 };
 
@@ -66,8 +71,14 @@ struct Engine::Impl {
   // Ends slot's sequence with a final event (caller holds mu): frees the slot first.
   void finish(Slot& slot, TokenEvent ev, Outbox& out);
   void refresh_usage();  // st.running / kv_used / queued from the slots (caller holds mu)
+  void fail_running(std::exception_ptr e, Outbox& out);  // every running request ends with e
+  // Puts the queue's first request into the free slot whose cache shares the longest prefix
+  // with its prompt; false when no slot is free (caller holds mu).
+  bool admit_next();
 };
 
 void deliver(Outbox& out);
+// The final event of a request that failed with e (its ErrorKind and message).
+TokenEvent error_event(std::exception_ptr e);
 
 }  // namespace wick::serve

@@ -3,11 +3,14 @@
 // sequence. Also submit()'s validation of a request.
 #include <algorithm>
 #include <cmath>
-#include <new>
+#include <cstdint>
 #include <numeric>
+#include <system_error>
+#include <thread>
 
 #include "engine_impl.h"
 #include "wick/error.h"
+#include "wick/ops.h"
 
 namespace wick::serve {
 
@@ -31,6 +34,38 @@ void fill_logprobs(std::span<const float> row, int32_t token, int top, TokenEven
   });
   ev.top.reserve(k);
   for (size_t i = 0; i < k; ++i) ev.top.push_back({ids[i], float(double(row[size_t(ids[i])]) - lse)});
+}
+
+// Runs f(r) for r in [0, n), over several threads when the work (elements) is worth their
+// start; f's exceptions come back to the caller (the first one).
+template <class F>
+void for_rows(size_t n, size_t work, const F& f) {
+  constexpr size_t kMinParallelWork = 4096;  // below: one thread (tiny vocabularies)
+  const size_t threads = std::min<size_t>({n, std::max(1u, std::thread::hardware_concurrency()), 16});
+  if (threads < 2 || work < kMinParallelWork) {
+    for (size_t r = 0; r < n; ++r) f(r);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(threads);
+  auto worker = [&](size_t t) {
+    try {
+      for (size_t r = t; r < n; r += threads) f(r);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  size_t started = 0;
+  try {
+    for (; started < threads; ++started) pool.emplace_back(worker, started);
+  } catch (const std::system_error&) {
+    // No more threads to be had: this one does the rest.
+  }
+  for (size_t t = started; t < threads; ++t) worker(t);
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace
@@ -83,54 +118,77 @@ void Engine::Impl::step(Outbox& out) {
   }
   const int64_t tokens = opt.max_step_tokens - budget;
 
+  // Which rows are sampled this step, and which of those the host needs whole: plain greedy
+  // without penalties or logprobs is the device's argmax (what Sampler::sample would pick:
+  // the first maximum), so only 8 bytes per such row come back instead of a vocab row.
+  std::vector<int64_t> full_rows;                        // rows copied to the host, in batch order
+  std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // batch index -> index in full_rows
+  for (size_t i = 0; i < in_step.size(); ++i) {
+    const Sequence& q = *in_step[i]->seq;
+    const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
+    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
+    if (sampled_now && !greedy) {
+      row_of[i] = full_rows.size();
+      full_rows.push_back(int64_t(i));
+    }
+  }
+  std::vector<int64_t> argmaxes;
   std::vector<float> logits;
-  TokenEvent failure;
+  std::exception_ptr failure;
   try {
-    logits = model.forward_batch(batch).to(Device::cpu()).to_vector<float>();
-  } catch (const Error& e) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = e.kind();
-    failure.error = e.what();
-  } catch (const std::bad_alloc&) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = ErrorKind::OutOfMemory;
-    failure.error = "engine: out of host memory in a step";
-  } catch (const std::exception& e) {
-    failure.finish = FinishReason::Error;
-    failure.error_kind = ErrorKind::Internal;
-    failure.error = e.what();
+    const Tensor out_logits = model.forward_batch(batch);
+    argmaxes = argmax(out_logits, -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+    if (!full_rows.empty()) {
+      const Tensor idx = Tensor::from_vector(full_rows, Shape{int64_t(full_rows.size())}).to(model.device());
+      logits = index_select(out_logits, 0, idx).to(Device::cpu()).to(DType::F32).to_vector<float>();
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+
+  // Sampling and log-probabilities outside the lock (the samplers are this thread's alone),
+  // the whole rows spread over threads: a vocab-sized sort per sampled row adds up at 64 rows.
+  std::vector<TokenEvent> events(in_step.size());
+  if (!failure) {
+    for (size_t i = 0; i < in_step.size(); ++i) events[i].token = int32_t(argmaxes[i]);
+    const auto vocab = size_t(model.vocab_size());
+    for_rows(full_rows.size(), full_rows.size() * vocab, [&](size_t r) {
+      const auto i = size_t(full_rows[r]);
+      Sequence& q = *in_step[i]->seq;
+      const std::span<const float> row(logits.data() + r * vocab, vocab);
+      // Log-probabilities over the row the sampler is about to pick from (penalties applied).
+      const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
+      events[i].token = q.sampler->sample(row);
+      if (q.req.logprobs) fill_logprobs(penalized, events[i].token, q.req.top_logprobs, events[i]);
+    });
   }
 
   const std::lock_guard<std::mutex> lock(mu);
   ++st.steps;
   st.last_step_batch = int64_t(batch.size());
   st.last_step_tokens = tokens;
-  if (failure.finish == FinishReason::Error) {
+  if (failure) {
     // Only this step's requests fail; their caches may hold half-written positions, and
     // freeing the slots forgets them.
-    for (Slot* s : in_step) finish(*s, failure, out);
+    const TokenEvent ev = error_event(failure);
+    for (Slot* s : in_step) finish(*s, ev, out);
     refresh_usage();
     return;
   }
-  const auto vocab = size_t(model.vocab_size());
   for (size_t i = 0; i < in_step.size(); ++i) {
     Slot& s = *in_step[i];
     Sequence& q = *s.seq;
+    s.tokens.insert(s.tokens.end(), batch[i].tokens.begin(), batch[i].tokens.end());
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
-    const std::span<const float> row(logits.data() + i * vocab, vocab);
-    TokenEvent ev;
-    // Log-probabilities over the row the sampler is about to pick from (penalties applied).
-    const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
-    const int32_t token = q.sampler->sample(row);
-    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), token) != q.req.stop_tokens.end()) {
-      ev.finish = FinishReason::Stop;
-      finish(s, ev, out);
+    TokenEvent& ev = events[i];
+    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), ev.token) != q.req.stop_tokens.end()) {
+      TokenEvent stop;  // the stop token itself is not emitted
+      stop.finish = FinishReason::Stop;
+      finish(s, std::move(stop), out);
       continue;
     }
-    ev.token = token;
-    if (q.req.logprobs) fill_logprobs(penalized, token, q.req.top_logprobs, ev);
     ++q.generated;
     ++st.generated_tokens;
     // The last token is emitted but never fed: max_tokens reached, or no position left.
@@ -139,7 +197,7 @@ void Engine::Impl::step(Outbox& out) {
       finish(s, std::move(ev), out);
       continue;
     }
-    q.next = token;
+    q.next = ev.token;
     out.emplace_back(q.on_event, std::move(ev));
   }
   refresh_usage();
