@@ -74,7 +74,8 @@ TEST(ServeResponses, Completion) {
   EXPECT_EQ(j, json::parse(R"({"id": "cmpl-7", "object": "text_completion", "created": 1700000000,
       "model": "tiny.gguf", "system_fingerprint": "wick",
       "choices": [{"index": 0, "text": "text", "logprobs": null, "finish_reason": "length"}],
-      "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})"));
+      "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8,
+                "prompt_tokens_details": {"cached_tokens": 0}}})"));
 }
 
 TEST(ServeResponses, ChatWithLogprobs) {
@@ -110,7 +111,9 @@ TEST(ServeResponses, ChatStreamChunks) {
   EXPECT_TRUE(last.contains("usage") && last["usage"].is_null());
   const json usage = usage_chunk(kChat, {3, 4});
   EXPECT_EQ(usage["choices"], json::array());
-  EXPECT_EQ(usage["usage"], json::parse(R"({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7})"));
+  const json usage2 = usage_chunk(kChat, {3, 4, 2});
+  EXPECT_EQ(usage2["usage"], json::parse(R"({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7,
+                                            "prompt_tokens_details": {"cached_tokens": 2}})"));
   EXPECT_FALSE(stream_chunk(kChat, "x", nullptr, nullptr, false).contains("usage"));
 }
 
@@ -166,6 +169,7 @@ TEST(ServeMetrics, PrometheusText) {
   e.kv_used = 40;
   e.kv_capacity = 1024;
   e.generated_tokens = 77;
+  e.cached_prompt_tokens = 5;
   e.last_step_batch = 3;
   const std::string text = m.render(e);
   auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
@@ -180,6 +184,7 @@ TEST(ServeMetrics, PrometheusText) {
   EXPECT_TRUE(has("wick_kv_used_positions 40"));
   EXPECT_TRUE(has("wick_kv_capacity_positions 1024"));
   EXPECT_TRUE(has("wick_generated_tokens_total 77"));
+  EXPECT_TRUE(has("wick_cached_prompt_tokens_total 5"));
   // Buckets are cumulative; +Inf equals the count; the sum is exact.
   EXPECT_TRUE(has("# TYPE wick_time_to_first_token_seconds histogram"));
   EXPECT_TRUE(has("wick_time_to_first_token_seconds_bucket{le=\"0.005\"} 1"));

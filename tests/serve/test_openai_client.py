@@ -127,6 +127,19 @@ def test_logprobs(client, srv):
     assert all(len(alts) <= 2 for alts in lp.top_logprobs)
 
 
+def test_prefix_reuse(client, srv):
+    # The engine keeps a finished request's cache in its slot: the next turn of a chat
+    # (the same prompt and more) computes only the new tokens, and the text is unchanged.
+    msgs = [{"role": "user", "content": "Tell me a story about a dragon."}]
+    first = client.chat.completions.create(model=MODEL_ID, messages=msgs, max_tokens=10, temperature=0)
+    msgs += [{"role": "assistant", "content": first.choices[0].message.content}, {"role": "user", "content": "More"}]
+    again = [client.chat.completions.create(model=MODEL_ID, messages=msgs, max_tokens=10, temperature=0)
+             for _ in range(2)]
+    assert again[0].choices[0].message.content == again[1].choices[0].message.content
+    assert again[1].usage.prompt_tokens_details.cached_tokens > first.usage.prompt_tokens // 2, again[1].usage
+    assert srv.metrics()["wick_cached_prompt_tokens_total"] > 0
+
+
 def test_models(client, srv):
     ids = [m.id for m in client.models.list()]
     assert ids == [MODEL_ID, "all-MiniLM-L6-v2"], ids
@@ -173,7 +186,7 @@ def main():
         srv.model = __import__("serve_util").MODEL
         client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0)
         for t in (test_completions_greedy, test_chat_greedy, test_chat_system_turn, test_sampling_with_seed,
-                  test_penalties, test_streaming, test_stop_strings, test_logprobs, test_models, test_embeddings,
+                  test_penalties, test_streaming, test_stop_strings, test_logprobs, test_prefix_reuse, test_models, test_embeddings,
                   test_client_errors):
             checks.run(t, client, srv)
     checks.finish()

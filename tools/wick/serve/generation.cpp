@@ -51,6 +51,10 @@ TokenLogprob Generation::logprob_of(const TokenEvent& e) const {
 }
 
 void Generation::feed(const TokenEvent& e, Clock::time_point at) {
+  if (e.finish != FinishReason::None) {
+    final_seen_ = true;
+    cached_tokens_ = e.cached_tokens;
+  }
   if (done_) return;
   if (e.token >= 0) {
     ++completion_tokens_;
@@ -186,7 +190,7 @@ struct Stream {
     }
     if (!gen.done()) return sink.is_writable();  // false: the client is gone (release() cancels)
     finished = true;
-    if (gen.stopped_by_text()) engine.cancel(id);
+    if (gen.stopped_by_text()) cancel_and_settle(engine, id, *queue, gen);
     if (gen.error_status()) {
       send(sse_event(error_body(gen.error_status(), gen.error_message())));
     } else {
@@ -206,6 +210,18 @@ struct Stream {
 };
 
 }  // namespace
+
+void cancel_and_settle(Engine& engine, uint64_t id, EventQueue& queue, Generation& gen) {
+  engine.cancel(id);
+  // The cancel takes effect at the next token boundary: a step or two.
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  Batch batch;
+  while (!gen.final_seen() && Clock::now() < until) {
+    batch.clear();
+    queue.wait(batch, kPollInterval);
+    for (const auto& [e, at] : batch) gen.feed(e, at);
+  }
+}
 
 void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, Endpoint endpoint, uint64_t serial,
                       httplib::Response& res) {
@@ -265,7 +281,7 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
       throw ApiError(499, "the client closed the connection");
     }
   }
-  if (gen.stopped_by_text()) ctx.engine.cancel(*id);
+  if (gen.stopped_by_text()) cancel_and_settle(ctx.engine, *id, *queue, gen);
   if (gen.error_status()) throw ApiError(gen.error_status(), gen.error_message());
   res.set_content(dump(completion_response(meta, gen.text(), gen.take_logprobs(), gen.finish_reason(), gen.usage())),
                   "application/json");

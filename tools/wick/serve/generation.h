@@ -50,6 +50,9 @@ class Generation {
 
   void feed(const TokenEvent& e, Clock::time_point at);
   bool done() const { return done_; }
+  // The engine's last event for the request has come (after done(), when a stop string
+  // ended the text and the request was cancelled, it follows).
+  bool final_seen() const { return final_seen_; }
   // A stop string ended the text while the engine still generates: cancel the request.
   bool stopped_by_text() const { return stop_.stopped(); }
   const char* finish_reason() const { return finish_; }
@@ -60,7 +63,7 @@ class Generation {
   std::string take_text();                     // text not yet taken
   std::vector<TokenLogprob>* take_logprobs();  // logprobs not yet taken (nullptr when not asked)
   const std::string& text() const { return text_; }
-  Usage usage() const { return {prompt_tokens_, completion_tokens_}; }
+  Usage usage() const { return {prompt_tokens_, completion_tokens_, cached_tokens_}; }
 
  private:
   TokenLogprob logprob_of(const TokenEvent& e) const;
@@ -72,10 +75,10 @@ class Generation {
   std::string text_;
   size_t taken_ = 0;
   std::vector<TokenLogprob> logprobs_, taken_logprobs_;
-  int64_t prompt_tokens_, completion_tokens_ = 0;
+  int64_t prompt_tokens_, completion_tokens_ = 0, cached_tokens_ = 0;
   Clock::time_point arrival_, last_token_;
   const char* finish_ = nullptr;
-  bool done_ = false;
+  bool done_ = false, final_seen_ = false;
   int error_status_ = 0;
   std::string error_;
 };
@@ -88,6 +91,10 @@ struct GenerationContext {
   const std::atomic<bool>& shutting_down;
   int retry_after_seconds;
 };
+
+// Cancels a request whose text a stop string ended and waits (briefly) for the engine's
+// last event, which carries the request's counts.
+void cancel_and_settle(Engine& engine, uint64_t id, EventQueue& queue, Generation& gen);
 
 // Answers one generation request into res: a JSON body, or an SSE stream that the worker
 // writes after the handler returns. Throws ApiError for what is refused before generating.

@@ -86,8 +86,10 @@ std::string Metrics::render(const EngineStats& e) const {
     const char* help;
     double value;
   };
-  const std::array<Row, 15> rows{{
-      {"wick_prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", double(e.prompt_tokens)},
+  const std::array<Row, 16> rows{{
+      {"wick_prompt_tokens_total", "counter", "Prompt tokens computed.", double(e.prompt_tokens)},
+      {"wick_cached_prompt_tokens_total", "counter", "Prompt tokens reused from the KV cache (prefix reuse).",
+       double(e.cached_prompt_tokens)},
       {"wick_generated_tokens_total", "counter", "Tokens generated.", double(e.generated_tokens)},
       {"wick_engine_requests_total", "counter", "Requests the engine admitted.", double(e.requests)},
       {"wick_engine_finished_total", "counter", "Requests that ran to their end.", double(e.finished)},

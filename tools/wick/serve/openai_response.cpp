@@ -15,7 +15,8 @@ bool is_chat(const ResponseMeta& m) { return m.endpoint == Endpoint::Chat; }
 nlohmann::json usage_json(Usage u) {
   return {{"prompt_tokens", u.prompt_tokens},
           {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
 // A log-probability as OpenAI writes it: finite (-inf, a token the penalties ruled out, is

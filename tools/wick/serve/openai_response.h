@@ -24,6 +24,7 @@ struct ResponseMeta {
 
 struct Usage {
   int64_t prompt_tokens = 0, completion_tokens = 0;
+  int64_t cached_tokens = 0;  // of the prompt's, reused from the engine's cache (prefix reuse)
 };
 
 // One generated token as logprobs report it: its text, its log-probability and the most
