@@ -161,7 +161,7 @@ uint64_t random_seed() {
 using Batch = std::vector<std::pair<TokenEvent, Clock::time_point>>;
 
 // A streamed response: called by httplib's chunked writer on the worker thread until done.
-struct Stream {
+struct SseStream {
   Generation gen;
   std::shared_ptr<EventQueue> queue;
   Engine& engine;
@@ -259,8 +259,8 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
                           ctx.model_id, int64_t(std::time(nullptr))};
   Generation gen(ctx.lm, r, n_prompt, arrival, ctx.metrics);
   if (r.stream) {
-    auto s =
-        std::make_shared<Stream>(Stream{std::move(gen), queue, ctx.engine, ctx.metrics, *id, meta, r.include_usage});
+    auto s = std::make_shared<SseStream>(
+        SseStream{std::move(gen), queue, ctx.engine, ctx.metrics, *id, meta, r.include_usage});
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream", [s](size_t, httplib::DataSink& sink) { return s->step(sink); },
