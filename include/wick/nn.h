@@ -32,4 +32,27 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // x @ weight^T + bias without copying weight (weight (out, in), as PyTorch's Linear).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
+// What a fused linear applies to its product p = x @ weight^T + bias before writing:
+//   out = act(p) + residual                            (glu false)
+//   out = act(p[..., :N]) * p[..., N:] + residual      (glu: weight holds [gate; up] rows, 2N of them)
+// computed in f32 and rounded once. One kernel on CUDA for a few rows of x (a decode step);
+// otherwise the matrix product, then one pass for the rest.
+struct LinearEpilogue {
+  enum class Act : uint8_t { None, Silu, Gelu /* tanh approximation */, GeluErf, Relu };
+  Act act = Act::None;
+  bool glu = false;
+};
+// residual: undefined or of the output's shape (..., N) and x's dtype.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual,
+              const LinearEpilogue& epilogue);
+// linear(rms_norm(x, norm_weight, eps), weight, ...) as one op: on CUDA, for a decode step's
+// few rows, one kernel that normalizes x while it multiplies (the normalized x is never
+// rounded to the dtype or written out).
+Tensor rms_norm_linear(const Tensor& x, const Tensor& norm_weight, double eps, const Tensor& weight,
+                       const Tensor& bias = {}, const Tensor& residual = {}, const LinearEpilogue& epilogue = {});
+// The same epilogue on a product computed elsewhere (quant_matmul's f32 output): y (..., N or
+// 2N with glu) of any float dtype; bias (y's last dim) and residual (..., N) of out_dtype.
+Tensor linear_epilogue(const Tensor& y, const Tensor& bias, const Tensor& residual, const LinearEpilogue& epilogue,
+                       DType out_dtype);
+
 }  // namespace wick

@@ -20,18 +20,4 @@ timeout ${NCU_TIMEOUT:-240} ncu --clock-control none --metrics gpu__time_duratio
   build/tools/wick/wick generate --model "$ck" --prompt "$(python3 -c 'print(" hello"*32)')" --max-tokens 6 \
   --temperature 0 --ignore-eos --device cuda --dtype ${DTYPE:-f32} > "$out/ncu_decode.csv" 2> "$out/ncu_decode.err"
 echo "ncu rc=$?"
-python3 - "$out/ncu_decode.csv" <<'PY' | tee "$out/ncu_summary.txt"
-import csv, sys, collections
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-hdr, rows = rows[0], rows[1:]
-ki, vi, ui = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("Metric Unit")
-scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
-tot = collections.defaultdict(float); cnt = collections.Counter()
-for r in rows:
-    v = float(r[vi].replace(",", "")) * scale.get(r[ui], 1.0); name = r[ki][:110]
-    tot[name] += v; cnt[name] += 1
-s = sum(tot.values())
-print(f"{len(rows)} kernels, {s/1e3:.1f} us total")
-for n, v in sorted(tot.items(), key=lambda x: -x[1])[:40]:
-    print(f"{v/1e3:9.1f} us {cnt[n]:5d}x {v/cnt[n]/1e3:7.2f} us/each  {n}")
-PY
+python3 scripts/device/ncu_summary.py "$out/ncu_decode.csv" | tee "$out/ncu_summary.txt"

@@ -16,6 +16,7 @@
 #include "backend/op_table.h"
 #include "wick/build_info.h"
 #include "wick/memory.h"
+#include "wick/nn.h"
 #include "wick/quant.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
@@ -98,6 +99,13 @@ enum class UpsampleMode : uint8_t { Nearest, Bilinear };
 struct UpsampleParams {
   UpsampleMode mode = UpsampleMode::Nearest;
   bool align_corners = false;
+};
+
+// The fused linear's options: its epilogue, and the eps of the rms_norm applied to x first
+// (when the entry's norm weight is defined).
+struct LinearParams {
+  LinearEpilogue e;
+  double norm_eps = 0;
 };
 
 struct AttentionParams {

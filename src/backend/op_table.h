@@ -99,6 +99,13 @@
   X(layer_norm, (const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out))      \
   X(rms_norm, (const Tensor& x, const Tensor& weight, double eps, const Tensor& out))                            \
   X(rope, (const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out))          \
+  /* out (R, N) = epilogue(h @ w^T + bias), h = x (R, K), or rms_norm(x, norm, p.norm_eps) when norm is      \
+     defined; w (N or 2N, K); bias / residual undefined or as nn.h says */                                      \
+  X(linear, (const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w, const Tensor& bias,    \
+             const Tensor& residual, const Tensor& out))                                                         \
+  /* out (R, N) = epilogue(y (R, N or 2N) + bias), y any float dtype, out contiguous */                           \
+  X(linear_epilogue, (const LinearEpilogue& e, const Tensor& y, const Tensor& bias, const Tensor& residual,      \
+                      const Tensor& out))                                                                        \
   /* q (B,H,Tq,D), k/v (B,H,Tk,D), mask undefined or broadcast to (B,H,Tq,Tk); out (B,H,Tq,D) */                 \
   X(attention, (const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, \
                 const Tensor& out))                                                                              \
@@ -137,6 +144,8 @@
   X(log_softmax, kFloatDTypes)            \
   X(layer_norm, kFloatDTypes)             \
   X(rms_norm, kFloatDTypes)               \
+  X(linear, kFloatDTypes)                 \
+  X(linear_epilogue, kFloatDTypes)        \
   X(rope, kFloatDTypes)                   \
   X(attention, kFloatDTypes)              \
   X(dequantize, kQuantActivationDTypes)   \

@@ -25,6 +25,7 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   m.device_ = device;
   m.dtype_ = dtype;
   const Gpt2Config& c = m.config_;
+  m.act_ = c.activation_function == "gelu" ? LinearEpilogue::Act::GeluErf : LinearEpilogue::Act::Gelu;
   const int64_t E = c.n_embd, I = c.inner_size();
   const auto f = safetensors::File::open(dir / "model.safetensors");
   gpt2_weights::check_layer_count(f, c);
@@ -46,25 +47,26 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
     Layer l;
     l.ln1_w = w(p + "ln_1.weight", Shape{E});
     l.ln1_b = w(p + "ln_1.bias", Shape{E});
-    // Stored (in, out); kept as the (out, in) view that linear() expects.
-    l.attn_w = w(p + "attn.c_attn.weight", Shape{E, 3 * E}).t();
+    // Stored (in, out); linear() takes (out, in). On the CPU the transposed view (BLAS takes
+    // it with a transpose flag, and the weights stay in the file mapping); on CUDA the
+    // matrix is transposed once at load, because the decode step's GEMV (linear's one-kernel
+    // path) reads rows of (out, in) with 16-byte loads.
+    auto out_in = [&](Tensor t) { return device.is_cuda() ? t.t().contiguous() : t.t(); };
+    l.attn_w = out_in(w(p + "attn.c_attn.weight", Shape{E, 3 * E}));
     l.attn_b = w(p + "attn.c_attn.bias", Shape{3 * E});
-    l.attn_proj_w = w(p + "attn.c_proj.weight", Shape{E, E}).t();
+    l.attn_proj_w = out_in(w(p + "attn.c_proj.weight", Shape{E, E}));
     l.attn_proj_b = w(p + "attn.c_proj.bias", Shape{E});
     l.ln2_w = w(p + "ln_2.weight", Shape{E});
     l.ln2_b = w(p + "ln_2.bias", Shape{E});
-    l.fc_w = w(p + "mlp.c_fc.weight", Shape{E, I}).t();
+    l.fc_w = out_in(w(p + "mlp.c_fc.weight", Shape{E, I}));
     l.fc_b = w(p + "mlp.c_fc.bias", Shape{I});
-    l.mlp_proj_w = w(p + "mlp.c_proj.weight", Shape{I, E}).t();
+    l.mlp_proj_w = out_in(w(p + "mlp.c_proj.weight", Shape{I, E}));
     l.mlp_proj_b = w(p + "mlp.c_proj.bias", Shape{E});
     m.layers_.push_back(std::move(l));
   }
   return m;
 }
 
-Tensor Gpt2Model::activation(const Tensor& x) const {
-  return config_.activation_function == "gelu" ? gelu_erf(x) : gelu(x);
-}
 
 Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",
@@ -125,9 +127,10 @@ Tensor Gpt2Model::blocks(Tensor x, const std::function<Tensor(size_t, const Tens
         attend(li, heads(qkv.narrow(2, 0, E)), heads(qkv.narrow(2, E, E)), heads(qkv.narrow(2, 2 * E, E)))
             .permute({0, 2, 1, 3})
             .reshape({B, T, E});
-    x = linear(ctx, l.attn_proj_w, l.attn_proj_b) + x;
+    x = linear(ctx, l.attn_proj_w, l.attn_proj_b, x, {});  // + x in the epilogue
     const Tensor h2 = layer_norm(x, l.ln2_w, l.ln2_b, config_.layer_norm_epsilon);
-    x = linear(activation(linear(h2, l.fc_w, l.fc_b)), l.mlp_proj_w, l.mlp_proj_b) + x;
+    const Tensor mid = linear(h2, l.fc_w, l.fc_b, {}, {.act = act_});
+    x = linear(mid, l.mlp_proj_w, l.mlp_proj_b, x, {});
   }
   return x;
 }

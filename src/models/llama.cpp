@@ -22,15 +22,24 @@ namespace {
 
 constexpr const char* kOp = "llama";
 
-// x @ W^T + b for a float or packed W; packed products come back f32 and are cast to
+// epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear for float W;
+// packed products come back f32 and go through the same epilogue, which also casts them to
 // out_dtype (the LM head keeps f32).
-Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act) {
-  if (!w.quantized()) return linear(x, w.dense, bias);
+Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act,
+             const Tensor& residual = {}, const LinearEpilogue& e = {}) {
+  if (!w.quantized()) return linear(x, w.dense, bias, residual, e);
   std::vector<int64_t> shape = x.shape().dims();
   const int64_t K = shape.back();
   shape.back() = w.packed.shape[0];
-  Tensor y = quant_matmul(x.reshape({-1, K}), w.packed, act).reshape(shape).to(out_dtype);
-  return bias.defined() ? y + bias : y;
+  const Tensor y = quant_matmul(x.reshape({-1, K}), w.packed, act).reshape(shape);
+  const bool plain = !bias.defined() && !residual.defined() && !e.glu && e.act == LinearEpilogue::Act::None;
+  return plain && out_dtype == DType::F32 ? y : linear_epilogue(y, bias, residual, e, out_dtype);
+}
+
+LinearEpilogue::Act epilogue_act(Activation a) {
+  return a == Activation::Silu       ? LinearEpilogue::Act::Silu
+         : a == Activation::GeluTanh ? LinearEpilogue::Act::Gelu
+                                     : LinearEpilogue::Act::GeluErf;
 }
 
 // (B, KV, T, D) -> (B, KV * G, T, D), each key/value head repeated for its G query heads.
@@ -104,7 +113,7 @@ Tensor LlamaModel::head(const Tensor& y) const {
 Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const {
   const LlamaConfig& c = config_;
   const int64_t B = x.dim(0), T = x.dim(1), H = c.n_head, KV = c.n_kv_head, D = c.head_dim;
-  const int64_t I = c.intermediate_size, R = c.rope.dims;
+  const int64_t R = c.rope.dims;
   auto norm = [&](const Tensor& t, const Tensor& w) {
     return c.gemma_norms ? rms_norm(t.to(DType::F32), w, c.rms_norm_eps).to(dtype_) : rms_norm(t, w, c.rms_norm_eps);
   };
@@ -113,52 +122,69 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     if (R == D) return rope(t, cos, sin, c.rope.interleaved);
     return cat({rope(t.narrow(3, 0, R), cos, sin, c.rope.interleaved), t.narrow(3, R, D - R)}, 3);
   };
-  auto lin = [&](const Weight& w, const Tensor& x, const Tensor& b) {
-    return apply(w, x, b, dtype_, quant_activation_);
+  auto lin = [&](const Weight& w, const Tensor& x, const Tensor& b, const Tensor& residual = {},
+                 const LinearEpilogue& e = {}) { return apply(w, x, b, dtype_, quant_activation_, residual, e); };
+  // Without sandwich norms the residual adds go into the epilogues of o and down.
+  const bool fused_residual = !c.sandwich_norms;
+  // norm then linear; one op for a float matrix and norms in the compute dtype (Gemma's,
+  // computed in f32, are not), so a decode step normalizes inside the GEMV.
+  auto norm_lin = [&](const Tensor& t, const Tensor& g, const Weight& w, const Tensor& b, const LinearEpilogue& e) {
+    if (!w.quantized() && !c.gemma_norms) return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);
+    return lin(w, norm(t, g), b, {}, e);
   };
   auto act = [&](const Tensor& t) {
     return c.activation == Activation::Silu ? silu(t) : c.activation == Activation::GeluTanh ? gelu(t) : gelu_erf(t);
   };
   for (size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
-    const Tensor h = norm(x, l.attn_norm);
     Tensor q, k, v;
-    if (c.fused_qkv) {
-      const Tensor qkv = lin(l.qkv, h, l.qkv_b);
-      q = qkv.narrow(2, 0, H * D);
-      k = qkv.narrow(2, H * D, KV * D);
+    if (l.qkv.present()) {  // the checkpoint's (Phi-3) or fused at load (llama_load.cpp)
+      const Tensor qkv = norm_lin(x, l.attn_norm, l.qkv, l.qkv_b, {});
       v = qkv.narrow(2, (H + KV) * D, KV * D);
+      if (!c.qk_norm && R == D) {
+        // q and k rotated by one kernel: their heads are adjacent in the product.
+        const Tensor qk = rotate(qkv.narrow(2, 0, (H + KV) * D).reshape({B, T, H + KV, D}).permute({0, 2, 1, 3}));
+        q = qk.narrow(1, 0, H);
+        k = qk.narrow(1, H, KV);
+      } else {
+        q = qkv.narrow(2, 0, H * D);
+        k = qkv.narrow(2, H * D, KV * D);
+      }
     } else {
+      const Tensor h = norm(x, l.attn_norm);
       q = lin(l.q, h, l.q_b);
       k = lin(l.k, h, l.k_b);
       v = lin(l.v, h, l.v_b);
     }
-    q = q.reshape({B, T, H, D});
-    k = k.reshape({B, T, KV, D});
-    if (c.qk_norm) {
-      q = norm(q, l.q_norm);
-      k = norm(k, l.k_norm);
+    if (q.rank() == 3) {  // not yet split into rotated heads
+      q = q.reshape({B, T, H, D});
+      k = k.reshape({B, T, KV, D});
+      if (c.qk_norm) {
+        q = norm(q, l.q_norm);
+        k = norm(k, l.k_norm);
+      }
+      q = rotate(q.permute({0, 2, 1, 3}));
+      k = rotate(k.permute({0, 2, 1, 3}));
     }
-    q = rotate(q.permute({0, 2, 1, 3}));
-    k = rotate(k.permute({0, 2, 1, 3}));
     v = v.reshape({B, T, KV, D}).permute({0, 2, 1, 3});
     const Tensor ctx = attend(li, q, k, v).permute({0, 2, 1, 3}).reshape({B, T, H * D});
-    Tensor a = lin(l.o, ctx, l.o_b);
-    if (c.sandwich_norms) a = norm(a, l.post_attn_norm);
-    x = x + a;
-    const Tensor h2 = norm(x, l.ffn_norm);
-    Tensor gate, up;
-    if (c.fused_gate_up) {
-      const Tensor gu = lin(l.gate_up, h2, {});
-      gate = gu.narrow(2, 0, I);
-      up = gu.narrow(2, I, I);
+    if (fused_residual) {
+      x = lin(l.o, ctx, l.o_b, x);
     } else {
-      gate = lin(l.gate, h2, l.gate_b);
-      up = lin(l.up, h2, l.up_b);
+      x = x + norm(lin(l.o, ctx, l.o_b), l.post_attn_norm);
     }
-    Tensor mlp = lin(l.down, act(gate) * up, l.down_b);
-    if (c.sandwich_norms) mlp = norm(mlp, l.post_ffw_norm);
-    x = x + mlp;
+    Tensor mid;
+    if (l.gate_up.present()) {  // [gate; up]: act(gate) * up in the epilogue
+      mid = norm_lin(x, l.ffn_norm, l.gate_up, l.gate_up_b, {.act = epilogue_act(c.activation), .glu = true});
+    } else {
+      const Tensor h2 = norm(x, l.ffn_norm);
+      mid = act(lin(l.gate, h2, l.gate_b)) * lin(l.up, h2, l.up_b);
+    }
+    if (fused_residual) {
+      x = lin(l.down, mid, l.down_b, x);
+    } else {
+      x = x + norm(lin(l.down, mid, l.down_b), l.post_ffw_norm);
+    }
   }
   return x;
 }

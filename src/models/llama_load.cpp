@@ -160,6 +160,48 @@ struct LlamaLoader {
     }
   }
 
+  // q, k, v as one (H + 2 KV) D x E matrix and gate, up as one [gate; up]: a decode step
+  // then reads x once per group and launches one kernel for each (linear's GEMV; the gate
+  // goes into its epilogue). Packed matrices are joined row-wise when they share a type
+  // (Q4_K_M files mix q4_K and q6_K: those stay apart). Only on CUDA: on the CPU the weights
+  // stay zero-copy views of the file mapping, and BLAS gains little from the joined calls.
+  static bool join(std::initializer_list<LlamaModel::Weight*> parts, std::initializer_list<Tensor*> biases,
+                   LlamaModel::Weight& into, Tensor& into_bias) {
+    const LlamaModel::Weight& first = **parts.begin();
+    for (const LlamaModel::Weight* p : parts)
+      if (!p->present() || p->quantized() != first.quantized() ||
+          (p->quantized() && (p->packed.type != first.packed.type || p->packed.shape[1] != first.packed.shape[1])))
+        return false;
+    if (!first.quantized()) {
+      std::vector<Tensor> ts;
+      for (const LlamaModel::Weight* p : parts) ts.push_back(p->dense);
+      into.dense = cat(ts, 0);
+    } else {
+      std::vector<Tensor> bytes;
+      int64_t rows = 0;
+      for (const LlamaModel::Weight* p : parts) {
+        bytes.push_back(Tensor::from_buffer(p->packed.bytes.view(DType::U8, Shape{int64_t(p->packed.bytes.nbytes())})));
+        rows += p->packed.shape[0];
+      }
+      const Tensor joined = cat(bytes, 0);
+      into.packed = QuantTensor{first.packed.name, first.packed.type, Shape{rows, first.packed.shape[1]},
+                                joined.storage()};
+    }
+    if ((*biases.begin())->defined()) {
+      std::vector<Tensor> bs;
+      for (Tensor* b : biases) bs.push_back(*b);
+      into_bias = cat(bs, 0);
+    }
+    for (LlamaModel::Weight* p : parts) *p = {};
+    for (Tensor* b : biases) *b = {};
+    return true;
+  }
+  void fuse_projections() {
+    for (LlamaModel::Layer& l : m.layers_) {
+      if (!l.qkv.present()) join({&l.q, &l.k, &l.v}, {&l.q_b, &l.k_b, &l.v_b}, l.qkv, l.qkv_b);
+      if (!l.gate_up.present()) join({&l.gate, &l.up}, {&l.gate_b, &l.up_b}, l.gate_up, l.gate_up_b);
+    }
+  }
   void run() {
     const int64_t layers = src.layer_count();
     WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
@@ -173,6 +215,7 @@ struct LlamaLoader {
       if (opt.on_tensor) opt.on_tensor(i + 1, plan.size());
     }
     if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
+    if (m.device_.is_cuda()) fuse_projections();
     m.weight_bytes_ = bytes;
     m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);
   }

@@ -1,4 +1,4 @@
-// wick-bench: the benchmark commands of wick (bench, gpt2-bench, allreduce-bench,
+// wick-bench: the benchmark commands of wick (bench, gpt2-bench, allreduce-bench, lm-bench,
 // batched-bench), a program of their own so that `wick` does not carry the benchmark rows.
 // `wick bench ...` runs this with argv[0] "wick" (tools/wick/bench_dispatch.cpp): then it names itself wick
 // in usage lines and errors, exactly as when the commands were built into wick.
@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   const bool via_wick = argc > 0 && std::filesystem::path(argv[0]).filename() == "wick";
   const Program bench{via_wick ? "wick" : "wick-bench",
                       "wick-bench: the benchmark commands of wick",
-                      {add_bench, add_gpt2_bench, add_allreduce_bench, add_batched_bench},
+                      {add_bench, add_gpt2_bench, add_allreduce_bench, add_lm_bench, add_batched_bench},
                       {}};
   // llama-batched-bench spells its options with one dash (-npp 256), which CLI11 would read
   // as short options; batched-bench takes them as typed for that tool by their -- names.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wick/models/causal_lm.h"
+#include "wick/nn.h"
 #include "wick/tensor.h"
 
 namespace wick::models {
@@ -60,7 +61,8 @@ class Gpt2Model final : public CausalLM {
   struct Layer {
     Tensor ln1_w, ln1_b, attn_w, attn_b, attn_proj_w, attn_proj_b, ln2_w, ln2_b, fc_w, fc_b, mlp_proj_w, mlp_proj_b;
   };
-  Tensor activation(const Tensor& x) const;
+  // The MLP's activation, applied in the epilogue of its first linear.
+  LinearEpilogue::Act act_ = LinearEpilogue::Act::Gelu;
   // The transformer blocks and final norm over x (B, T, E) with attention computed by
   // attend(layer, q, k, v) -> context (B, H, T, Dh).
   Tensor blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const;

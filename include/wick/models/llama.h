@@ -128,11 +128,12 @@ class LlamaModel final : public CausalLM {
     Tensor dense;
     QuantTensor packed;
     bool quantized() const { return !dense.defined(); }
+    bool present() const { return dense.defined() || packed.bytes.defined(); }
   };
   struct Layer {
     Tensor attn_norm, ffn_norm, post_attn_norm, post_ffw_norm, q_norm, k_norm;
     Weight q, k, v, qkv, o, gate, up, gate_up, down;
-    Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, down_b;
+    Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, gate_up_b, down_b;
   };
 
  private:

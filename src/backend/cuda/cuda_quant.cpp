@@ -45,21 +45,27 @@ void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiv
     return;
   }
   if (q8) round_x();
-  // Large M (or K not a multiple of 8): dequantize a band of W rows to f32 and let cuBLAS
-  // multiply it, band by band, so the whole weight is never expanded at once.
+  // Large M (or K not a multiple of 8): dequantize a band of W rows and let cuBLAS multiply
+  // it, band by band, so the whole weight is never expanded at once (a band is at most
+  // kBandElems values, reused for every band). A model computing in f16/bf16 gets the band in
+  // its dtype and a tensor-core GEMM with f32 accumulation (about 6x the f32 GEMM's rate on
+  // an H200 prefill); f32 activations keep the f32 product.
+  const DType dt = x.dtype() == DType::F16 || x.dtype() == DType::BF16 ? x.dtype() : DType::F32;
+  const Tensor xg = dt == DType::F32 ? xf : xf.to(dt);
   const int64_t band = std::clamp<int64_t>(kBandElems / K, 1, N);
-  Tensor scratch = Tensor::empty(Shape{band, K}, DType::F32, dev);
-  Tensor product = band == N ? y : Tensor::empty(Shape{M, band}, DType::F32, dev);
+  Tensor scratch = Tensor::empty(Shape{band, K}, dt, dev);
+  const bool direct = band == N && dt == DType::F32;  // the GEMM can write y itself
+  Tensor product = direct ? y : Tensor::empty(Shape{M, band}, dt, dev);
   for (int64_t n0 = 0; n0 < N; n0 += band) {
     const int64_t nb = std::min(band, N - n0);
     Tensor wb = scratch.narrow(0, 0, nb);
     cuda::quant_dequantize(w.type, wp + size_t(n0) * row_bytes, row_bytes, nb, K, wb);
-    if (band == N) {
-      matmul(xf, wb.t(), y);
+    if (direct) {
+      matmul(xg, wb.t(), y);
     } else {
-      Tensor part = product.narrow(1, 0, nb).contiguous();  // the backend's matmul writes a contiguous out
-      matmul(xf, wb.t(), part);
-      copy(part, y.narrow(1, n0, nb));
+      Tensor part = nb == band ? product : product.narrow(1, 0, nb).contiguous();  // matmul writes a contiguous out
+      matmul(xg, wb.t(), part);
+      cast(part, y.narrow(1, n0, nb));
     }
   }
 }

@@ -1,0 +1,30 @@
+// The epilogue of a fused linear (nn.h LinearEpilogue), one definition for every backend:
+// what one output value becomes from its product(s), in f32 (f64 for f64 outputs).
+#pragma once
+
+#include "backend/elementwise_ops.h"
+#include "wick/nn.h"
+
+namespace wick {
+
+// C: float (f64 outputs: double).
+template <class C>
+WICK_HD C linear_act(LinearEpilogue::Act a, C v) {
+  switch (a) {
+    case LinearEpilogue::Act::Silu: return ew::Silu<C>()(v);
+    case LinearEpilogue::Act::Gelu: return ew::Gelu<C>()(v);
+    case LinearEpilogue::Act::GeluErf: return ew::GeluErf<C>()(v);
+    case LinearEpilogue::Act::Relu: return ew::Relu<C>()(v);
+    case LinearEpilogue::Act::None: break;
+  }
+  return v;
+}
+
+// p: the product (+ bias) of the output's row, or of its gate row when glu; u: the up row's
+// (glu only); r: the residual (0 when there is none).
+template <class C>
+WICK_HD C linear_output(const LinearEpilogue& e, C p, C u, C r) {
+  return (e.glu ? linear_act(e.act, p) * u : linear_act(e.act, p)) + r;
+}
+
+}  // namespace wick

@@ -1,0 +1,234 @@
+// The fused linear (nn.h: linear with residual / LinearEpilogue, linear_epilogue) against a
+// double-precision reference computed here from the same rounded inputs: every float dtype,
+// decode-sized (the CUDA GEMV) and prefill-sized (GEMM + epilogue) row counts, K that the
+// 16-byte GEMV takes and K that it does not, odd N, weight views (transposed, offset rows),
+// every activation, the gated [gate; up] form, and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "support/devices.h"
+#include "wick/wick.h"
+
+namespace wick {
+namespace {
+
+using Act = LinearEpilogue::Act;
+
+struct Case {
+  int64_t M, K, N;  // N: outputs (the weight has 2N rows with glu)
+  LinearEpilogue e;
+  bool bias, residual;
+  bool norm = false;  // rms_norm_linear: x normalized (eps 1e-5, a weight g) first
+};
+
+std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// A tensor of dtype on dev and its values as the dtype rounded them, in double.
+std::pair<Tensor, std::vector<double>> make(Shape shape, DType dtype, Device dev, uint32_t seed, float scale = 1.0f) {
+  const Tensor t = Tensor::from_vector(random_values(size_t(shape.numel()), seed, scale), shape).to(dtype);
+  const std::vector<double> v = t.to(DType::F64).to_vector<double>();
+  return {t.to(dev), v};
+}
+
+double act(Act a, double v) {
+  switch (a) {
+    case Act::Silu: return v / (1 + std::exp(-v));
+    case Act::Gelu: return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case Act::GeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case Act::Relu: return v < 0 ? 0 : v;
+    case Act::None: break;
+  }
+  return v;
+}
+
+double eps_of(DType dt) {
+  return dt == DType::F64 ? 0x1p-52 : dt == DType::F32 ? 0x1p-23 : dt == DType::F16 ? 0x1p-10 : 0x1p-7;
+}
+
+class LinearFused : public test::DeviceTest {
+ protected:
+  // out = epilogue(x w^T + b) + r against the reference; w_view picks the weight's layout.
+  void check(const Case& c, DType dt, int w_view = 0) {
+    const int64_t rows = c.e.glu ? 2 * c.N : c.N;
+    auto [x, xv] = make(Shape{c.M, c.K}, dt, dev(), 1);
+    Tensor w;
+    std::vector<double> wv;  // (rows, K) row-major values
+    if (w_view == 0) {
+      std::tie(w, wv) = make(Shape{rows, c.K}, dt, dev(), 2, 0.2f);
+    } else if (w_view == 1) {  // (K, rows) stored, used through .t() (GPT-2's layout on the CPU)
+      auto [wt, wtv] = make(Shape{c.K, rows}, dt, dev(), 2, 0.2f);
+      w = wt.t();
+      wv.resize(size_t(rows * c.K));
+      for (int64_t n = 0; n < rows; ++n)
+        for (int64_t k = 0; k < c.K; ++k) wv[size_t(n * c.K + k)] = wtv[size_t(k * rows + n)];
+    } else {  // rows 1.. of a larger matrix: an offset view (its start not 16-byte aligned)
+      auto [big, bigv] = make(Shape{rows + 1, c.K}, dt, dev(), 2, 0.2f);
+      w = big.narrow(0, 1, rows);
+      wv.assign(bigv.begin() + c.K, bigv.end());
+    }
+    Tensor b, r;
+    std::vector<double> bv(size_t(rows), 0.0), rv(size_t(c.M * c.N), 0.0);
+    if (c.bias) std::tie(b, bv) = make(Shape{rows}, dt, dev(), 3);
+    if (c.residual) std::tie(r, rv) = make(Shape{c.M, c.N}, dt, dev(), 4);
+    Tensor g;
+    std::vector<double> gv;
+    if (c.norm) {
+      std::tie(g, gv) = make(Shape{c.K}, dt, dev(), 12);
+      for (int64_t m = 0; m < c.M; ++m) {  // the reference normalizes in double, unrounded
+        double ss = 0;
+        for (int64_t k = 0; k < c.K; ++k) ss += xv[size_t(m * c.K + k)] * xv[size_t(m * c.K + k)];
+        const double inv = 1 / std::sqrt(ss / double(c.K) + 1e-5);
+        for (int64_t k = 0; k < c.K; ++k) xv[size_t(m * c.K + k)] *= inv * gv[size_t(k)];
+      }
+    }
+    const Tensor out = c.norm ? rms_norm_linear(x, g, 1e-5, w, b, r, c.e) : linear(x, w, b, r, c.e);
+    ASSERT_EQ(out.shape(), (Shape{c.M, c.N}));
+    ASSERT_EQ(out.dtype(), dt);
+    const std::vector<double> got = out.to(DType::F64).to_vector<double>();
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t n = 0; n < c.N; ++n) {
+        auto dot = [&](int64_t row, double& mag) {
+          double s = 0;
+          for (int64_t k = 0; k < c.K; ++k) {
+            const double t = xv[size_t(m * c.K + k)] * wv[size_t(row * c.K + k)];
+            s += t;
+            mag += std::abs(t);
+          }
+          return s + bv[size_t(row)];
+        };
+        double mag = 0;
+        const double p = dot(n, mag);
+        const double want =
+            (c.e.glu ? act(c.e.act, p) * dot(c.N + n, mag) : act(c.e.act, p)) + rv[size_t(m * c.N + n)];
+        // Roundings of the product (the GEMM path rounds it to the dtype before the epilogue)
+        // and of the output, scaled by the magnitudes involved (the gate multiplies them).
+        const double up = c.e.glu ? std::abs(dot(c.N + n, mag)) + 1 : 1;
+        const double scale = std::abs(want) + (mag + std::abs(bv[size_t(n)]) + std::abs(rv[size_t(m * c.N + n)])) * up;
+        const double tol = 4 * std::max(eps_of(dt), 0x1p-22) * scale + 1e-12;
+        ASSERT_NEAR(got[size_t(m * c.N + n)], want, tol)
+            << "m " << m << " n " << n << " M " << c.M << " K " << c.K << " N " << c.N << " dtype " << dt;
+      }
+  }
+};
+
+const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
+
+TEST_P(LinearFused, PlainAndBiasAtDecodeAndPrefillSizes) {
+  for (const DType dt : kDTypes)
+    for (const int64_t M : {1, 2, 3, 8, 9, 33})
+      for (const int64_t K : {64, 520, 100})  // 100: not a multiple of the GEMV's 16-byte chunk for 16-bit types
+        for (const int64_t N : {1, 7, 130}) {
+          check({M, K, N, {}, false, false}, dt);
+          check({M, K, N, {}, true, false}, dt);
+        }
+}
+
+TEST_P(LinearFused, ResidualAndActivations) {
+  for (const DType dt : kDTypes)
+    for (const int64_t M : {1, 4, 17})
+      for (const Act a : {Act::None, Act::Silu, Act::Gelu, Act::GeluErf, Act::Relu})
+        check({M, 256, 33, {.act = a}, true, true}, dt);
+}
+
+TEST_P(LinearFused, GatedUpProduct) {
+  for (const DType dt : kDTypes)
+    for (const int64_t M : {1, 3, 12})
+      for (const Act a : {Act::Silu, Act::Gelu, Act::GeluErf}) {
+        check({M, 128, 9, {.act = a, .glu = true}, false, false}, dt);
+        check({M, 128, 64, {.act = a, .glu = true}, true, true}, dt);
+      }
+}
+
+TEST_P(LinearFused, RmsNormFirst) {
+  for (const DType dt : kDTypes)
+    for (const int64_t M : {1, 3, 8, 20})
+      for (const int64_t K : {256, 100}) {
+        check({M, K, 17, {}, false, false, true}, dt);
+        check({M, K, 16, {.act = Act::Silu, .glu = true}, true, true, true}, dt);
+      }
+}
+
+TEST_P(LinearFused, WeightViews) {
+  for (const DType dt : {DType::F32, DType::F16, DType::BF16})
+    for (const int64_t M : {1, 5, 40})
+      for (const int view : {1, 2}) check({M, 64, 24, {.act = Act::Silu}, true, true}, dt, view);
+}
+
+TEST_P(LinearFused, BatchDimsEmptyAndStridedInput) {
+  const Tensor w = Tensor::from_vector(random_values(6 * 16, 5, 1), Shape{6, 16}).to(dev());
+  const Tensor x = Tensor::from_vector(random_values(2 * 3 * 16, 6, 1), Shape{2, 3, 16}).to(dev());
+  const Tensor r = Tensor::from_vector(random_values(2 * 3 * 6, 7, 1), Shape{2, 3, 6}).to(dev());
+  const Tensor got = linear(x, w, {}, r, {.act = Act::Relu});
+  const Tensor want = relu(matmul(x, w.t())) + r;
+  EXPECT_LT(max(abs(got - want)).to(DType::F64).item<double>(), 1e-5);
+  // x's rows strided (every other column): taken as they are or copied, same values.
+  const Tensor wide = Tensor::from_vector(random_values(3 * 32, 8, 1), Shape{3, 32}).to(dev());
+  const Tensor xs = wide.reshape({3, 16, 2}).select(2, 0);
+  EXPECT_LT(max(abs(linear(xs, w) - matmul(xs.contiguous(), w.t()))).to(DType::F64).item<double>(), 1e-5);
+  EXPECT_EQ(linear(Tensor::empty(Shape{0, 16}, DType::F32, dev()), w).shape(), (Shape{0, 6}));
+  // K == 0: the product is zero and the epilogue still applies.
+  const Tensor b = Tensor::from_vector(std::vector<float>{1, -2}, Shape{2}).to(dev());
+  const Tensor y0 = linear(Tensor::empty(Shape{3, 0}, DType::F32, dev()), Tensor::empty(Shape{2, 0}, DType::F32, dev()),
+                           b, {}, {.act = Act::Relu});
+  EXPECT_EQ(y0.to(Device::cpu()).to_vector<float>(), (std::vector<float>{1, 0, 1, 0, 1, 0}));
+}
+
+TEST_P(LinearFused, EpilogueOnF32ProductIntoHalf) {
+  // What a quantized linear does: quant_matmul's f32 product, the epilogue casting to f16.
+  const auto [y, yv] = make(Shape{3, 20}, DType::F32, dev(), 9);
+  const auto [b, bv] = make(Shape{20}, DType::F16, dev(), 10);
+  const auto [r, rv] = make(Shape{3, 10}, DType::F16, dev(), 11);
+  const Tensor out = linear_epilogue(y, b, r, {.act = Act::Silu, .glu = true}, DType::F16);
+  ASSERT_EQ(out.dtype(), DType::F16);
+  const std::vector<double> got = out.to(DType::F64).to_vector<double>();
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t n = 0; n < 10; ++n) {
+      const double g = yv[size_t(m * 20 + n)] + bv[size_t(n)], u = yv[size_t(m * 20 + 10 + n)] + bv[size_t(10 + n)];
+      const double want = act(Act::Silu, g) * u + rv[size_t(m * 10 + n)];
+      EXPECT_NEAR(got[size_t(m * 10 + n)], want, 2e-3 * (std::abs(want) + 1));
+    }
+}
+
+TEST_P(LinearFused, ClearErrors) {
+  const Tensor x = Tensor::empty(Shape{2, 8}, DType::F32, dev());
+  const Tensor w = Tensor::empty(Shape{5, 8}, DType::F32, dev());
+  auto kind_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  EXPECT_EQ(kind_of([&] { linear(x, w, {}, {}, {.glu = true}); }), ErrorKind::ShapeMismatch);  // odd rows
+  EXPECT_EQ(kind_of([&] { linear(x, w, {}, Tensor::empty(Shape{2, 4}, DType::F32, dev()), {}); }),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(kind_of([&] { linear(x, w, Tensor::empty(Shape{5}, DType::F16, dev()), {}, {}); }),
+            ErrorKind::DTypeMismatch);
+  EXPECT_EQ(kind_of([&] { linear(x, w, Tensor::empty(Shape{4}, DType::F32, dev()), {}, {}); }),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(kind_of([&] { linear(x, Tensor::empty(Shape{5, 7}, DType::F32, dev())); }), ErrorKind::ShapeMismatch);
+  EXPECT_EQ(kind_of([&] { linear(x.to(DType::I64), w.to(DType::I64)); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(kind_of([&] { linear_epilogue(x, {}, {}, {}, DType::I64); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor::empty(Shape{7}, DType::F32, dev()), 1e-5, w); }),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor::empty(Shape{8}, DType::F32, dev()), -1, w); }),
+            ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor(), 1e-5, w); }), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of([&] { linear_epilogue(Tensor::empty(Shape{2, 7}, DType::F32, dev()), {}, {}, {.glu = true},
+                                          DType::F32); }),
+            ErrorKind::ShapeMismatch);
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(LinearFused);
+
+}  // namespace
+}  // namespace wick
