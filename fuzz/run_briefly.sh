@@ -20,6 +20,7 @@ targets=(
   "fuzz_model_config|fuzz/fuzz_model_config|fuzz/corpus/model_config|"
   "fuzz_tokenizer_json|fuzz/fuzz_tokenizer_json|fuzz/corpus/tokenizer_json|"
   "fuzz_chat_template|fuzz/fuzz_chat_template|fuzz/corpus/chat_template|fuzz/chat_template.dict"
+  "fuzz_serve_request|fuzz/fuzz_serve_request|fuzz/corpus/serve_request|"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done

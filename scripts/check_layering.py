@@ -7,6 +7,7 @@
 wick is layered (docs/design.md); the arrows point at what a layer may include:
 
     tools/ tests/ bench/ examples/ fuzz/   programs on the library
+        -> src/serve                        the serving engine over the models
         -> src/models                       models, from the layers below
         -> src/io  src/nn  src/text         written with the public ops
         -> src/core                         front end: checks, views, one backend call per op
@@ -54,7 +55,9 @@ RULES = [
      "the front end reaches a device only through the Backend interface"),
     (["src/core"], ["src/io/", "src/nn/", "src/text/", "src/models/"],
      "the front end is below what is written with the public ops"),
-    (["src/io", "src/nn", "src/text", "src/models", "tests"], ["src/backend/"],
+    (["src/core", "src/storage", "src/backend", "src/io", "src/nn", "src/text", "src/models"], ["src/serve/"],
+     "the serving engine is built on the models; nothing below it knows about serving"),
+    (["src/io", "src/nn", "src/text", "src/models", "src/serve", "tests"], ["src/backend/"],
      "above the front end, devices are reached through the public ops; backend headers are "
      "private to src/core and src/backend"),
     (["src/io", "src/nn", "src/text"], ["src/models/"],

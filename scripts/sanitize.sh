@@ -2,7 +2,8 @@
 # Sanitizer gate for CI (called from .ci/run). Two CPU-only builds:
 #   1. build-asan: ASan + UBSan (-DWICK_SANITIZE=ON), runs the WHOLE CPU test suite via ctest.
 #   2. build-tsan: ThreadSanitizer (-DWICK_TSAN=ON), runs the concurrency tests only
-#      (ctest -R Concurrency: test_concurrency and the shared tokenizer of test_tokenizer_hf):
+#      (ctest -R Concurrency: test_concurrency, the shared tokenizer of test_tokenizer_hf and
+#      the serving engine of test_engine):
 #      TSan slows everything ~10x and only threaded tests can race.
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all; build dirs under the repo root,
 #        overridable with WICK_ASAN_BUILD / WICK_TSAN_BUILD; parallelism with WICK_JOBS).
@@ -50,6 +51,6 @@ if [[ $what == all || $what == asan ]]; then
 fi
 if [[ $what == all || $what == tsan ]]; then
   run_stage "TSan (concurrency tests)" "${WICK_TSAN_BUILD:-$root/build-tsan}" \
-    "-DWICK_TSAN=ON -DWICK_SANITIZE=OFF" "test_concurrency test_tokenizer_hf" "-R Concurrency" || status=1
+    "-DWICK_TSAN=ON -DWICK_SANITIZE=OFF" "test_concurrency test_tokenizer_hf test_engine" "-R Concurrency" || status=1
 fi
 exit $status

@@ -16,7 +16,7 @@ jobs=${JOBS:-2}
 # 1. Debian packages (apt-get update first, only when something is missing).
 packages=(cmake ninja-build g++ pkg-config python3 python3-pip python3-numpy python3-yaml
           libopenblas-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libpcre2-dev libutf8proc-dev)
+          libpcre2-dev libutf8proc-dev libcpp-httplib-dev curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,6 +39,13 @@ fi
 if ! /usr/bin/python3 -c "import gguf" 2>/dev/null; then
   echo "setup: installing the gguf package (test oracle)"
   /usr/bin/python3 -m pip install --no-deps gguf || /usr/bin/python3 -m pip install --no-deps --break-system-packages gguf
+fi
+
+# The official OpenAI client, which the `wick serve` tests (tests/serve, run by ctest with
+# the python3 on PATH) talk to the server with; with its dependencies (httpx, pydantic).
+if ! python3 -c "import openai" 2>/dev/null; then
+  echo "setup: installing the openai package (wick serve tests)"
+  python3 -m pip install openai || python3 -m pip install --break-system-packages openai
 fi
 
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in

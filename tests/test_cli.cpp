@@ -148,7 +148,7 @@ TEST_F(Cli, BenchRunsOnTheBestDeviceByDefault) {
 
 // ---- the benchmark commands: wick-bench's, reached through `wick` -----------------------
 
-const std::vector<std::string> kBenchCommands = {"bench", "gpt2-bench", "allreduce-bench"};
+const std::vector<std::string> kBenchCommands = {"bench", "gpt2-bench", "allreduce-bench", "lm-bench", "batched-bench"};
 
 TEST_F(Cli, BenchCommandsRunTheWickBenchBesideWick) {
   // `wick bench --help` is wick-bench's help, under the name the user typed.

@@ -64,6 +64,12 @@ void Sampler::apply_penalties(std::vector<float>& logits) const {
   }
 }
 
+std::vector<float> Sampler::penalized(std::span<const float> logits) const {
+  std::vector<float> out(logits.begin(), logits.end());
+  if (opt_.penalized()) apply_penalties(out);
+  return out;
+}
+
 int32_t Sampler::sample(std::span<const float> raw) {
   WICK_CHECK(!raw.empty(), InvalidArgument, "sampler: empty logits");
   std::vector<float> penalized;

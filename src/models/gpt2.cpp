@@ -84,23 +84,36 @@ Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) con
   }
 
   const Tensor x = embedding(ids.to(device_), wte_) + wpe_.narrow(0, past, T);  // (B, T, E)
-  Tensor y = blocks(x, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
-    if (cache) {
-      // Write the new positions into the preallocated buffers; attend over all of them.
-      KvCache::Layer& c = cache->layers()[li];
-      c.k.narrow(2, past, T).copy_(k);
-      c.v.narrow(2, past, T).copy_(v);
-      k = c.k.narrow(2, 0, past + T);
-      v = c.v.narrow(2, 0, past + T);
-    }
-    AttentionOptions opt;
-    opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
-    return scaled_dot_product_attention(q, k, v, {}, opt);
+  Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    return attend_seq(li, q, k, v, cache, past);
   });
   if (cache) cache->set_length(past + T);
   if (last_only) y = y.narrow(1, T - 1, 1);
-  y = layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon);
-  return linear(y, lm_head_);  // y @ wte^T when tied
+  return head(y);
+}
+
+Tensor Gpt2Model::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, KvCache* cache, int64_t past) {
+  const int64_t T = q.dim(2);
+  if (cache) {
+    // Write the new positions into the preallocated buffers; attend over all of them.
+    KvCache::Layer& c = cache->layers()[li];
+    c.k.narrow(2, past, T).copy_(k);
+    c.v.narrow(2, past, T).copy_(v);
+    k = c.k.narrow(2, 0, past + T);
+    v = c.v.narrow(2, 0, past + T);
+  }
+  AttentionOptions opt;
+  opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
+  return scaled_dot_product_attention(q, k, v, {}, opt);
+}
+
+Tensor Gpt2Model::head(const Tensor& y) const {
+  return linear(layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon), lm_head_);  // y @ wte^T when tied
+}
+
+void Gpt2Model::reserve_cache(KvCache& cache) const {
+  cache.reserve("gpt2", size_t(config_.n_layer), 1, config_.n_head, cache.resolved_capacity(config_.n_positions),
+                config_.head_dim(), dtype_, device_);
 }
 
 Tensor Gpt2Model::blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const {

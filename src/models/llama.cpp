@@ -197,6 +197,47 @@ std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
   return {c.narrow(0, past, T), s.narrow(0, past, T)};
 }
 
+LlamaModel::SeqMasks LlamaModel::seq_masks(int64_t past, int64_t T) const {
+  const LlamaConfig& c = config_;
+  SeqMasks m{past, T, false, {}, {}};
+  const int64_t Tk = past + T;
+  // A window only matters once some query has more keys before it than it spans.
+  for (size_t i = 0; i < layers_.size(); ++i) m.windowed = m.windowed || (c.sliding_layers[i] && Tk > c.sliding_window);
+  if (m.windowed) m.window = additive_mask(past, T, c.sliding_window, dtype_, device_);
+  if (c.attn_logit_softcap > 0) m.causal = additive_mask(past, T, 0, dtype_, device_);
+  return m;
+}
+
+Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, KvCache* cache, const SeqMasks& m) const {
+  const LlamaConfig& c = config_;
+  const int64_t B = q.dim(0), past = m.past, T = m.T, Tk = past + T;
+  if (cache) {
+    KvCache::Layer& l = cache->layers()[li];
+    l.k.narrow(2, past, T).copy_(k);
+    l.v.narrow(2, past, T).copy_(v);
+    k = l.k.narrow(2, 0, Tk);
+    v = l.v.narrow(2, 0, Tk);
+  }
+  const bool sliding = m.windowed && c.sliding_layers[li];
+  if (T == 1) {
+    // One query sees every cached key (but those the window drops): the grouped form, as
+    // decode_step, so a step without a graph does not copy the cache either.
+    const int64_t G = c.kv_groups();
+    const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
+    return llama_attention(c, qg, k, v, sliding ? m.window : Tensor(), false).reshape({B, c.n_head, 1, c.head_dim});
+  }
+  k = repeat_kv(k, c.kv_groups());
+  v = repeat_kv(v, c.kv_groups());
+  const Tensor& mask = sliding ? m.window : m.causal;
+  return llama_attention(c, q, k, v, mask, !mask.defined());
+}
+
+void LlamaModel::reserve_cache(KvCache& cache) const {
+  const LlamaConfig& c = config_;
+  cache.reserve(kOp, layers_.size(), 1, c.n_kv_head, cache.resolved_capacity(c.context_length), c.head_dim, dtype_,
+                device_);
+}
+
 Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
@@ -212,38 +253,13 @@ Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) co
                " new positions exceed the cache capacity ", capacity);
     cache->reserve(kOp, layers_.size(), B, c.n_kv_head, capacity, c.head_dim, dtype_, device_);
   }
-  const int64_t Tk = past + T;
-  // A window only matters once some query has more keys before it than it spans.
-  bool windowed = false;
-  for (size_t i = 0; i < layers_.size(); ++i) windowed = windowed || (c.sliding_layers[i] && Tk > c.sliding_window);
-  const Tensor window_mask = windowed ? additive_mask(past, T, c.sliding_window, dtype_, device_) : Tensor();
-  const bool explicit_scores = c.attn_logit_softcap > 0;
-  const Tensor causal_mask = explicit_scores ? additive_mask(past, T, 0, dtype_, device_) : Tensor();
-
+  const SeqMasks masks = seq_masks(past, T);
   const Tensor x = embed(ids.to(device_));
   const auto [cos, sin] = rope_rows(past, T);
-  Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, Tensor k, Tensor v) {
-    if (cache) {
-      KvCache::Layer& l = cache->layers()[li];
-      l.k.narrow(2, past, T).copy_(k);
-      l.v.narrow(2, past, T).copy_(v);
-      k = l.k.narrow(2, 0, Tk);
-      v = l.v.narrow(2, 0, Tk);
-    }
-    const bool sliding = windowed && c.sliding_layers[li];
-    if (T == 1) {
-      // One query sees every cached key (but those the window drops): the grouped form, as
-      // decode_step, so a step without a graph does not copy the cache either.
-      const int64_t G = c.kv_groups();
-      const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
-      return llama_attention(c, qg, k, v, sliding ? window_mask : Tensor(), false)
-          .reshape({B, c.n_head, 1, c.head_dim});
-    }
-    k = repeat_kv(k, c.kv_groups());
-    v = repeat_kv(v, c.kv_groups());
-    const Tensor& mask = sliding ? window_mask : causal_mask;
-    return llama_attention(c, q, k, v, mask, !mask.defined());
+  Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    return attend_seq(li, q, k, v, cache, masks);
   });
+  const int64_t Tk = past + T;
   if (cache) cache->set_length(Tk);
   if (last_only) y = y.narrow(1, T - 1, 1);
   return head(y);

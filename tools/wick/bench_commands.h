@@ -17,6 +17,7 @@ inline constexpr BenchCommand kBenchCommands[] = {
     {"gpt2-bench", "GPT-2 forward time on one GPU or tensor-parallel over several"},
     {"allreduce-bench", "all_reduce bandwidth over all local GPUs (NCCL)"},
     {"lm-bench", "Prompt processing and generation tokens/s of a language model (llama-bench's pp/tg)"},
+    {"batched-bench", "Batched decoding throughput per parallel sequence count (as llama-batched-bench)"},
 };
 // Their heading in `wick --help`.
 inline constexpr const char* kBenchGroup = "Benchmarks (run by wick-bench, beside wick)";

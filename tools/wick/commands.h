@@ -44,6 +44,7 @@ Runner add_detokenize(CLI::App& app);  // cmd_tokenize.cpp
 Runner add_embed(CLI::App& app);
 Runner add_generate(CLI::App& app);  // cmd_generate.cpp (text generation, any model)
 Runner add_chat(CLI::App& app);      // cmd_chat.cpp (a conversation through the chat template)
+Runner add_serve(CLI::App& app);     // cmd_serve.cpp (the OpenAI-compatible HTTP server)
 int run_embed(const std::vector<std::string>& texts, const std::string& model_dir, const std::string& device,
               const std::string& dtype, bool json, bool similarity);
 

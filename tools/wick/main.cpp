@@ -12,11 +12,11 @@ int main(int argc, char** argv) {
   // The benchmark commands are wick-bench's: hand it the whole command line, --help too.
   for (const BenchCommand& c : kBenchCommands)
     if (argc > 1 && std::strcmp(argv[1], c.name) == 0) return exec_wick_bench(argc, argv);
-  Program wick{
-      "wick",
-      "wick: run neural networks on CPUs and NVIDIA GPUs",
-      {add_info, add_inspect, add_demo, add_convert, add_tokenize, add_detokenize, add_embed, add_generate, add_chat},
-      run_default};
+  Program wick{"wick",
+               "wick: run neural networks on CPUs and NVIDIA GPUs",
+               {add_info, add_inspect, add_demo, add_convert, add_tokenize, add_detokenize, add_embed, add_generate,
+                add_chat, add_serve},
+               run_default};
   // Listed in `wick --help` under their own heading; never parsed here (exec'd above).
   for (const BenchCommand& c : kBenchCommands)
     wick.subcommands.push_back([&c, argc, argv](CLI::App& app) -> Runner {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,13 @@ struct DecodeState {
   std::vector<Tensor> extra;  // model-specific device state (e.g. a sliding-window mask)
 };
 
+// One sequence of a batched forward (CausalLM::forward_batch): its new tokens, which follow
+// the positions its cache holds, and the cache (batch 1) that they extend.
+struct BatchSequence {
+  std::span<const int32_t> tokens;
+  KvCache* cache = nullptr;
+};
+
 class CausalLM {
  public:
   virtual ~CausalLM() = default;
@@ -89,6 +97,19 @@ class CausalLM {
   // keeps count of the positions (cache.length() is not advanced) and must stop before the
   // capacity. On the CPU it runs directly (same results).
   virtual void decode_step(DecodeState& s, KvCache& cache) const = 0;
+
+  // Several sequences in one forward pass, each with its own cache (batch 1, distinct
+  // caches): the token-wise work (embeddings, norms, projections, MLP) runs once over the
+  // concatenated tokens, so the weights are read once per step for all sequences; positions
+  // and attention are each sequence's own. Each cache is extended by its sequence's tokens.
+  // Returns (seqs.size(), vocab_size) f32 on the model device: the logits of each
+  // sequence's last new token. The results equal forward(tokens, cache, true) per sequence
+  // (up to rounding). This default runs exactly that, one sequence after another.
+  virtual Tensor forward_batch(std::span<const BatchSequence> seqs) const;
+  // Allocates cache's buffers (batch 1, its resolved capacity) now instead of on first use,
+  // so that a server learns at start-up whether its KV memory fits (OutOfMemory).
+  // The default does nothing (buffers come with the first forward).
+  virtual void reserve_cache(KvCache& cache) const;
 };
 
 }  // namespace wick::models

@@ -61,6 +61,10 @@ class Sampler {
   void set_prompt(std::span<const int32_t> prompt);
   // Picks the next token, then remembers it for the penalties.
   int32_t sample(std::span<const float> logits);
+  // The logits as sample() would pick from them next, after the penalties and before
+  // temperature / top-k / top-p / min-p (a copy; changes nothing): what a server reports
+  // log-probabilities over.
+  std::vector<float> penalized(std::span<const float> logits) const;
 
  private:
   void apply_penalties(std::vector<float>& logits) const;

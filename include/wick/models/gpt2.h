@@ -52,6 +52,8 @@ class Gpt2Model final : public CausalLM {
   Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
   DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
   void decode_step(DecodeState& s, KvCache& cache) const override;
+  Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // gpt2_batch.cpp
+  void reserve_cache(KvCache& cache) const override;
 
   const Gpt2Config& config() const { return config_; }
 
@@ -64,6 +66,10 @@ class Gpt2Model final : public CausalLM {
   // The transformer blocks and final norm over x (B, T, E) with attention computed by
   // attend(layer, q, k, v) -> context (B, H, T, Dh).
   Tensor blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const;
+  // Layer li's causal attention of one sequence whose T new positions follow past cached
+  // ones: k, v written into the cache (if any), q attended against every cached position.
+  static Tensor attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, KvCache* cache, int64_t past);
+  Tensor head(const Tensor& y) const;  // final norm and LM head
 
   Gpt2Config config_;
   Device device_;

@@ -115,6 +115,8 @@ class LlamaModel final : public CausalLM {
   Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
   DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
   void decode_step(DecodeState& s, KvCache& cache) const override;
+  Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // llama_batch.cpp
+  void reserve_cache(KvCache& cache) const override;
 
   const LlamaConfig& config() const { return config_; }
   // Bytes of the weights as held on the device (packed bytes for quantized ones).
@@ -142,6 +144,16 @@ class LlamaModel final : public CausalLM {
   // The decoder blocks over x (B, T, E) with cos/sin (T, dims/2) of the positions; attend
   // gets q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
   Tensor blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const;
+  // The masks of one sequence's attention: T queries at positions [past, past + T).
+  struct SeqMasks {
+    int64_t past = 0, T = 0;
+    bool windowed = false;  // some query has more keys before it than a sliding layer's window
+    Tensor window, causal;  // additive masks where needed (sliding layers; softcapped scores)
+  };
+  SeqMasks seq_masks(int64_t past, int64_t T) const;
+  // Layer li's attention of one sequence: q (B, H, T, D), k and v (B, KV, T, D) written into
+  // the cache (if any) at m.past, then attended against every cached position.
+  Tensor attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, KvCache* cache, const SeqMasks& m) const;
 
   LlamaConfig config_;
   Device device_;

@@ -2,7 +2,10 @@
 // over one CausalLM. Requests join and leave the running batch at token boundaries; every
 // step is one batched forward over all running sequences (the decode tokens of the running
 // ones and prefill chunks of newly admitted ones). KV memory is bounded and fixed at
-// construction: `parallel` sequences of up to `ctx_size` positions each.
+// construction: `parallel` sequences of up to `ctx_size` positions each. A finished
+// sequence's positions stay in its slot until the slot is reused, and a request whose prompt
+// starts with them (the next turn of a chat) is admitted into that slot and computes only
+// the rest (TokenEvent::cached_tokens).
 //
 // Threading: one engine thread owns the model and runs the steps. submit(), cancel(),
 // stats() and shutdown() may be called from any thread (the HTTP workers). Events are
@@ -52,6 +55,7 @@ struct TokenEvent {
   std::string error;                           // for FinishReason::Error
   int64_t prompt_tokens = 0;                   // on the final event: the request's counts
   int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // on the final event: prompt tokens reused from a slot's cache
 };
 
 struct Request {
@@ -64,11 +68,11 @@ struct Request {
 };
 
 struct EngineOptions {
-  int64_t parallel = 4;           // sequences in the running batch at most (KV slots)
-  int64_t ctx_size = 4096;        // positions per sequence (prompt + output); clamped to the model's
-  int64_t max_queue = 64;         // admitted requests waiting for a slot; more are refused
-  int64_t prefill_chunk = 512;    // prompt tokens of one sequence fed per step at most
-  int64_t max_step_tokens = 2048; // tokens of one batched forward at most (decode + prefill)
+  int64_t parallel = 4;            // sequences in the running batch at most (KV slots)
+  int64_t ctx_size = 4096;         // positions per sequence (prompt + output); clamped to the model's
+  int64_t max_queue = 64;          // admitted requests waiting for a slot (beyond the free ones); more are refused
+  int64_t prefill_chunk = 512;     // prompt tokens of one sequence fed per step at most
+  int64_t max_step_tokens = 2048;  // tokens of one batched forward at most (decode + prefill); >= parallel
 };
 
 struct EngineStats {
@@ -77,7 +81,8 @@ struct EngineStats {
   int64_t last_step_batch = 0;           // sequences in the last step
   int64_t last_step_tokens = 0;          // tokens in the last step's forward
   uint64_t requests = 0, finished = 0, cancelled = 0, failed = 0, rejected = 0;
-  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
+  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;  // prompt_tokens: computed ones
+  uint64_t cached_prompt_tokens = 0;                            // prompt tokens reused from a slot's cache instead
 };
 
 class Engine {
@@ -85,7 +90,9 @@ class Engine {
   using OnEvent = std::function<void(const TokenEvent&)>;
 
   // The model must outlive the engine. Starts the engine thread; allocates the KV slots
-  // (OutOfMemory if they do not fit, before any request).
+  // (OutOfMemory if they do not fit, before any request). Options out of range (parallel
+  // outside [1, 65536], ctx_size or prefill_chunk < 1, max_queue < 0, max_step_tokens <
+  // parallel) are InvalidArgument naming the option.
   Engine(const models::CausalLM& model, const EngineOptions& options);
   ~Engine();  // shutdown(0): cancels what runs, joins the thread
   Engine(const Engine&) = delete;

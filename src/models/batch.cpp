@@ -1,0 +1,78 @@
+// forward_batch's shared bookkeeping (batch.h) and CausalLM's defaults for models without a
+// batched forward of their own.
+#include "batch.h"
+
+#include <algorithm>
+
+#include "wick/error.h"
+
+namespace wick::models {
+
+namespace batch {
+
+Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t context, Device device,
+          const std::function<void(KvCache&, int64_t capacity)>& reserve) {
+  WICK_CHECK(!seqs.empty(), InvalidArgument, model, ": forward_batch needs at least one sequence");
+  Plan p;
+  const size_t n = seqs.size();
+  p.past.resize(n);
+  p.count.resize(n);
+  p.offset.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const BatchSequence& s = seqs[i];
+    WICK_CHECK(s.cache != nullptr, InvalidArgument, model, ": batch sequence ", i, " has no cache");
+    WICK_CHECK(!s.tokens.empty(), InvalidArgument, model, ": batch sequence ", i, " has no tokens");
+    for (size_t j = 0; j < i; ++j)
+      WICK_CHECK(seqs[j].cache != s.cache, InvalidArgument, model, ": batch sequences ", j, " and ", i,
+                 " share a cache");
+    WICK_CHECK(s.cache->length() == 0 || s.cache->batch() == 1, InvalidArgument, model, ": batch sequence ", i,
+               "'s cache holds a batch of ", s.cache->batch(), ", not 1");
+    const int64_t past = s.cache->length(), T = int64_t(s.tokens.size());
+    const int64_t capacity = s.cache->resolved_capacity(context);
+    WICK_CHECK(T <= capacity - past, InvalidArgument, model, ": batch sequence ", i, ": ", past, " cached + ", T,
+               " new positions exceed the cache capacity ", capacity, " (context ", context, ")");
+    p.past[i] = past;
+    p.count[i] = T;
+    p.offset[i] = p.total;
+    p.total += T;
+  }
+  std::vector<int64_t> ids, positions, last;
+  ids.reserve(size_t(p.total));
+  positions.reserve(size_t(p.total));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t t = 0; t < seqs[i].tokens.size(); ++t) {
+      ids.push_back(seqs[i].tokens[t]);
+      positions.push_back(p.past[i] + int64_t(t));
+    }
+    last.push_back(p.offset[i] + p.count[i] - 1);
+  }
+  // The buffers only after every check: a rejected batch leaves the caches as they were.
+  for (size_t i = 0; i < n; ++i) reserve(*seqs[i].cache, seqs[i].cache->resolved_capacity(context));
+  p.ids = Tensor::from_vector(ids, Shape{1, p.total}).to(device);
+  p.positions = Tensor::from_vector(positions, Shape{1, p.total}).to(device);
+  p.last = Tensor::from_vector(last, Shape{int64_t(n)}).to(device);
+  return p;
+}
+
+void commit(const Plan& p, std::span<const BatchSequence> seqs) {
+  for (size_t i = 0; i < seqs.size(); ++i) seqs[i].cache->set_length(p.past[i] + p.count[i]);
+}
+
+}  // namespace batch
+
+Tensor CausalLM::forward_batch(std::span<const BatchSequence> seqs) const {
+  WICK_CHECK(!seqs.empty(), InvalidArgument, "forward_batch needs at least one sequence");
+  std::vector<Tensor> rows;
+  rows.reserve(seqs.size());
+  for (const BatchSequence& s : seqs) {
+    WICK_CHECK(s.cache != nullptr, InvalidArgument, "forward_batch: a sequence has no cache");
+    const std::vector<int64_t> ids(s.tokens.begin(), s.tokens.end());
+    const Tensor logits = forward(Tensor::from_vector(ids, Shape{1, int64_t(ids.size())}), s.cache, true);
+    rows.push_back(logits.reshape({1, vocab_size()}).to(DType::F32));
+  }
+  return rows.size() == 1 ? rows[0] : cat(rows, 0);
+}
+
+void CausalLM::reserve_cache(KvCache&) const {}
+
+}  // namespace wick::models

@@ -1,0 +1,24 @@
+// Gpt2Model::forward_batch: several sequences with their own caches in one pass through
+// blocks(), the learned position rows gathered by each token's own position and attention
+// run per sequence against its own cache (batch::attend_each).
+#include "batch.h"
+#include "wick/models/gpt2.h"
+#include "wick/nn.h"
+
+namespace wick::models {
+
+Tensor Gpt2Model::forward_batch(std::span<const BatchSequence> seqs) const {
+  const batch::Plan p =
+      batch::plan("gpt2", seqs, config_.n_positions, device_, [&](KvCache& kv, int64_t) { reserve_cache(kv); });
+  const Tensor x = embedding(p.ids, wte_) + embedding(p.positions, wpe_);  // (1, N, E)
+  const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    return batch::attend_each(p, q, k, v, [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
+      return attend_seq(li, qi, ki, vi, seqs[i].cache, p.past[i]);
+    });
+  });
+  batch::commit(p, seqs);
+  // Only the last token of each sequence goes through the final norm and the LM head.
+  return head(index_select(y.reshape({p.total, config_.n_embd}), 0, p.last)).to(DType::F32);
+}
+
+}  // namespace wick::models

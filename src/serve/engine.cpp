@@ -1,0 +1,262 @@
+// Engine (wick/serve/engine.h): the public calls and the engine thread's loop. The thread
+// sleeps on `wake` until there is work, applies cancellations and admits queued requests
+// into free slots at each token boundary, then runs one step (engine_step.cpp).
+#include <algorithm>
+#include <exception>
+#include <new>
+
+#include "engine_impl.h"
+#include "wick/error.h"
+
+namespace wick::serve {
+
+void deliver(Outbox& out) {
+  for (auto& [on_event, ev] : out) {
+    // A throwing callback must not take the engine thread (and every other request) down;
+    // the request's own events simply go nowhere.
+    try {
+      on_event(ev);
+    } catch (...) {
+    }
+  }
+  out.clear();
+}
+
+Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : model(m), opt(options) {
+  // The bound keeps a typo from asking for billions of slot objects before any KV memory.
+  constexpr int64_t kMaxParallel = 1 << 16;
+  WICK_CHECK(opt.parallel >= 1 && opt.parallel <= kMaxParallel, InvalidArgument, "engine: parallel must be in [1, ",
+             kMaxParallel, "], got ", opt.parallel);
+  WICK_CHECK(opt.ctx_size >= 1, InvalidArgument, "engine: ctx_size must be >= 1, got ", opt.ctx_size);
+  WICK_CHECK(opt.max_queue >= 0, InvalidArgument, "engine: max_queue must be >= 0, got ", opt.max_queue);
+  WICK_CHECK(opt.prefill_chunk >= 1, InvalidArgument, "engine: prefill_chunk must be >= 1, got ", opt.prefill_chunk);
+  // Every running sequence feeds its token in every step, so a step must hold them all.
+  WICK_CHECK(opt.max_step_tokens >= opt.parallel, InvalidArgument, "engine: max_step_tokens (", opt.max_step_tokens,
+             ") must be >= parallel (", opt.parallel, ")");
+  opt.ctx_size = std::min(opt.ctx_size, model.context_length());
+  slots.resize(size_t(opt.parallel));
+  for (Slot& s : slots) {
+    s.cache = models::KvCache(opt.ctx_size);
+    model.reserve_cache(s.cache);  // OutOfMemory here, before any request
+  }
+  st.slots = opt.parallel;
+  st.kv_capacity = opt.parallel * opt.ctx_size;
+}
+
+void Engine::Impl::refresh_usage() {
+  st.running = st.kv_used = 0;
+  for (const Slot& s : slots)
+    if (s.seq) {
+      ++st.running;
+      st.kv_used += s.cache.length();
+    }
+  st.queued = int64_t(queue.size());
+}
+
+void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
+  Sequence& seq = *slot.seq;
+  ev.prompt_tokens = int64_t(seq.req.prompt.size());
+  ev.completion_tokens = seq.generated;
+  switch (ev.finish) {
+    case FinishReason::Cancelled: ++st.cancelled; break;
+    case FinishReason::Error: ++st.failed; break;
+    default: ++st.finished; break;
+  }
+  ev.cached_tokens = seq.cached;
+  const bool failed = ev.finish == FinishReason::Error;
+  live.erase(seq.id);
+  cancels.erase(seq.id);
+  out.emplace_back(std::move(seq.on_event), std::move(ev));
+  slot.seq.reset();
+  // A failed step may have half-written the cache: forget it. Otherwise the positions stay
+  // for a later prompt that shares them.
+  if (failed) {
+    slot.cache.clear();
+    slot.tokens.clear();
+  }
+}
+
+bool Engine::Impl::admit_next() {
+  const std::vector<int32_t>& prompt = queue.front().req.prompt;
+  Slot* best = nullptr;
+  size_t best_common = 0;
+  for (Slot& s : slots) {
+    if (s.seq) continue;
+    const size_t n = std::min(s.tokens.size(), prompt.size());
+    const size_t common =
+        size_t(std::mismatch(prompt.begin(), prompt.begin() + long(n), s.tokens.begin()).first - prompt.begin());
+    if (!best || common > best_common) best = &s, best_common = common;
+  }
+  if (!best) return false;
+  // The prompt's last token is always fed: its logits are the first prediction.
+  const int64_t reuse = std::min<int64_t>(int64_t(best_common), int64_t(prompt.size()) - 1);
+  best->cache.truncate(std::min(reuse, best->cache.length()));
+  best->tokens.resize(size_t(best->cache.length()));
+  best->seq = std::move(queue.front());
+  queue.pop_front();
+  Sequence& q = *best->seq;
+  q.fed = q.cached = best->cache.length();
+  st.cached_prompt_tokens += uint64_t(q.cached);
+  // The sampler sees the whole prompt, cached part included, exactly as Generator's does.
+  q.sampler.emplace(q.req.sampling);
+  q.sampler->set_prompt(q.req.prompt);
+  return true;
+}
+
+TokenEvent error_event(std::exception_ptr e) {
+  TokenEvent ev;
+  ev.finish = FinishReason::Error;
+  ev.error_kind = ErrorKind::Internal;
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    ev.error_kind = x.kind();
+    ev.error = x.what();
+  } catch (const std::bad_alloc&) {
+    ev.error_kind = ErrorKind::OutOfMemory;
+    ev.error = "engine: out of host memory in a step";
+  } catch (const std::exception& x) {
+    ev.error = x.what();
+  } catch (...) {
+    ev.error = "engine: unknown exception in a step";
+  }
+  return ev;
+}
+
+void Engine::Impl::fail_running(std::exception_ptr e, Outbox& out) {
+  const TokenEvent ev = error_event(e);
+  const std::lock_guard<std::mutex> lock(mu);
+  for (Slot& s : slots)
+    if (s.seq) finish(s, ev, out);
+  refresh_usage();
+}
+
+namespace {
+TokenEvent cancelled_event() {
+  TokenEvent ev;
+  ev.finish = FinishReason::Cancelled;
+  return ev;
+}
+}  // namespace
+
+void Engine::Impl::run() {
+  Outbox out;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      const auto free_slot = [&] {
+        return std::find_if(slots.begin(), slots.end(), [](const Slot& s) { return !s.seq; });
+      };
+      wake.wait(lock, [&] {
+        return aborting || !cancels.empty() || st.running > 0 || (!queue.empty() && free_slot() != slots.end()) ||
+               (stopping && queue.empty());
+      });
+      // Token boundary: cancellations first (their slots are freed before their final
+      // events go out), then admissions into whatever is free.
+      for (auto it = queue.begin(); it != queue.end();) {
+        if (aborting || cancels.count(it->id)) {
+          TokenEvent ev = cancelled_event();
+          ev.prompt_tokens = int64_t(it->req.prompt.size());
+          ++st.cancelled;
+          live.erase(it->id);
+          cancels.erase(it->id);
+          out.emplace_back(std::move(it->on_event), std::move(ev));
+          it = queue.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (Slot& s : slots)
+        if (s.seq && (aborting || cancels.count(s.seq->id))) finish(s, cancelled_event(), out);
+      cancels.clear();  // the rest named nothing live
+      while (!queue.empty() && admit_next()) {
+      }
+      refresh_usage();
+      if (stopping && queue.empty() && st.running == 0) {
+        done = true;
+        exited.notify_all();
+        break;
+      }
+    }
+    deliver(out);
+    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) {
+      try {
+        step(out);
+      } catch (...) {
+        // step() catches the forward's errors itself; anything else (host memory while
+        // sampling, say) fails what runs rather than ending the process.
+        fail_running(std::current_exception(), out);
+      }
+    }
+    deliver(out);
+  }
+  deliver(out);
+}
+
+Engine::Engine(const models::CausalLM& model, const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(model, options)) {
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
+
+const EngineOptions& Engine::options() const { return impl_->opt; }
+
+std::optional<uint64_t> Engine::submit(Request request, OnEvent on_event) {
+  Impl& m = *impl_;
+  try {
+    WICK_CHECK(static_cast<bool>(on_event), InvalidArgument, "engine: on_event must be callable");
+    m.check(request);
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(m.mu);
+    ++m.st.rejected;
+    throw;
+  }
+  const std::lock_guard<std::mutex> lock(m.mu);
+  // Requests that will go straight into a free slot do not count against max_queue (the
+  // engine thread may not have admitted them yet).
+  const int64_t room = m.opt.max_queue + (m.opt.parallel - m.st.running);
+  if (m.stopping || int64_t(m.queue.size()) >= room) {
+    ++m.st.rejected;
+    return std::nullopt;
+  }
+  Sequence seq;
+  seq.id = m.next_id++;
+  seq.req = std::move(request);
+  seq.on_event = std::move(on_event);
+  m.live.insert(seq.id);
+  m.queue.push_back(std::move(seq));
+  ++m.st.requests;
+  m.st.queued = int64_t(m.queue.size());
+  m.wake.notify_one();
+  return m.next_id - 1;
+}
+
+void Engine::cancel(uint64_t id) {
+  const std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->live.count(id)) return;
+  impl_->cancels.insert(id);
+  impl_->wake.notify_one();
+}
+
+EngineStats Engine::stats() const {
+  const std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->st;
+}
+
+void Engine::shutdown(std::chrono::milliseconds grace) {
+  Impl& m = *impl_;
+  const std::lock_guard<std::mutex> once(m.shutdown_mu);
+  {
+    std::unique_lock<std::mutex> lock(m.mu);
+    m.stopping = true;
+    m.wake.notify_one();
+    if (!m.exited.wait_for(lock, grace, [&] { return m.done; })) {
+      m.aborting = true;
+      m.wake.notify_one();
+    }
+  }
+  if (m.thread.joinable()) m.thread.join();
+}
+
+}  // namespace wick::serve

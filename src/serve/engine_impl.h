@@ -1,0 +1,84 @@
+// The engine's state (engine.h): what the engine thread owns (the slots) and what the
+// callers share with it under one mutex (the queue, cancellations, stats). engine.cpp has
+// the public calls and the thread's loop; engine_step.cpp builds and runs one step.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "wick/serve/engine.h"
+
+namespace wick::serve {
+
+// A request from admission to its final event.
+struct Sequence {
+  uint64_t id = 0;
+  Request req;
+  Engine::OnEvent on_event;
+  std::optional<models::Sampler> sampler;  // made at admission, as Generator makes its own
+  int64_t fed = 0;                         // prompt tokens fed through the model so far
+  int64_t generated = 0;                   // tokens sampled and emitted
+  int64_t cached = 0;                      // prompt tokens found in the slot's cache at admission
+  int32_t next = -1;                       // the last sampled token: the next step feeds it
+  bool prefilled() const { return fed == int64_t(req.prompt.size()); }
+};
+
+// One KV cache of ctx_size positions and the sequence using it, if any. A free slot keeps
+// what its last sequence left in the cache: a request whose prompt starts with those tokens
+// (the next turn of a conversation) continues from them instead of recomputing them.
+struct Slot {
+  models::KvCache cache;
+  std::vector<int32_t> tokens;  // the tokens whose keys and values the cache holds, in order
+  std::optional<Sequence> seq;
+};
+
+// Events are collected while the state is changed and delivered afterwards, outside the
+// lock: a callback may call cancel(), which takes it.
+using Outbox = std::vector<std::pair<Engine::OnEvent, TokenEvent>>;
+
+struct Engine::Impl {
+  Impl(const models::CausalLM& model, const EngineOptions& options);
+
+  const models::CausalLM& model;
+  EngineOptions opt;
+  std::vector<Slot> slots;  // the engine thread's alone (allocated before it starts)
+
+  mutable std::mutex mu;           // guards everything below
+  std::condition_variable wake;    // the engine thread waits on it for work
+  std::condition_variable exited;  // shutdown() waits on it for the thread's end
+  std::deque<Sequence> queue;
+  std::unordered_set<uint64_t> live;     // ids queued or running (cancel ignores the rest)
+  std::unordered_set<uint64_t> cancels;  // asked for, applied at the next token boundary
+  bool stopping = false;                 // no more admissions; the thread ends once nothing is left
+  bool aborting = false;                 // cancel everything at the next token boundary
+  bool done = false;                     // the thread has left its loop
+  uint64_t next_id = 1;
+  EngineStats st;
+
+  std::mutex shutdown_mu;  // one shutdown() at a time
+  std::thread thread;
+
+  void run();                          // the engine thread
+  void step(Outbox& out);              // one batched forward and its events (engine_step.cpp)
+  void check(const Request& r) const;  // submit()'s validation (engine_step.cpp)
+  // Ends slot's sequence with a final event (caller holds mu): frees the slot first.
+  void finish(Slot& slot, TokenEvent ev, Outbox& out);
+  void refresh_usage();  // st.running / kv_used / queued from the slots (caller holds mu)
+  void fail_running(std::exception_ptr e, Outbox& out);  // every running request ends with e
+  // Puts the queue's first request into the free slot whose cache shares the longest prefix
+  // with its prompt; false when no slot is free (caller holds mu).
+  bool admit_next();
+};
+
+void deliver(Outbox& out);
+// The final event of a request that failed with e (its ErrorKind and message).
+TokenEvent error_event(std::exception_ptr e);
+
+}  // namespace wick::serve

@@ -1,0 +1,332 @@
+"""`wick serve` at the HTTP level, with curl and raw sockets: SSE framing, bad input of every
+kind (each a clean 4xx in OpenAI's error JSON, the server serving on), slow clients,
+keep-alive and pipelining, authentication, the bounded queue, disconnects that free their
+cache, and graceful shutdown."""
+import json
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from serve_util import (MODEL_ID, Checks, Server, generate, http_request_bytes, raw_socket, read_until_closed,
+                        sse_events)
+
+
+def assert_error(status, body, want_status, param=None, code=None, contains=""):
+    assert status == want_status, (status, body)
+    e = body["error"]
+    assert set(e) == {"message", "type", "param", "code"}, e
+    assert contains in e["message"], e
+    if param is not None:
+        assert e["param"] == param, e
+    if code is not None:
+        assert e["code"] == code, e
+
+
+def test_sse_framing_with_curl(srv):
+    body = json.dumps({"prompt": "Hello", "max_tokens": 10, "temperature": 0, "stream": True})
+    r = subprocess.run(["curl", "-sN", "-D", "-", srv.url + "/v1/completions", "-H", "Content-Type: application/json",
+                        "-d", body], capture_output=True, check=True)
+    head, _, raw = r.stdout.partition(b"\r\n\r\n")
+    assert b"Content-Type: text/event-stream" in head, head
+    events = sse_events(raw)
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert "".join(c["choices"][0]["text"] for c in chunks) == generate("--prompt", "Hello", "--max-tokens", "10",
+                                                                        "--temperature", "0")
+    assert chunks[-1]["choices"][0]["finish_reason"] == "length"
+    assert all(c["object"] == "text_completion" and c["id"] == chunks[0]["id"] for c in chunks)
+
+
+def test_bad_requests(srv):
+    cases = [  # (body, status, param, text in the message)
+        (b'{"prompt": "x", ', 400, None, "not valid JSON"),
+        (b'[1, 2]', 400, None, "must be a JSON object"),
+        (b'{"prompt": "\xff\xfe"}', 400, None, "UTF-8"),
+        (b'{"prompt": "\\ud800"}', 400, None, "UTF-8"),
+        (b'[' * 5000 + b']' * 5000, 400, None, "deeper"),
+        ({"prompt": "x", "max_tokens": -3}, 400, "max_tokens", "max_tokens"),
+        ({"prompt": "x", "max_tokens": 0}, 400, "max_tokens", ">= 1"),
+        ({"prompt": "x", "max_tokens": "5"}, 400, "max_tokens", "expected an integer, got string"),
+        ({"prompt": "x", "max_tokens": 2.5}, 400, "max_tokens", "expected an integer"),
+        ({"prompt": "x", "temperature": "hot"}, 400, "temperature", "expected a number"),
+        ({"prompt": "x", "temperature": 3}, 400, "temperature", "[0, 2]"),
+        ({"prompt": "x", "top_p": 0}, 400, "top_p", ""),
+        ({"prompt": "x", "stream": "yes"}, 400, "stream", "expected a boolean"),
+        ({"prompt": "x", "stop": 5}, 400, "stop", ""),
+        ({"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}, 400, "stop", "at most 4"),
+        ({"prompt": "x", "n": 3}, 400, "n", ""),
+        ({"prompt": "x", "stream_options": {"include_usage": 1}}, 400, "stream_options.include_usage", ""),
+        ({"prompt": 12}, 400, "prompt", ""),
+        ({"prompt": [1, 2, 99999999]}, 400, "prompt", "vocabulary"),
+        ({"max_tokens": 3}, 400, "prompt", "required"),
+        ({"prompt": "x", "max_tokens": 10 ** 6}, 400, "max_tokens", "context"),
+    ]
+    for body, status, param, text in cases:
+        s, b = srv.post("/v1/completions", body)
+        assert_error(s, b, status, param=param, contains=text)
+    chat_cases = [
+        ({"messages": "hi"}, "messages"),
+        ({"messages": []}, "messages"),
+        ({"messages": [{"content": "hi"}]}, "messages[0].role"),
+        ({"messages": [{"role": "user", "content": 7}]}, "messages[0].content"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages[0].content[0].type"),
+        ({"messages": [{"role": "user", "content": "x"}], "logprobs": False, "top_logprobs": 2}, "top_logprobs"),
+        ({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 50, "logprobs": True}, "top_logprobs"),
+    ]
+    for body, param in chat_cases:
+        s, b = srv.post("/v1/chat/completions", body)
+        assert_error(s, b, 400, param=param)
+    s, b = srv.post("/v1/completions", {"model": "gpt-4o", "prompt": "x"})
+    assert_error(s, b, 404, param="model", code="model_not_found")
+    s, b = srv.post("/v1/embeddings", {"input": "x"})  # no embedding model loaded
+    assert_error(s, b, 404, code="model_not_found")
+    # Unknown fields are ignored.
+    s, b = srv.post("/v1/completions", {"prompt": "Hello", "max_tokens": 2, "temperature": 0, "frobnicate": [1],
+                                        "user": "me", "logit_bias": {}})
+    assert s == 200 and b["usage"]["completion_tokens"] >= 1
+    s, _, data = srv.request("GET", "/v2/nothing")
+    assert_error(s, json.loads(data), 404)
+    # The server still serves.
+    assert srv.request("GET", "/health")[0] == 200
+
+
+def test_prompt_too_long(srv):
+    # --ctx-size 256: a 300-token prompt cannot fit.
+    s, b = srv.post("/v1/completions", {"prompt": list(range(1, 301)), "max_tokens": 1})
+    assert_error(s, b, 400, code="context_length_exceeded")
+    s, b = srv.post("/v1/completions", {"prompt": list(range(1, 201)), "max_tokens": 100})
+    assert_error(s, b, 400, param="max_tokens", code="context_length_exceeded")
+
+
+def test_huge_bodies(srv):
+    # Content-Length over the limit: refused before the body is read.
+    s = raw_socket(srv.port)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n{")
+    resp = read_until_closed(s)
+    assert resp.startswith(b"HTTP/1.1 413"), resp[:100]
+    assert b'"request_too_large"' in resp
+    # A body just over the limit (1 MiB here): refused as soon as its headers are read (the
+    # client may not even finish sending it).
+    s = raw_socket(srv.port)
+    try:
+        s.sendall(http_request_bytes("/v1/completions", b'{"prompt": "' + b"a" * (1 << 20) + b'"}'))
+    except OSError:
+        pass
+    assert read_until_closed(s).startswith(b"HTTP/1.1 413")
+    # Chunked bodies announce no size: refused.
+    s = raw_socket(srv.port)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    assert read_until_closed(s).startswith(b"HTTP/1.1 411")
+    # A large body within the limit (what curl -d sends: form-urlencoded) is read as JSON.
+    big = json.dumps({"prompt": "Hello", "max_tokens": 2, "pad": "x" * 100000})
+    r = subprocess.run(["curl", "-s", srv.url + "/v1/completions", "-d", big], capture_output=True, check=True)
+    assert json.loads(r.stdout)["usage"]["completion_tokens"] >= 1
+
+
+def test_malformed_http(srv):
+    for raw in [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nNoColonHere\r\n\r\n", b"\x00\x01\x02\r\n\r\n",
+                b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n"]:
+        s = raw_socket(srv.port)
+        s.sendall(raw)
+        resp = s.recv(65536)  # the first answer (the connection may stay open for more)
+        assert resp == b"" or resp.startswith(b"HTTP/1.1 4"), resp[:80]
+        s.close()
+    assert srv.request("GET", "/health")[0] == 200
+
+
+def test_slowloris(srv):
+    # --timeout 2: a request must arrive within 2 s. Clients that send a byte every 0.5 s
+    # (more often than any per-read timeout) are cut off all the same, and meanwhile others
+    # are served.
+    slow = [raw_socket(srv.port, timeout=20) for _ in range(20)]
+    t0 = time.time()
+    closed = [None] * len(slow)
+
+    def drip(i, s):
+        for b in b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" * 10:
+            try:
+                s.sendall(bytes([b]))
+            except OSError:
+                break
+            time.sleep(0.5)
+            if closed[i]:
+                break
+        closed[i] = closed[i] or time.time() - t0
+
+    def watch(i, s):
+        read_until_closed(s)
+        closed[i] = time.time() - t0
+
+    threads = [threading.Thread(target=f, args=(i, s)) for i, s in enumerate(slow) for f in (drip, watch)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    t1 = time.time()
+    s, b = srv.post("/v1/completions", {"prompt": "Hello", "max_tokens": 4, "temperature": 0})
+    assert s == 200 and time.time() - t1 < 5
+    for t in threads:
+        t.join()
+    assert all(c is not None and c < 6 for c in closed), closed
+
+
+def test_slow_body(srv):
+    # Headers on time, the body never: the deadline covers the body too.
+    s = raw_socket(srv.port, timeout=20)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+    t0 = time.time()
+    read_until_closed(s)
+    assert time.time() - t0 < 5
+
+
+def test_keep_alive_and_pipelining(srv):
+    reqs = [http_request_bytes("/v1/completions", {"prompt": p, "max_tokens": 3, "temperature": 0})
+            for p in ("Hello", "The", "Once")]
+    reqs.insert(1, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    reqs.append(http_request_bytes("/v1/completions", b'{"prompt": '))  # a bad one in the middle of the pipe
+    reqs.append(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s = raw_socket(srv.port)
+    s.sendall(b"".join(reqs))  # all at once: pipelined
+    data = read_until_closed(s)
+    statuses = [int(x) for x in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)]
+    assert statuses == [200, 200, 200, 200, 400, 200], statuses
+    # Keep-alive: sequential requests on one connection.
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+    for _ in range(5):
+        conn.request("POST", "/v1/completions", json.dumps({"prompt": "Hi", "max_tokens": 2}),
+                     {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 200 and json.loads(r.read())["object"] == "text_completion"
+    conn.close()
+
+
+def test_disconnect_frees_cache(srv):
+    before = srv.metrics()
+    for endpoint, body in [("/v1/completions", {"prompt": "Hello", "max_tokens": 200, "stream": True}),
+                           ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}],
+                                                     "max_tokens": 200, "stream": True}),
+                           ("/v1/completions", {"prompt": "Hello", "max_tokens": 200})]:
+        s = raw_socket(srv.port)
+        s.sendall(http_request_bytes(endpoint, body))
+        if body.get("stream"):
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")  # streaming has begun
+        else:
+            time.sleep(0.05)
+        s.close()
+    assert srv.wait_metric("wick_running", 0) == 0
+    after = srv.metrics()
+    assert srv.wait_metric("wick_kv_used_positions", 0) == 0
+    assert after["wick_client_disconnects_total"] - before["wick_client_disconnects_total"] == 3, after
+    assert after["wick_engine_cancelled_total"] - before["wick_engine_cancelled_total"] == 3, after
+    # Every request was cut short: far fewer than 3 x 200 tokens were generated.
+    assert after["wick_generated_tokens_total"] - before["wick_generated_tokens_total"] < 300
+
+
+def test_metrics_format(srv):
+    status, headers, data = srv.request("GET", "/metrics")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    m = srv.metrics()
+    assert m['wick_http_requests_total{endpoint="/v1/completions",status="200"}'] >= 1
+    assert m['wick_http_requests_total{endpoint="/v1/completions",status="400"}'] >= 1
+    for name in ("wick_queue_length", "wick_running", "wick_batch_size", "wick_kv_used_positions",
+                 "wick_kv_capacity_positions", "wick_prompt_tokens_total", "wick_generated_tokens_total",
+                 'wick_time_to_first_token_seconds_bucket{le="+Inf"}', "wick_inter_token_latency_seconds_count"):
+        assert name in m, name
+    assert m['wick_time_to_first_token_seconds_bucket{le="+Inf"}'] == m["wick_time_to_first_token_seconds_count"] > 0
+
+
+def test_api_key():
+    with Server("--api-key", "sekrit") as srv:
+        assert srv.request("GET", "/health")[0] == 200
+        for method, path in [("GET", "/v1/models"), ("GET", "/metrics"), ("POST", "/v1/completions")]:
+            status, _, data = srv.request(method, path, {"prompt": "x"} if method == "POST" else None)
+            assert_error(status, json.loads(data), 401, code="invalid_api_key")
+            status, _, _ = srv.request(method, path, {"prompt": "x"} if method == "POST" else None,
+                                       headers={"Authorization": "Bearer wrong"})
+            assert status == 401
+        s, _, _ = srv.request("GET", "/v1/models", headers={"Authorization": "Bearer sekrit"})
+        assert s == 200
+
+
+def open_streams(port, n, max_tokens):
+    """n streaming requests sent at once (the tiny model's context is 512 positions)."""
+    socks = []
+    for i in range(n):
+        s = raw_socket(port, timeout=30)
+        s.sendall(http_request_bytes("/v1/completions", {"prompt": f"Hello {i}", "max_tokens": max_tokens,
+                                                         "stream": True, "temperature": 0},
+                                       "Connection: close\r\n"))
+        socks.append(s)
+    return socks
+
+
+def ended(raw):
+    """A chunked SSE response that ended properly: [DONE], then the last chunk."""
+    return raw.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+
+
+def test_queue_full():
+    # One slot and one place in the queue; six requests at once (faster than one generation
+    # ends): one runs, one waits, the rest are refused with 429 and Retry-After.
+    with Server("--parallel", "1", "--max-queue", "1") as srv:
+        socks = open_streams(srv.port, 6, 400)
+        answers = [read_until_closed(s) if i else s.recv(1 << 16) for i, s in enumerate(socks)]
+        statuses = [int(a.split(b" ", 2)[1]) for a in answers]
+        assert statuses.count(200) >= 2 and statuses.count(429) >= 1 and set(statuses) <= {200, 429}, statuses
+        for a in answers:
+            if a.startswith(b"HTTP/1.1 429"):
+                assert re.search(rb"Retry-After: [1-9]", a) and b'"rate_limit_error"' in a, a
+        for s in socks:
+            s.close()
+        assert srv.wait_metric("wick_running", 0) == 0
+        assert srv.post("/v1/completions", {"prompt": "x", "max_tokens": 2})[0] == 200
+        m = srv.metrics()
+        assert m['wick_http_requests_total{endpoint="/v1/completions",status="429"}'] == statuses.count(429)
+
+
+def test_graceful_shutdown():
+    # SIGTERM while streams run and wait: they all finish (within --shutdown-timeout), new
+    # connections are refused, exit status 0.
+    srv = Server("--shutdown-timeout", "30", "--parallel", "1")
+    socks = open_streams(srv.port, 3, 300)
+    assert all(s.recv(12) == b"HTTP/1.1 200" for s in socks)
+    srv.proc.send_signal(signal.SIGTERM)
+    for s in socks:
+        data = read_until_closed(s)
+        assert ended(data) and b'"finish_reason":"' in data, data[-300:]
+        assert b"shutting down" not in data
+    assert srv.proc.wait(30) == 0
+    try:
+        socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+        raise AssertionError("still accepting after shutdown")
+    except OSError:
+        pass
+    # With no grace, what runs or waits is cancelled: its stream ends with an error event
+    # (then [DONE]); the server still exits 0.
+    srv = Server("--shutdown-timeout", "0", "--parallel", "1")
+    socks = open_streams(srv.port, 4, 400)
+    assert all(s.recv(12) == b"HTTP/1.1 200" for s in socks)
+    srv.proc.send_signal(signal.SIGINT)
+    ends = [read_until_closed(s) for s in socks]
+    assert all(ended(e) for e in ends), [e[-100:] for e in ends]
+    assert sum(b"shutting down" in e for e in ends) >= 2, [e[-200:] for e in ends]
+    assert srv.proc.wait(30) == 0
+
+
+def main():
+    checks = Checks()
+    with Server("--timeout", "2", "--ctx-size", "256", "--max-body", str(1 << 20), "--parallel", "4") as srv:
+        for t in (test_sse_framing_with_curl, test_bad_requests, test_prompt_too_long, test_huge_bodies,
+                  test_malformed_http, test_slowloris, test_slow_body, test_keep_alive_and_pipelining,
+                  test_disconnect_frees_cache, test_metrics_format):
+            checks.run(t, srv)
+    for t in (test_api_key, test_queue_full, test_graceful_shutdown):
+        checks.run(t)
+    checks.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+// CausalLM::forward_batch against forward() per sequence: a mixed batch (a prefill chunk of
+// 7 tokens after 5 cached ones, two decode steps at different lengths, a sequence starting
+// empty) gives each sequence the logits that forward(tokens, cache, last_only) gives it
+// alone, and leaves its cache as forward() would (checked by a second, all-decode step).
+// Every Llama fixture (sliding windows, softcaps, longrope, ...) and the GPT-2 test model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "support/devices.h"
+#include "support/golden.h"
+#include "support/llama_oracle.h"
+#include "wick/models/gpt2.h"
+#include "wick/models/llama.h"
+
+namespace wick {
+namespace {
+
+using models::BatchSequence;
+using models::CausalLM;
+using models::KvCache;
+
+// Deterministic token ids below vocab (an LCG: the fixtures' models accept any id).
+std::vector<int32_t> tokens(size_t n, int64_t vocab, uint32_t seed) {
+  std::vector<int32_t> t(n);
+  for (auto& x : t) {
+    seed = seed * 1664525u + 1013904223u;
+    x = int32_t((seed >> 8) % uint32_t(vocab));
+  }
+  return t;
+}
+
+Tensor ids(std::span<const int32_t> t) {
+  return Tensor::from_vector(std::vector<int64_t>(t.begin(), t.end()), Shape{1, int64_t(t.size())});
+}
+
+// max |a - b| / max |b| over two (vocab) f32 rows.
+double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  return worst / scale;
+}
+
+// The batch: (cached positions, new tokens) per sequence.
+struct Case {
+  int64_t past, count;
+};
+const std::vector<Case> kCases = {{5, 7}, {12, 1}, {30, 1}, {0, 4}};
+
+void expect_batch_equals_forward(const CausalLM& m, const std::string& what) {
+  const int64_t V = m.vocab_size();
+  const size_t n = kCases.size();
+  std::vector<std::vector<int32_t>> seq(n);
+  std::vector<KvCache> batched, alone;
+  for (size_t i = 0; i < n; ++i) {
+    seq[i] = tokens(size_t(kCases[i].past + kCases[i].count + 1), V, uint32_t(7 + i));
+    batched.emplace_back(64);
+    alone.emplace_back(64);
+  }
+  std::vector<std::vector<float>> want(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::span<const int32_t> s(seq[i]);
+    if (kCases[i].past > 0) {
+      (void)m.forward(ids(s.first(size_t(kCases[i].past))), &batched[i]);
+      (void)m.forward(ids(s.first(size_t(kCases[i].past))), &alone[i]);
+    }
+    want[i] = m.forward(ids(s.subspan(size_t(kCases[i].past), size_t(kCases[i].count))), &alone[i], true)
+                  .to(Device::cpu())
+                  .to(DType::F32)
+                  .to_vector<float>();
+  }
+  std::vector<BatchSequence> batch;
+  for (size_t i = 0; i < n; ++i)
+    batch.push_back(
+        {std::span<const int32_t>(seq[i]).subspan(size_t(kCases[i].past), size_t(kCases[i].count)), &batched[i]});
+  const Tensor logits = m.forward_batch(batch);
+  ASSERT_EQ(logits.shape(), Shape({int64_t(n), V})) << what;
+  ASSERT_EQ(logits.dtype(), DType::F32) << what;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(batched[i].length(), kCases[i].past + kCases[i].count) << what << " sequence " << i;
+    const auto got = logits.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>();
+    EXPECT_LE(rel_error(got, want[i]), 1e-5) << what << " sequence " << i;
+  }
+  // A second step, one token each, over the caches the batch extended.
+  batch.clear();
+  for (size_t i = 0; i < n; ++i) {
+    const std::span<const int32_t> next = std::span<const int32_t>(seq[i]).last(1);
+    batch.push_back({next, &batched[i]});
+    want[i] = m.forward(ids(next), &alone[i], true).to(Device::cpu()).to(DType::F32).to_vector<float>();
+  }
+  const Tensor step = m.forward_batch(batch);
+  for (size_t i = 0; i < n; ++i)
+    EXPECT_LE(rel_error(step.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>(), want[i]), 1e-5)
+        << what << " second step, sequence " << i;
+}
+
+class ForwardBatch : public test::DeviceTest {};
+
+TEST_P(ForwardBatch, LlamaFixturesEqualForwardPerSequence) {
+  for (const auto& name : test::llama_fixtures()) {
+    models::LlamaLoadOptions o;
+    o.device = dev();
+    o.dtype = DType::F32;
+    expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name);
+  }
+}
+
+TEST_P(ForwardBatch, Gpt2EqualsForwardPerSequence) {
+  expect_batch_equals_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()), "gpt2 tiny2l");
+}
+
+TEST_P(ForwardBatch, OneSequenceIsForward) {
+  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  const std::vector<int32_t> t = tokens(9, m.vocab_size(), 3);
+  KvCache a(16), b(16);
+  const std::vector<BatchSequence> one = {{t, &a}};
+  const auto got = m.forward_batch(one).to(Device::cpu()).to_vector<float>();
+  const auto want = m.forward(ids(t), &b, true).to(Device::cpu()).to_vector<float>();
+  EXPECT_LE(rel_error(got, want), 1e-6);
+}
+
+TEST_P(ForwardBatch, BadBatchesAreRejectedAndLeaveTheCachesAlone) {
+  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  const std::vector<int32_t> t = tokens(9, m.vocab_size(), 5);
+  KvCache a(8), b(16);
+  auto expect_error = [&](std::vector<BatchSequence> seqs, const std::string& needle) {
+    try {
+      (void)m.forward_batch(seqs);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({}, "at least one sequence");
+  expect_error({{t, nullptr}}, "no cache");
+  expect_error({{std::span<const int32_t>(), &a}}, "no tokens");
+  expect_error({{std::span<const int32_t>(t).first(2), &b}, {t, &a}}, "capacity 8");
+  expect_error({{std::span<const int32_t>(t).first(2), &b}, {std::span<const int32_t>(t).first(1), &b}},
+               "share a cache");
+  EXPECT_EQ(a.length(), 0);
+  EXPECT_EQ(b.length(), 0);
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(ForwardBatch);
+
+}  // namespace
+}  // namespace wick

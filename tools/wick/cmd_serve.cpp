@@ -1,0 +1,149 @@
+// `wick serve`: the OpenAI-compatible HTTP server (tools/wick/serve/, docs/serve.md). One
+// model generates for many clients at once through the continuous-batching engine
+// (wick/serve/engine.h); an optional sentence-embedding model answers /v1/embeddings.
+//
+// stderr: the load progress, then "wick serve: listening on http://HOST:PORT" once requests
+// are accepted. SIGINT / SIGTERM: stop accepting, let requests in flight finish for up to
+// --shutdown-timeout seconds (then cancel them), exit 0.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "model_args.h"
+#include "serve/app.h"
+#include "serve/http_server.h"
+#include "wick/wick.h"
+
+namespace wick::cli {
+
+namespace {
+struct ServeArgs {
+  ModelArgs model;
+  std::string embedding_model, host = "127.0.0.1", api_key;
+  int port = 8080;
+  int64_t parallel = 4, max_queue = 64;
+  double timeout = 30, shutdown_timeout = 10;
+  size_t max_body = 8u << 20;
+};
+
+// What requests name the model by: the file name of a GGUF, the folder name of a checkpoint.
+std::string model_id(const std::filesystem::path& p) {
+  const std::filesystem::path clean = p.lexically_normal();
+  const std::string name = (clean.has_filename() ? clean : clean.parent_path()).filename().string();
+  return name.empty() ? p.string() : name;
+}
+
+int g_signal_pipe[2] = {-1, -1};
+void on_signal(int sig) {
+  const char c = char(sig);
+  (void)!::write(g_signal_pipe[1], &c, 1);
+}
+
+std::chrono::milliseconds millis(double s) { return std::chrono::milliseconds(int64_t(s * 1000)); }
+
+int run_serve(const ServeArgs& a) {
+  as_usage_error([&] {
+    WICK_CHECK(a.parallel >= 1 && a.parallel <= 4096, InvalidArgument, "serve: --parallel must be in [1, 4096], got ",
+               a.parallel);
+    WICK_CHECK(a.max_queue >= 0 && a.max_queue <= 1'000'000, InvalidArgument,
+               "serve: --max-queue must be in [0, 1000000], got ", a.max_queue);
+    WICK_CHECK(a.timeout >= 0.1 && a.timeout <= 86400, InvalidArgument,
+               "serve: --timeout must be in [0.1, 86400] s, got ", a.timeout);
+    WICK_CHECK(a.shutdown_timeout >= 0 && a.shutdown_timeout <= 86400, InvalidArgument,
+               "serve: --shutdown-timeout must be in [0, 86400] s, got ", a.shutdown_timeout);
+    WICK_CHECK(a.port >= 0 && a.port <= 65535, InvalidArgument, "serve: --port must be in [0, 65535], got ", a.port);
+  });
+  // SIGINT/SIGTERM only wake the thread that shuts down (below), through a pipe: a handler
+  // may run on any thread (OpenBLAS starts its own before main), and write() is one of the
+  // few calls a handler may make.
+  WICK_CHECK(::pipe(g_signal_pipe) == 0, Io, "serve: cannot create a pipe: ", std::strerror(errno));
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a death
+
+  const models::LanguageModel lm = load_model(a.model, "serve");
+  std::unique_ptr<models::SentenceEmbedder> embedder;
+  std::string embedding_id;
+  if (!a.embedding_model.empty()) {
+    // "minilm": the all-MiniLM-L6-v2 package that scripts/setup.sh installs.
+    const std::filesystem::path dir = a.embedding_model == "minilm" ? models::SentenceEmbedder::find_installed_minilm()
+                                                                    : std::filesystem::path(a.embedding_model);
+    embedder = std::make_unique<models::SentenceEmbedder>(models::SentenceEmbedder::load(dir, lm.model().device()));
+    embedding_id = a.embedding_model == "minilm" ? "all-MiniLM-L6-v2" : model_id(dir);
+  }
+  serve::EngineOptions eo;
+  eo.parallel = a.parallel;
+  eo.ctx_size = a.model.ctx_size;
+  eo.max_queue = a.max_queue;
+  serve::Engine engine(lm.model(), eo);
+
+  serve::AppOptions ao;
+  ao.model_id = model_id(model_path(a.model, "serve"));
+  ao.embedding_id = embedding_id;
+  ao.api_key = a.api_key;
+  ao.max_body_bytes = a.max_body;
+  serve::App app(lm, engine, embedder.get(), ao);
+
+  serve::HttpLimits limits;
+  limits.request_timeout = limits.io_timeout = millis(a.timeout);
+  // A thread per open connection: the running and queued requests, and room for the rest
+  // (/health, /metrics, requests being read or refused).
+  limits.threads = size_t(a.parallel + a.max_queue + 16);
+  serve::HttpServer server(limits);
+  app.install(server);
+  const int port = server.bind(a.host, a.port);
+  WICK_CHECK(port > 0, Io, "serve: cannot listen on ", a.host, ":", a.port,
+             " (in use, or not an address of this host)");
+  std::fprintf(stderr, "wick serve: %s (%s on %s), listening on http://%s:%d\n", ao.model_id.c_str(),
+               lm.architecture().c_str(), lm.model().device().str().c_str(), a.host.c_str(), port);
+
+  std::thread stopper([&] {
+    char sig = 0;
+    while (::read(g_signal_pipe[0], &sig, 1) < 0 && errno == EINTR) {
+    }
+    if (sig) std::fprintf(stderr, "wick serve: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    app.begin_shutdown();
+    server.stop_accepting();
+    engine.shutdown(millis(a.shutdown_timeout));
+  });
+  server.serve();            // returns once the listening socket is shut and every connection closed
+  if (!server.stopping()) {  // the accept loop failed: shut down all the same
+    const char none = 0;
+    (void)!::write(g_signal_pipe[1], &none, 1);
+  }
+  stopper.join();
+  std::fprintf(stderr, "wick serve: stopped\n");
+  return 0;
+}
+}  // namespace
+
+Runner add_serve(CLI::App& app) {
+  auto* sub = app.add_subcommand("serve", "Serve a model over HTTP with OpenAI's API (completions, chat, embeddings)");
+  auto a = std::make_shared<ServeArgs>();
+  add_model_options(sub, a->model);
+  sub->add_option("--embedding-model", a->embedding_model,
+                  "a sentence-embedding folder (MiniLM) for /v1/embeddings, or \"minilm\": the installed package");
+  sub->add_option("--host", a->host, "address to listen on")->capture_default_str();
+  sub->add_option("--port", a->port, "port to listen on (0: any free one, printed on stderr)")->capture_default_str();
+  sub->add_option("--parallel", a->parallel, "sequences generated at once (KV cache slots)")->capture_default_str();
+  sub->add_option("--max-queue", a->max_queue, "requests waiting for a slot at most; more are answered 429")
+      ->capture_default_str();
+  sub->add_option("--api-key", a->api_key, "require Authorization: Bearer KEY on every endpoint but /health");
+  sub->add_option("--timeout", a->timeout, "seconds a client has to send a request, or may stall a read or write")
+      ->capture_default_str();
+  sub->add_option("--shutdown-timeout", a->shutdown_timeout,
+                  "on SIGINT/SIGTERM, seconds requests in flight may take to finish before they are cancelled")
+      ->capture_default_str();
+  sub->add_option("--max-body", a->max_body, "request body bytes at most (413 beyond)")->capture_default_str();
+  return [a]() -> int { return run_serve(*a); };
+}
+
+}  // namespace wick::cli

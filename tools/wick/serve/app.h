@@ -1,0 +1,54 @@
+// The OpenAI-compatible API on an HttpServer: routes, authentication, limits, errors and
+// metrics around the engine (generation) and the sentence embedder (embeddings).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "http_server.h"
+#include "metrics.h"
+#include "openai_request.h"
+#include "wick/models/language_model.h"
+#include "wick/models/sentence_embedder.h"
+#include "wick/serve/engine.h"
+
+namespace wick::serve {
+
+struct AppOptions {
+  std::string model_id;      // what /v1/models lists and requests must name
+  std::string embedding_id;  // "" without an embedding model
+  std::string api_key;       // "" accepts every request
+  size_t max_body_bytes = 8u << 20;
+  int retry_after_seconds = 1;  // Retry-After of a 429 (queue full)
+};
+
+class App {
+ public:
+  // The model, engine and embedder (may be null) must outlive the App.
+  App(const models::LanguageModel& lm, Engine& engine, const models::SentenceEmbedder* embedder, AppOptions options);
+  void install(HttpServer& server);
+  // From now on new generation requests are refused with 503 and /health says so.
+  void begin_shutdown() { shutting_down_ = true; }
+
+  // The request's endpoint for metrics: a served path or "other".
+  static std::string endpoint_label(const std::string& path);
+
+ private:
+  void embeddings(const httplib::Request& req, httplib::Response& res);
+  void models(httplib::Response& res) const;
+
+  const models::LanguageModel& lm_;
+  Engine& engine_;
+  const models::SentenceEmbedder* embedder_;
+  std::mutex embed_mu_;  // one embedding batch at a time: a batch already spreads over every core
+  AppOptions opt_;
+  Metrics metrics_;
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<uint64_t> next_id_{1};
+  int64_t created_;  // Unix time of start: /v1/models' "created"
+};
+
+}  // namespace wick::serve

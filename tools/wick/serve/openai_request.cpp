@@ -1,0 +1,187 @@
+#include "openai_request.h"
+
+#include "api_error.h"
+#include "request_json.h"
+
+namespace wick::serve {
+
+namespace {
+
+// The fields both generation endpoints share: model, sampling, length, stop, n, stream.
+void parse_common(const Fields& f, GenerationRequest& r) {
+  if (auto v = f.string("model")) r.model = *v;
+  auto& s = r.sampling;
+  s.temperature = 1.0;  // OpenAI's default
+  if (auto v = f.number("temperature", 0, 2)) {
+    // Below models::kMinTemperature sampling is greedy in all but name (generate.h): say so.
+    s.temperature = *v < models::kMinTemperature ? 0.0 : *v;
+  }
+  if (auto v = f.number("top_p", 0, 1)) {
+    if (*v == 0) throw ApiError(400, "top_p: must be in (0, 1], got 0", "top_p");
+    s.top_p = *v;
+  }
+  if (auto v = f.integer("top_k", 0, INT32_MAX)) s.top_k = *v;  // llama-server / vLLM extension
+  if (auto v = f.number("min_p", 0, 1)) s.min_p = *v;           // likewise
+  if (auto v = f.number("presence_penalty", -2, 2)) s.presence_penalty = *v;
+  if (auto v = f.number("frequency_penalty", -2, 2)) s.frequency_penalty = *v;
+  if (auto v = f.number("repetition_penalty", 1e-3, 1e3)) s.repetition_penalty = *v;  // extension
+  if (auto v = f.integer("seed", INT64_MIN, INT64_MAX)) {
+    s.seed = uint64_t(*v);
+    r.seed_given = true;
+  }
+  if (auto v = f.integer("n", 1, INT64_MAX); v && *v != 1)
+    throw ApiError(400, "n: only 1 choice per request is supported, got " + std::to_string(*v), "n");
+  // max_completion_tokens is the newer name of max_tokens; when both are sent it wins.
+  if (auto v = f.integer("max_tokens", 1, INT64_MAX)) r.max_tokens = v;
+  if (auto v = f.integer("max_completion_tokens", 1, INT64_MAX)) r.max_tokens = v;
+  if (const nlohmann::json* stop = f.get("stop")) {
+    if (stop->is_string()) {
+      r.stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      if (stop->size() > kMaxStops)
+        throw ApiError(
+            400, "stop: at most " + std::to_string(kMaxStops) + " stop strings, got " + std::to_string(stop->size()),
+            "stop");
+      for (const auto& x : *stop) {
+        if (!x.is_string())
+          throw ApiError(400, std::string("stop: expected strings, got ") + json_type_name(x), "stop");
+        r.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      f.wrong_type("stop", "a string or an array of strings");
+    }
+    for (const auto& x : r.stop)
+      if (x.empty()) throw ApiError(400, "stop: stop strings must not be empty", "stop");
+  }
+  r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  r.stream = f.boolean("stream").value_or(false);
+  if (const nlohmann::json* so = f.get("stream_options")) {
+    const Fields opts(*so, "stream_options");
+    r.include_usage = opts.boolean("include_usage").value_or(false);
+  }
+}
+
+// A completion prompt: a string, token ids, or a one-item array of either (OpenAI's batch
+// form; more than one prompt per request is refused like n > 1).
+void parse_prompt(const nlohmann::json& p, GenerationRequest& r) {
+  auto ids = [&](const nlohmann::json& a) {
+    std::vector<int32_t> out;
+    for (const auto& x : a) {
+      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > INT32_MAX)
+        throw ApiError(400, "prompt: token ids must be non-negative integers", "prompt");
+      out.push_back(int32_t(x.get<int64_t>()));
+    }
+    return out;
+  };
+  if (p.is_string()) {
+    r.prompt_text = p.get<std::string>();
+  } else if (p.is_array() && !p.empty() && p[0].is_number()) {
+    r.prompt_ids = ids(p);
+  } else if (p.is_array() && p.size() == 1 && (p[0].is_string() || p[0].is_array())) {
+    parse_prompt(p[0], r);
+  } else if (p.is_array() && p.size() > 1) {
+    throw ApiError(400, "prompt: only one prompt per request is supported, got " + std::to_string(p.size()), "prompt");
+  } else {
+    throw ApiError(400, std::string("prompt: expected a string or token ids, got ") + json_type_name(p), "prompt");
+  }
+}
+
+// Chat content: a string, or a list of parts of which only text parts are understood.
+std::string parse_content(const nlohmann::json* c, const std::string& where) {
+  if (!c) return "";  // an assistant turn with tool calls only
+  if (c->is_string()) return c->get<std::string>();
+  if (!c->is_array())
+    throw ApiError(400, where + ": expected a string or an array of parts, got " + json_type_name(*c), where);
+  std::string text;
+  for (size_t i = 0; i < c->size(); ++i) {
+    const Fields part((*c)[i], where + "[" + std::to_string(i) + "]");
+    const std::string type = part.string("type").value_or("");
+    if (type != "text")
+      throw ApiError(400, part.name_of("type") + ": only \"text\" parts are supported, got \"" + type + "\"",
+                     part.name_of("type"));
+    text += part.string("text").value_or("");
+  }
+  return text;
+}
+
+}  // namespace
+
+GenerationRequest parse_completion_request(const nlohmann::json& body) {
+  const Fields f(body);
+  GenerationRequest r;
+  r.endpoint = Endpoint::Completions;
+  parse_common(f, r);
+  const nlohmann::json* p = f.get("prompt");
+  if (!p) throw ApiError(400, "prompt: required", "prompt");
+  parse_prompt(*p, r);
+  if (f.boolean("echo").value_or(false)) throw ApiError(400, "echo: echoing the prompt is not supported", "echo");
+  if (auto v = f.string("suffix"); v && !v->empty()) throw ApiError(400, "suffix: not supported", "suffix");
+  if (auto v = f.integer("best_of", 1, INT64_MAX); v && *v != 1)
+    throw ApiError(400, "best_of: only 1 is supported", "best_of");
+  // Legacy completions: logprobs is the number of most likely tokens to list (0: the
+  // sampled token's only).
+  if (auto v = f.integer("logprobs", 0, kMaxTopLogprobs)) {
+    r.logprobs = true;
+    r.top_logprobs = int(*v);
+  }
+  return r;
+}
+
+GenerationRequest parse_chat_request(const nlohmann::json& body) {
+  const Fields f(body);
+  GenerationRequest r;
+  r.endpoint = Endpoint::Chat;
+  parse_common(f, r);
+  const nlohmann::json* m = f.get("messages");
+  if (!m) throw ApiError(400, "messages: required", "messages");
+  if (!m->is_array()) f.wrong_type("messages", "an array");
+  if (m->empty()) throw ApiError(400, "messages: must not be empty", "messages");
+  for (size_t i = 0; i < m->size(); ++i) {
+    const Fields msg((*m)[i], "messages[" + std::to_string(i) + "]");
+    const auto role = msg.string("role");
+    if (!role) throw ApiError(400, msg.name_of("role") + ": required", msg.name_of("role"));
+    r.messages.push_back({*role, parse_content(msg.get("content"), msg.name_of("content"))});
+  }
+  r.logprobs = f.boolean("logprobs").value_or(false);
+  if (auto v = f.integer("top_logprobs", 0, kMaxTopLogprobs)) {
+    if (!r.logprobs) throw ApiError(400, "top_logprobs: needs logprobs: true", "top_logprobs");
+    r.top_logprobs = int(*v);
+  }
+  return r;
+}
+
+EmbeddingRequest parse_embedding_request(const nlohmann::json& body) {
+  const Fields f(body);
+  EmbeddingRequest r;
+  if (auto v = f.string("model")) r.model = *v;
+  const nlohmann::json* in = f.get("input");
+  if (!in) throw ApiError(400, "input: required", "input");
+  if (in->is_string()) {
+    r.inputs.push_back(in->get<std::string>());
+  } else if (in->is_array()) {
+    if (in->empty()) throw ApiError(400, "input: must not be empty", "input");
+    if (in->size() > kMaxEmbeddingInputs)
+      throw ApiError(
+          400, "input: at most " + std::to_string(kMaxEmbeddingInputs) + " inputs, got " + std::to_string(in->size()),
+          "input");
+    for (const auto& x : *in) {
+      if (!x.is_string())
+        throw ApiError(
+            400, std::string("input: expected strings (token arrays are not supported), got ") + json_type_name(x),
+            "input");
+      r.inputs.push_back(x.get<std::string>());
+    }
+  } else {
+    f.wrong_type("input", "a string or an array of strings");
+  }
+  for (const auto& x : r.inputs)
+    if (x.empty()) throw ApiError(400, "input: inputs must not be empty strings", "input");
+  const std::string format = f.string("encoding_format").value_or("float");
+  if (format != "float" && format != "base64")
+    throw ApiError(400, "encoding_format: must be \"float\" or \"base64\", got \"" + format + "\"", "encoding_format");
+  r.base64 = format == "base64";
+  r.dimensions = f.integer("dimensions", 1, INT64_MAX);
+  return r;
+}
+
+}  // namespace wick::serve

@@ -1,0 +1,54 @@
+// OpenAI's request bodies for /v1/completions, /v1/chat/completions and /v1/embeddings,
+// read into plain structs. Every field OpenAI defines that changes what wick computes is
+// either honoured or refused with a 400 naming it (n > 1, echo, image parts); the rest
+// (user, metadata, store, ...) and unknown fields are ignored, as OpenAI's API does.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick/models/generate.h"
+#include "wick/text/chat_template.h"
+
+namespace wick::serve {
+
+enum class Endpoint { Completions, Chat };
+
+struct GenerationRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::string model;  // "" when not given (the loaded model is meant)
+  // The prompt: text to encode (completions), token ids given as such (completions), or the
+  // conversation to render with the chat template (chat).
+  std::string prompt_text;
+  std::optional<std::vector<int32_t>> prompt_ids;
+  std::vector<text::ChatMessage> messages;
+  std::optional<int64_t> max_tokens;  // max_tokens / max_completion_tokens; nullopt: the default
+  models::SamplingOptions sampling;   // OpenAI's defaults: temperature 1, top_p 1
+  bool seed_given = false;            // else the server draws a seed
+  std::vector<std::string> stop;      // stop strings (text level), at most kMaxStops
+  bool logprobs = false;
+  int top_logprobs = 0;
+  bool stream = false, include_usage = false;
+  bool ignore_eos = false;  // llama-server's / vLLM's extension: generate past end-of-text (benchmarks)
+};
+
+inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`
+inline constexpr int kMaxTopLogprobs = 20;           // OpenAI's bound on top_logprobs (the engine's too)
+inline constexpr size_t kMaxEmbeddingInputs = 2048;  // OpenAI's bound on `input` items
+
+// Each throws ApiError 400 naming the offending field.
+GenerationRequest parse_completion_request(const nlohmann::json& body);
+GenerationRequest parse_chat_request(const nlohmann::json& body);
+
+struct EmbeddingRequest {
+  std::string model;
+  std::vector<std::string> inputs;
+  bool base64 = false;  // encoding_format "base64" (what the openai Python client asks for)
+  std::optional<int64_t> dimensions;
+};
+EmbeddingRequest parse_embedding_request(const nlohmann::json& body);
+
+}  // namespace wick::serve
