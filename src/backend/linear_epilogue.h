@@ -27,4 +27,10 @@ WICK_HD C linear_output(const LinearEpilogue& e, C p, C u, C r) {
   return (e.glu ? linear_act(e.act, p) * u : linear_act(e.act, p)) + r;
 }
 
+// The fused linear from the backend's own entries: rms_norm into a scratch when norm is
+// defined, matmul, then linear_epilogue (matmul straight into out when there is nothing to
+// apply). The CPU's implementation, and CUDA's for what its GEMV does not take.
+void linear_by_parts(Backend& be, const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w,
+                     const Tensor& bias, const Tensor& residual, const Tensor& out);
+
 }  // namespace wick

@@ -10,14 +10,6 @@
 
 namespace wick {
 
-namespace {
-
-bool plain(const LinearEpilogue& e, const Tensor& bias, const Tensor& residual) {
-  return !e.glu && e.act == LinearEpilogue::Act::None && !bias.defined() && !residual.defined();
-}
-
-}  // namespace
-
 void CpuBackend::linear_epilogue(const LinearEpilogue& e, const Tensor& y, const Tensor& bias, const Tensor& residual,
                                  const Tensor& out) {
   const int64_t R = out.dim(0), N = out.dim(1), ld = y.dim(1);
@@ -28,32 +20,23 @@ void CpuBackend::linear_epilogue(const LinearEpilogue& e, const Tensor& y, const
       const T* bp = bias.defined() ? static_cast<const T*>(bias.data()) : nullptr;
       const T* rp = residual.defined() ? static_cast<const T*>(residual.data()) : nullptr;
       T* op = static_cast<T*>(out.mutable_data());
-      cpu::parallel_for(R, std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, N)),
-                        [&](int64_t r0, int64_t r1) {
-                          for (int64_t r = r0; r < r1; ++r)
-                            for (int64_t n = 0; n < N; ++n) {
-                              const C p = convert<C>(yp[r * ld + n]) + (bp ? convert<C>(bp[n]) : C(0));
-                              const C u = e.glu ? convert<C>(yp[r * ld + N + n]) + (bp ? convert<C>(bp[N + n]) : C(0))
-                                                : C(0);
-                              const C res = rp ? convert<C>(rp[r * N + n]) : C(0);
-                              op[r * N + n] = convert<T>(linear_output(e, p, u, res));
-                            }
-                        });
+      cpu::parallel_for(
+          R, std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, N)), [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r)
+              for (int64_t n = 0; n < N; ++n) {
+                const C p = convert<C>(yp[r * ld + n]) + (bp ? convert<C>(bp[n]) : C(0));
+                const C u = e.glu ? convert<C>(yp[r * ld + N + n]) + (bp ? convert<C>(bp[N + n]) : C(0)) : C(0);
+                const C res = rp ? convert<C>(rp[r * N + n]) : C(0);
+                op[r * N + n] = convert<T>(linear_output(e, p, u, res));
+              }
+          });
     });
   });
 }
 
-void CpuBackend::linear(const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w,
-                        const Tensor& bias, const Tensor& residual, const Tensor& out) {
-  Tensor h = x;
-  if (norm.defined()) {
-    h = Tensor::empty(x.shape(), x.dtype(), x.device());
-    rms_norm(x, norm, p.norm_eps, h);
-  }
-  if (plain(p.e, bias, residual)) return matmul(h, w.t(), out);
-  Tensor product = Tensor::empty(Shape{x.dim(0), w.dim(0)}, x.dtype(), x.device());
-  matmul(h, w.t(), product);
-  linear_epilogue(p.e, product, bias, residual, out);
+void CpuBackend::linear(const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w, const Tensor& bias,
+                        const Tensor& residual, const Tensor& out) {
+  linear_by_parts(*this, p, x, norm, w, bias, residual, out);
 }
 
 }  // namespace wick

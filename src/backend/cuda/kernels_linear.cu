@@ -15,6 +15,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/row_vector.cuh"
 #include "backend/linear_epilogue.h"
 
 namespace wick {
@@ -23,9 +24,9 @@ using namespace cuda;
 
 namespace {
 
-constexpr int kGemvMaxM = 8;     // rows of x the GEMV takes; more go to cuBLAS
-constexpr int kGemvWarps = 4;    // warps per block
-constexpr int kGemvUnroll = 4;   // 16-byte chunks per row in flight per lane
+constexpr int kGemvMaxM = 8;    // rows of x the GEMV takes; more go to cuBLAS
+constexpr int kGemvWarps = 4;   // warps per block
+constexpr int kGemvUnroll = 4;  // 16-byte chunks per row in flight per lane
 
 template <class T>
 struct GemvArgs {
@@ -159,8 +160,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs<T> a) {
   for (int m = 0; m < MB; ++m) {
     if (m >= a.M) break;
     if (a.e.glu) {
-      a.out[m * a.n_out + r0] =
-          from_compute<T>(linear_output(a.e, acc0[m] + bias(r0), acc1[m] + bias(r1), res(m, r0)));
+      a.out[m * a.n_out + r0] = from_compute<T>(linear_output(a.e, acc0[m] + bias(r0), acc1[m] + bias(r1), res(m, r0)));
     } else {
       a.out[m * a.n_out + r0] = from_compute<T>(linear_output(a.e, acc0[m] + bias(r0), 0.0f, res(m, r0)));
       if (two) a.out[m * a.n_out + r1] = from_compute<T>(linear_output(a.e, acc1[m] + bias(r1), 0.0f, res(m, r1)));
@@ -182,8 +182,6 @@ __global__ void epilogue_kernel(const Y* __restrict__ y, int64_t ld, const T* __
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 template <class S>
 const S* opt_ptr(const Tensor& t) {
   return t.defined() ? static_cast<const S*>(t.data()) : nullptr;
@@ -204,7 +202,7 @@ bool try_gemv(CudaBackend& be, const LinearParams& p, const Tensor& x, const Ten
     if (M > kGemvMaxM || K % V != 0 || K == 0) return false;
     if (x.strides()[1] != 1 || w.strides()[1] != 1 || (M > 1 && x.strides()[0] % V != 0) || w.strides()[0] % V != 0)
       return false;
-    if (!aligned16(x.data()) || !aligned16(w.data()) || (norm.defined() && !aligned16(norm.data()))) return false;
+    if (!aligned16<T>(x) || !aligned16<T>(w) || (norm.defined() && !aligned16<T>(norm))) return false;
     GemvArgs<T> a{static_cast<const T*>(x.data()),
                   opt_ptr<T>(norm),
                   float(p.norm_eps),
@@ -260,20 +258,9 @@ void CudaBackend::linear_epilogue(const LinearEpilogue& e, const Tensor& y, cons
 void CudaBackend::linear(const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w,
                          const Tensor& bias, const Tensor& residual, const Tensor& out) {
   activate();
-  const bool done = dispatch_float(
-      x.dtype(), "linear", [&]<class D>() { return try_gemv<D>(*this, p, x, norm, w, bias, residual, out); });
-  if (done) return;
-  Tensor h = x;
-  if (norm.defined()) {
-    h = Tensor::empty(x.shape(), x.dtype(), x.device());
-    rms_norm(x, norm, p.norm_eps, h);
-  }
-  const LinearEpilogue& e = p.e;
-  if (!e.glu && e.act == LinearEpilogue::Act::None && !bias.defined() && !residual.defined())
-    return matmul(h, w.t(), out);
-  Tensor product = Tensor::empty(Shape{x.dim(0), w.dim(0)}, x.dtype(), x.device());
-  matmul(h, w.t(), product);
-  linear_epilogue(e, product, bias, residual, out);
+  const bool done = dispatch_float(x.dtype(), "linear",
+                                   [&]<class D>() { return try_gemv<D>(*this, p, x, norm, w, bias, residual, out); });
+  if (!done) linear_by_parts(*this, p, x, norm, w, bias, residual, out);
 }
 
 }  // namespace wick
