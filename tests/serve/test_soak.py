@@ -119,7 +119,12 @@ def test_soak(srv):
     rss1 = srv.rss_kib()
     print(f"      {stats}; RSS after warm-up {rss0} KiB, at the end {rss1} KiB ({100 * (rss1 - rss0) / rss0:+.1f}%)")
     assert stats["ok"] > 50 and stats["hung_up"] > 5
-    assert rss1 <= rss0 * 1.05, (rss0, rss1)
+    if os.environ.get("WICK_SANITIZED"):
+        # ASan's quarantine holds freed memory until it reaches its cap, so RSS grows by
+        # design there; the server's exit status (checked on stop) carries LeakSanitizer's verdict.
+        print("      sanitized build: RSS bound not asserted, leaks are LeakSanitizer's to report")
+    else:
+        assert rss1 <= rss0 * 1.05, (rss0, rss1)
 
 
 def main():
