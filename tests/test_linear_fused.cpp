@@ -106,8 +106,7 @@ class LinearFused : public test::DeviceTest {
         };
         double mag = 0;
         const double p = dot(n, mag);
-        const double want =
-            (c.e.glu ? act(c.e.act, p) * dot(c.N + n, mag) : act(c.e.act, p)) + rv[size_t(m * c.N + n)];
+        const double want = (c.e.glu ? act(c.e.act, p) * dot(c.N + n, mag) : act(c.e.act, p)) + rv[size_t(m * c.N + n)];
         // Roundings of the product (the GEMM path rounds it to the dtype before the epilogue)
         // and of the output, scaled by the magnitudes involved (the gate multiplies them).
         const double up = c.e.glu ? std::abs(dot(c.N + n, mag)) + 1 : 1;
@@ -154,6 +153,17 @@ TEST_P(LinearFused, RmsNormFirst) {
         check({M, K, 17, {}, false, false, true}, dt);
         check({M, K, 16, {.act = Act::Silu, .glu = true}, true, true, true}, dt);
       }
+}
+
+// Long rows and few outputs: on CUDA 2 or 4 warps share two weight rows, each a slice of K
+// (4104: 513 16-byte chunks of f16, not a multiple of the slices), summed in shared memory.
+TEST_P(LinearFused, LongRowsFewOutputs) {
+  for (const DType dt : {DType::F32, DType::F16, DType::BF16})
+    for (const int64_t M : {1, 3, 8}) {
+      check({M, 4104, 7, {}, true, true}, dt);
+      check({M, 4104, 130, {.act = Act::Silu}, false, true, true}, dt);
+      check({M, 2048, 5, {.act = Act::Silu, .glu = true}, true, false, true}, dt);
+    }
 }
 
 TEST_P(LinearFused, WeightViews) {
@@ -209,7 +219,9 @@ TEST_P(LinearFused, ClearErrors) {
     return ErrorKind::Internal;
   };
   EXPECT_EQ(kind_of([&] { linear(x, w, {}, {}, {.glu = true}); }), ErrorKind::ShapeMismatch);  // odd rows
-  EXPECT_EQ(kind_of([&] { linear(x, w, {}, Tensor::empty(Shape{2, 4}, DType::F32, dev()), {}); }),
+  EXPECT_EQ(kind_of([&] {
+              linear(x, w, {}, Tensor::empty(Shape{2, 4}, DType::F32, dev()), {});
+            }),
             ErrorKind::ShapeMismatch);
   EXPECT_EQ(kind_of([&] { linear(x, w, Tensor::empty(Shape{5}, DType::F16, dev()), {}, {}); }),
             ErrorKind::DTypeMismatch);
@@ -223,8 +235,9 @@ TEST_P(LinearFused, ClearErrors) {
   EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor::empty(Shape{8}, DType::F32, dev()), -1, w); }),
             ErrorKind::InvalidArgument);
   EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor(), 1e-5, w); }), ErrorKind::InvalidArgument);
-  EXPECT_EQ(kind_of([&] { linear_epilogue(Tensor::empty(Shape{2, 7}, DType::F32, dev()), {}, {}, {.glu = true},
-                                          DType::F32); }),
+  EXPECT_EQ(kind_of([&] {
+              linear_epilogue(Tensor::empty(Shape{2, 7}, DType::F32, dev()), {}, {}, {.glu = true}, DType::F32);
+            }),
             ErrorKind::ShapeMismatch);
 }
 
