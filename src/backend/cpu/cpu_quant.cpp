@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_qdot_avx2.h"
 #include "backend/cpu/cpu_quant_q8.h"
 #include "backend/cpu/thread_pool.h"
 #include "io/quant/dequantize_row.h"
@@ -68,7 +69,7 @@ void CpuBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiva
   Tensor xc = x.to(DType::F32).contiguous();
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
   if (act == QuantActivation::Q8) {
-    if (w.type == GgmlType::Q8_0 || w.type == GgmlType::Q4_0) {
+    if (cpu::qdot::has_kernel(w.type)) {
       cpu::matmul_q8(static_cast<const float*>(xc.data()), M, K, wp, w.type, row_bytes, N, y);
       return;
     }

@@ -9,8 +9,9 @@
 
 namespace wick::cpu {
 
-// y (M, N) = x (M, K) @ W^T for a q8_0 or q4_0 W of N packed rows, with x quantized to
-// q8_0 first and integer block dot products (K % 32 == 0).
+// y (M, N) = x (M, K) @ W^T for a W of N packed rows of a type with a q8 kernel
+// (qdot::has_kernel: q8_0, q4_0, q4_K, q6_K), with x quantized to q8_0 first and integer
+// block dot products (K % 32 == 0; K % 256 for the K-quants, as their rows are).
 void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType type, size_t row_bytes, int64_t N,
                float* y);
 

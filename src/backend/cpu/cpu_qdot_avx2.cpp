@@ -1,0 +1,342 @@
+// The q8-activation block dot products (see cpu_qdot_avx2.h). The AVX2 kernels follow
+// ggml's x86 formulation: _mm256_maddubs_epi16 multiplies unsigned by signed bytes, so a
+// signed weight w is fed as |w| with x's sign flipped where w < 0 (_mm256_sign_epi8), then
+// _mm256_madd_epi16 sums pairs into int32 lanes, weighted by the int16 scale (q6_K's
+// per-16 scales; 1 otherwise). Pair sums stay in int16: |w| <= 128 and |x| <= 127 for
+// q8_0 / q4_0 / q6_K, q <= 15 for q4_K. One kernel template serves all four types; a
+// decoder per type turns a packed block into 32-byte registers of quants.
+#include "backend/cpu/cpu_qdot_avx2.h"
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "io/quant/blocks.h"
+#include "io/quant/dequantize_row.h"
+#include "wick/error.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define WICK_QDOT_AVX2 1
+#endif
+
+namespace wick::cpu::qdot {
+
+using namespace wick::quant;
+
+namespace {
+
+float f16_at(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return f16_value(bits);
+}
+
+// ---- scalar references ----------------------------------------------------------------
+
+// One 32-value weight block: quants (q4_K: unsigned 0..15), the integer scale of each
+// half, the float factor wf and q4_K's min factor wm (value = wf * sc * q - wm).
+struct RefBlock {
+  int8_t q[kQK];
+  int32_t sc[2];
+  float wf, wm;
+};
+
+void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
+  o.sc[0] = o.sc[1] = 1;
+  o.wm = 0.0f;
+  if (type == GgmlType::Q8_0) {
+    const uint8_t* p = row + b * int64_t(sizeof(BlockQ8_0));
+    o.wf = f16_at(p);
+    std::memcpy(o.q, p + offsetof(BlockQ8_0, qs), kQK);
+  } else if (type == GgmlType::Q4_0) {
+    const uint8_t* p = row + b * int64_t(sizeof(BlockQ4_0));
+    o.wf = f16_at(p);
+    const uint8_t* qs = p + offsetof(BlockQ4_0, qs);
+    for (int j = 0; j < kQK / 2; ++j) {
+      o.q[j] = int8_t((qs[j] & 0x0F) - 8);
+      o.q[j + kQK / 2] = int8_t((qs[j] >> 4) - 8);
+    }
+  } else if (type == GgmlType::Q4_K) {
+    const uint8_t* p = row + (b / 8) * int64_t(sizeof(BlockQ4_K));
+    const int j = int(b % 8);
+    uint8_t sc, m;
+    scale_min_k4(j, p + offsetof(BlockQ4_K, scales), sc, m);
+    o.wf = f16_at(p + offsetof(BlockQ4_K, d)) * float(sc);
+    o.wm = f16_at(p + offsetof(BlockQ4_K, dmin)) * float(m);
+    const uint8_t* qs = p + offsetof(BlockQ4_K, qs) + 32 * (j / 2);
+    for (int i = 0; i < kQK; ++i) o.q[i] = int8_t((qs[i] >> (4 * (j & 1))) & 0x0F);
+  } else {  // Q6_K: quarter t of half h, as DecodeQ6_K (block_decode.h) lays it out
+    const uint8_t* p = row + (b / 8) * int64_t(sizeof(BlockQ6_K));
+    const int h = int(b % 8) / 4, t = int(b % 4);
+    const uint8_t* ql = p + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (t & 1);
+    const uint8_t* qh = p + offsetof(BlockQ6_K, qh) + 32 * h;
+    for (int i = 0; i < kQK; ++i)
+      o.q[i] = int8_t((((ql[i] >> (4 * (t >> 1))) & 0x0F) | (((qh[i] >> (2 * t)) & 3) << 4)) - 32);
+    const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales)) + 8 * h + 2 * t;
+    o.sc[0] = sc[0];
+    o.sc[1] = sc[1];
+    o.wf = f16_at(p + offsetof(BlockQ6_K, d));
+  }
+}
+
+// The AVX2 kernels' horizontal sum order.
+float hsum8(const float* a) { return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); }
+
+void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
+  const int64_t nb = a.blocks;
+  RefBlock o;
+  for (int r = 0; r < R; ++r) {
+    const int8_t* xq = a.qs.data() + (m0 + r) * nb * kQK;
+    const float* xd = a.d.data() + (m0 + r) * nb;
+    const int16_t* xs = a.sum.data() + (m0 + r) * nb;
+    float acc[8] = {}, bias = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+      ref_block(type, w, b, o);
+      const float f = o.wf * xd[b];
+      for (int l = 0; l < 8; ++l) {
+        int32_t p = 0;
+        for (int i = 4 * l; i < 4 * l + 4; ++i) p += int32_t(o.q[i]) * int32_t(xq[b * kQK + i]);
+        acc[l] = std::fma(f, float(p * o.sc[l / 4]), acc[l]);
+      }
+      if (type == GgmlType::Q4_K) bias = std::fma(o.wm * xd[b], float(-xs[b]), bias);
+    }
+    y[r * ys] = hsum8(acc) + bias;
+  }
+}
+
+void ref_quantize(const float* x, int64_t M, int64_t K, ActQ8& a) {
+  std::vector<BlockQ8_0> blk(size_t(K / kQK));
+  for (int64_t m = 0; m < M; ++m) {
+    quantize_run(GgmlType::Q8_0, x + m * K, reinterpret_cast<uint8_t*>(blk.data()), K);
+    for (int64_t b = 0; b < a.blocks; ++b) {
+      const int64_t i = m * a.blocks + b;
+      a.d[size_t(i)] = f16_value(blk[size_t(b)].d);
+      std::memcpy(a.qs.data() + i * kQK, blk[size_t(b)].qs, kQK);
+      int s = 0;
+      for (int j = 0; j < kQK; ++j) s += blk[size_t(b)].qs[j];
+      a.sum[size_t(i)] = int16_t(s);
+    }
+  }
+}
+
+#ifdef WICK_QDOT_AVX2
+// ---- AVX2 ------------------------------------------------------------------------------
+
+float f16c_at(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return _cvtsh_ss(bits);  // exact, the same value as f16_value
+}
+
+__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // a_l + a_{l+4}
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Decoders: decode(block, f) calls f(j, quants, scales16, wf, wm) for each 32-value
+// sub-block j of one packed block; kSub sub-blocks per block of kBytes.
+struct DecQ8_0 {
+  static constexpr int kSub = 1, kBytes = sizeof(BlockQ8_0);
+  static constexpr bool kUnsigned = false, kMin = false;
+  template <class F>
+  static void decode(const uint8_t* p, F&& f) {
+    f(0, load32(p + offsetof(BlockQ8_0, qs)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
+  }
+};
+
+struct DecQ4_0 {
+  static constexpr int kSub = 1, kBytes = sizeof(BlockQ4_0);
+  static constexpr bool kUnsigned = false, kMin = false;
+  template <class F>
+  static void decode(const uint8_t* p, F&& f) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ4_0, qs)));
+    const __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+    f(0, _mm256_sub_epi8(v, _mm256_set1_epi8(8)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
+  }
+};
+
+struct DecQ4_K {
+  static constexpr int kSub = 8, kBytes = sizeof(BlockQ4_K);
+  static constexpr bool kUnsigned = true, kMin = true;
+  template <class F>
+  static void decode(const uint8_t* p, F&& f) {
+    const float d = f16c_at(p + offsetof(BlockQ4_K, d)), dmin = f16c_at(p + offsetof(BlockQ4_K, dmin));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi16(1);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q = load32(p + offsetof(BlockQ4_K, qs) + 32 * c);
+      uint8_t sc0, m0, sc1, m1;
+      scale_min_k4(2 * c, p + offsetof(BlockQ4_K, scales), sc0, m0);
+      scale_min_k4(2 * c + 1, p + offsetof(BlockQ4_K, scales), sc1, m1);
+      f(2 * c, _mm256_and_si256(q, m4), one, d * float(sc0), dmin * float(m0));
+      f(2 * c + 1, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), one, d * float(sc1), dmin * float(m1));
+    }
+  }
+};
+
+struct DecQ6_K {
+  static constexpr int kSub = 8, kBytes = sizeof(BlockQ6_K);
+  static constexpr bool kUnsigned = false, kMin = false;
+  template <class F>
+  static void decode(const uint8_t* p, F&& f) {
+    const float d = f16c_at(p + offsetof(BlockQ6_K, d));
+    const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h);
+      const __m256i l1 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h + 32);
+      const __m256i qh = load32(p + offsetof(BlockQ6_K, qh) + 32 * h);
+      // The two high bits of quarter t sit at bits 2t of qh; move them to bits 4..5.
+      const __m256i v[4] = {
+          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)),
+          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30))),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                          _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(char(0xC0))), 2))};
+      for (int t = 0; t < 4; ++t) {
+        const int8_t* s = sc + 8 * h + 2 * t;  // low 128 bits: values 0..15 of the block
+        f(4 * h + t, _mm256_sub_epi8(v[t], off), _mm256_set_m128i(_mm_set1_epi16(s[1]), _mm_set1_epi16(s[0])), d, 0.0f);
+      }
+    }
+  }
+};
+
+template <int R, class Dec>
+void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
+  const int64_t nb = a.blocks;
+  __m256 acc[R];
+  float bias[R];
+  const int8_t* xq[R];
+  const float* xd[R];
+  const int16_t* xs[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm256_setzero_ps();
+    bias[r] = 0.0f;
+    xq[r] = a.qs.data() + (m0 + r) * nb * kQK;
+    xd[r] = a.d.data() + (m0 + r) * nb;
+    xs[r] = a.sum.data() + (m0 + r) * nb;
+  }
+  for (int64_t b0 = 0; b0 < nb; b0 += Dec::kSub) {
+    Dec::decode(w + (b0 / Dec::kSub) * Dec::kBytes, [&](int j, __m256i wv, __m256i sc16, float wf, float wm) {
+      const int64_t b = b0 + j;
+      const __m256i wa = Dec::kUnsigned ? wv : _mm256_sign_epi8(wv, wv);
+      for (int r = 0; r < R; ++r) {
+        const __m256i xv = load32(xq[r] + b * kQK);
+        const __m256i xsgn = Dec::kUnsigned ? xv : _mm256_sign_epi8(xv, wv);
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xsgn), sc16);
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(wf * xd[r][b]), _mm256_cvtepi32_ps(p), acc[r]);
+        if constexpr (Dec::kMin) bias[r] = std::fma(wm * xd[r][b], float(-xs[r][b]), bias[r]);
+      }
+    });
+  }
+  for (int r = 0; r < R; ++r) y[r * ys] = hsum(acc[r]) + bias[r];
+}
+
+template <class Dec>
+void avx2_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
+  switch (R) {
+    case 1: return avx2_rows<1, Dec>(w, a, m0, y, ys);
+    case 2: return avx2_rows<2, Dec>(w, a, m0, y, ys);
+    case 3: return avx2_rows<3, Dec>(w, a, m0, y, ys);
+    default: return avx2_rows<4, Dec>(w, a, m0, y, ys);
+  }
+}
+
+// ggml's q8_0 reference rounding (quantize_q8_0 in io/quant/quantize.cpp) in 8 lanes:
+// d = max|x| / 127, q = roundf(x / d) with halves away from zero, which
+// _mm256_round_ps has no mode for: truncate, then step away from zero where the
+// (exact) remainder is at least one half.
+void avx2_quantize(const float* x, int64_t M, int64_t K, ActQ8& a) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(int(0x80000000u)));
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t b = 0; b < a.blocks; ++b) {
+      const float* xb = x + m * K + b * kQK;
+      __m256 v[4];
+      for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(xb + 8 * i);
+      __m256 mx = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v[0], abs_mask), _mm256_and_ps(v[1], abs_mask)),
+                                _mm256_max_ps(_mm256_and_ps(v[2], abs_mask), _mm256_and_ps(v[3], abs_mask)));
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      const float amax = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+      const float d = amax / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      const int64_t i = m * a.blocks + b;
+      a.d[size_t(i)] = f16_value(f16(d).bits);
+      const __m256 vid = _mm256_set1_ps(id);
+      __m256i q[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m256 s = _mm256_mul_ps(v[k], vid);
+        const __m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m256 step = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(s, t), abs_mask), half, _CMP_GE_OQ),
+                                          _mm256_or_ps(_mm256_and_ps(s, sign_mask), one));
+        q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
+      }
+      const __m256i s4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+      s = _mm_hadd_epi32(s, s);
+      s = _mm_hadd_epi32(s, s);
+      a.sum[size_t(i)] = int16_t(_mm_cvtsi128_si32(s));
+      // packs work per 128-bit half; the permute puts the 32 bytes back in order.
+      const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs.data() + i * kQK),
+                          _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+bool have_avx2() {
+#ifdef WICK_QDOT_AVX2
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool has_kernel(GgmlType type) {
+  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+}
+
+void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd) {
+  if (K % kQK != 0) fail(ErrorKind::ShapeMismatch, "q8 activations: K must be a multiple of 32, got K = ", K);
+  a.rows = M;
+  a.blocks = K / kQK;
+  a.qs.resize(size_t(M * K));
+  a.d.resize(size_t(M * a.blocks));
+  a.sum.resize(size_t(M * a.blocks));
+#ifdef WICK_QDOT_AVX2
+  if (simd) return avx2_quantize(x, M, K, a);
+#endif
+  (void)simd;
+  ref_quantize(x, M, K, a);
+}
+
+void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,
+              bool simd) {
+  if (!has_kernel(type)) fail(ErrorKind::Unsupported, "q8 dot: no kernel for ", ggml_type_name(type));
+  if (R < 1 || R > kMaxRows || m0 < 0 || m0 + R > a.rows)
+    fail(ErrorKind::InvalidArgument, "q8 dot: rows [", m0, ", ", m0 + R, ") outside 0..", a.rows);
+  if ((type == GgmlType::Q4_K || type == GgmlType::Q6_K) && a.blocks % 8 != 0)
+    fail(ErrorKind::ShapeMismatch, "q8 dot: ", ggml_type_name(type), " needs K % 256 == 0, got K = ", a.blocks * kQK);
+#ifdef WICK_QDOT_AVX2
+  if (simd) {
+    switch (type) {
+      case GgmlType::Q8_0: return avx2_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride);
+      case GgmlType::Q4_0: return avx2_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride);
+      case GgmlType::Q4_K: return avx2_dispatch<DecQ4_K>(w, a, m0, R, y, y_stride);
+      default: return avx2_dispatch<DecQ6_K>(w, a, m0, R, y, y_stride);
+    }
+  }
+#endif
+  (void)simd;
+  ref_rows(type, w, a, m0, R, y, y_stride);
+}
+
+}  // namespace wick::cpu::qdot

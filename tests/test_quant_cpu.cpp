@@ -1,0 +1,184 @@
+// The CPU's q8-activation quant_matmul kernels (backend/cpu/cpu_qdot_avx2.h): the AVX2
+// activation quantizer against ggml's q8_0 reference rounding (quantize_run), the AVX2
+// block dot products against their scalar references bit for bit, and both against the
+// f64 product of the dequantized weight (the dequantize reference) with the
+// q8-dequantized activations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/cpu_qdot_avx2.h"
+#include "io/quant/blocks.h"
+#include "io/quant/dequantize_row.h"
+#include "support/golden.h"
+#include "wick/quant.h"
+#include "wick/tensor.h"
+
+namespace wick {
+namespace {
+
+using cpu::qdot::ActQ8;
+
+std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::vector<float> v(n);
+  uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (auto& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = scale * (float(int64_t(s >> 40) % 20001) / 10000.0f - 1.0f);
+  }
+  return v;
+}
+
+// Activations with the awkward cases in: a zero block, exact halves (max 127 makes the
+// scale 1, so x = k + 0.5 rounds away from zero), and a large outlier per row.
+std::vector<float> activations(int64_t M, int64_t K, uint32_t seed) {
+  std::vector<float> x = random_values(size_t(M * K), seed);
+  for (int64_t m = 0; m < M; ++m) {
+    float* r = x.data() + m * K;
+    r[m % K] = 40.0f;
+    if (K >= 64) {
+      for (int j = 0; j < 32; ++j) r[K - 32 + j] = 0.0f;
+    }
+    if (K >= 96) {
+      r[32] = 127.0f;
+      for (int j = 1; j < 32; ++j) r[32 + j] = float(j % 7) - 3.5f + (j % 2 ? 0.0f : -60.0f);
+    }
+  }
+  return x;
+}
+
+void expect_same_act(const ActQ8& a, const ActQ8& b) {
+  ASSERT_EQ(a.rows, b.rows);
+  ASSERT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.qs, b.qs);
+  EXPECT_EQ(a.sum, b.sum);
+  for (size_t i = 0; i < a.d.size(); ++i) EXPECT_EQ(std::bit_cast<uint32_t>(a.d[i]), std::bit_cast<uint32_t>(b.d[i]));
+}
+
+TEST(QuantCpu, ActivationQuantizerIsGgmlsQ8_0Rounding) {
+  for (int64_t K : {32, 96, 256, 4096 + 32}) {
+    SCOPED_TRACE(K);
+    const int64_t M = 5;
+    const std::vector<float> x = activations(M, K, uint32_t(K));
+    ActQ8 simd, ref;
+    cpu::qdot::quantize_act(x.data(), M, K, simd, true);
+    cpu::qdot::quantize_act(x.data(), M, K, ref, false);
+    expect_same_act(simd, ref);
+    // The reference is quantize_run's q8_0 blocks, unpacked.
+    std::vector<quant::BlockQ8_0> blk(size_t(M * K / 32));
+    for (int64_t m = 0; m < M; ++m)
+      quant::quantize_run(GgmlType::Q8_0, x.data() + m * K, reinterpret_cast<uint8_t*>(blk.data() + m * K / 32), K);
+    for (size_t b = 0; b < blk.size(); ++b) {
+      EXPECT_EQ(simd.d[b], quant::f16_value(blk[b].d));
+      int s = 0;
+      for (int j = 0; j < 32; ++j) {
+        EXPECT_EQ(simd.qs[b * 32 + j], blk[b].qs[j]) << "block " << b << " value " << j;
+        s += blk[b].qs[j];
+      }
+      EXPECT_EQ(simd.sum[b], s);
+    }
+  }
+  // Halves round away from zero (roundf), not to even: x = 2.5 with scale 1 -> 3.
+  std::vector<float> h(32, 0.0f);
+  h[0] = 127.0f, h[1] = 2.5f, h[2] = -2.5f, h[3] = 0.5f, h[4] = -1.5f;
+  ActQ8 a;
+  cpu::qdot::quantize_act(h.data(), 1, 32, a);
+  EXPECT_EQ(a.qs[1], 3);
+  EXPECT_EQ(a.qs[2], -3);
+  EXPECT_EQ(a.qs[3], 1);
+  EXPECT_EQ(a.qs[4], -2);
+}
+
+struct Case {
+  GgmlType type;
+  std::vector<int64_t> ks;
+};
+
+// The dot of each weight row with each activation row: the AVX2 kernel at every row
+// count R and quant_matmul (threads, row grouping) equal the scalar reference bit for bit;
+// all are within f32 accumulation error of the f64 product.
+TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
+  const std::vector<int64_t> kquant_ks = {256, 768, 1280, 2304, 3840, 4096};
+  std::vector<Case> cases = {{GgmlType::Q8_0, {32, 96, 800, 2304, 4096}},
+                             {GgmlType::Q4_0, {32, 96, 800, 2304, 4096}},
+                             {GgmlType::Q4_K, kquant_ks},
+                             {GgmlType::Q6_K, kquant_ks}};
+  const int64_t N = 3;
+  for (const Case& c : cases) {
+    for (int64_t K : c.ks) {
+      const QuantTensor w =
+          quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 7, 0.5f), Shape{N, K}), c.type, "w");
+      const size_t row_bytes = ggml_row_bytes(c.type, K, "test");
+      const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+      const std::vector<float> wd = dequantize(w).to_vector<float>();
+      for (int64_t M : {1, 2, 5, 9}) {
+        SCOPED_TRACE(std::string(ggml_type_name(c.type)) + " K=" + std::to_string(K) + " M=" + std::to_string(M));
+        const std::vector<float> x = activations(M, K, uint32_t(K * 31 + M));
+        ActQ8 a, a_ref;
+        cpu::qdot::quantize_act(x.data(), M, K, a, true);
+        cpu::qdot::quantize_act(x.data(), M, K, a_ref, false);
+        const Tensor got = quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8);
+        const std::vector<float> y = got.to_vector<float>();
+        for (int64_t n = 0; n < N; ++n) {
+          const uint8_t* row = wp + size_t(n) * row_bytes;
+          std::vector<float> ref(static_cast<size_t>(M)), simd(static_cast<size_t>(M));
+          for (int64_t m = 0; m < M; ++m) cpu::qdot::dot_rows(c.type, row, a_ref, m, 1, &ref[size_t(m)], 1, false);
+          for (int R = 1; R <= cpu::qdot::kMaxRows; ++R) {
+            for (int64_t m = 0; m < M; m += R)
+              cpu::qdot::dot_rows(c.type, row, a, m, int(std::min<int64_t>(R, M - m)), &simd[size_t(m)], 1, true);
+            for (int64_t m = 0; m < M; ++m)
+              EXPECT_EQ(std::bit_cast<uint32_t>(simd[size_t(m)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+                  << "R=" << R << " m=" << m << " n=" << n << ": " << simd[size_t(m)] << " vs " << ref[size_t(m)];
+          }
+          for (int64_t m = 0; m < M; ++m) {
+            EXPECT_EQ(std::bit_cast<uint32_t>(y[size_t(m * N + n)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+                << "quant_matmul m=" << m << " n=" << n;
+            double exact = 0, mag = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              const double xq = double(a_ref.d[size_t((m * K + k) / 32)]) * a_ref.qs[size_t(m * K + k)];
+              exact += double(wd[size_t(n * K + k)]) * xq;
+              mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
+            }
+            EXPECT_NEAR(ref[size_t(m)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+          }
+        }
+      }
+    }
+  }
+}
+
+// quant_matmul takes x through to(F32).contiguous(): a transposed, offset view gives the
+// same bits as its contiguous copy.
+TEST(QuantCpu, StridedActivationView) {
+  const int64_t M = 5, K = 512, N = 4;
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    SCOPED_TRACE(ggml_type_name(type));
+    const QuantTensor w = quantize(Tensor::from_vector(random_values(size_t(N * K), 3), Shape{N, K}), type, "w");
+    const Tensor big = Tensor::from_vector(random_values(size_t((M + 2) * K), 4), Shape{K, M + 2});
+    const Tensor view = big.narrow(1, 2, M).t();  // (M, K), strides (1, M + 2), offset 2
+    ASSERT_FALSE(view.is_contiguous());
+    const auto a = quant_matmul(view, w, QuantActivation::Q8).to_vector<float>();
+    const auto b = quant_matmul(view.contiguous(), w, QuantActivation::Q8).to_vector<float>();
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(QuantCpu, KernelErrors) {
+  ActQ8 a;
+  std::vector<float> x(64, 1.0f);
+  EXPECT_WICK_ERROR(cpu::qdot::quantize_act(x.data(), 1, 40, a), ShapeMismatch, "K must be a multiple of 32");
+  cpu::qdot::quantize_act(x.data(), 2, 32, a);
+  std::vector<uint8_t> w(256);
+  float y[4];
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q5_0, w.data(), a, 0, 1, y, 1), Unsupported, "no kernel for q5_0");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q8_0, w.data(), a, 1, 2, y, 1), InvalidArgument, "outside");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q8_0, w.data(), a, 0, 0, y, 1), InvalidArgument, "outside");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q4_K, w.data(), a, 0, 1, y, 1), ShapeMismatch, "K % 256");
+}
+
+}  // namespace
+}  // namespace wick
