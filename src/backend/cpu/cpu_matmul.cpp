@@ -4,7 +4,9 @@
 // express (row stride >= cols with unit column stride, or the transpose) is passed as is
 // with its leading dimension and transpose flag; anything else (broadcast rows, steps)
 // is copied into a contiguous scratch matrix first: never a "non-contiguous" error.
-// f16/bf16 operands are converted to f32, multiplied with sgemm and converted back.
+// f16/bf16 go to cpu_gemm_half (GEMVs reading the 16-bit weight for decode-sized M,
+// parallel widening + sgemm otherwise); the whole-operand scalar pack below is only the
+// fallback for builds without AVX2/F16C.
 // Integer dtypes use a plain loop kernel that accumulates in 64 bits (wrapping, then
 // stored in the dtype); it is correct but not tuned.
 //
@@ -18,6 +20,7 @@
 
 #include "backend/convert.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_gemm_half.h"
 #include "backend/cpu/strided.h"
 
 namespace wick {
@@ -99,6 +102,9 @@ void blas_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T
   const BlasOperand fa = same ? blas_form(p.M, p.K, ars, acs) : BlasOperand{};
   const BlasOperand fb = same ? blas_form(p.K, p.N, brs, bcs) : BlasOperand{};
   auto one = [&](int64_t i) {
+    if constexpr (is_half_type<T>::value)
+      if (cpu::half_gemm(p.M, p.N, p.K, a + p.a_offset(i), ars, acs, b + p.b_offset(i), brs, bcs, out + i * p.M * p.N))
+        return;
     std::vector<C> sa, sb, sc;
     const C* pa;
     const C* pb;

@@ -1,0 +1,26 @@
+// f16/bf16 matmul on the CPU without converting whole operands in one thread.
+//
+// One matrix product out (M x N, contiguous) = a (M x K) @ b (K x N), each operand with any
+// element strides. Products accumulate in f32 from the exact f32 values of the 16-bit
+// inputs, and the f32 result is rounded to T once. Decode-sized products (small M) read the
+// 16-bit weight directly (a GEMV per weight layout); larger ones convert both operands to
+// f32 in parallel and call sgemm. Returns false where the build lacks AVX2/F16C/FMA, so
+// the caller keeps its generic path.
+#pragma once
+
+#include <cstdint>
+
+#include "wick/half.h"
+
+namespace wick::cpu {
+
+template <class T>
+bool half_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+               int64_t bcs, T* out);
+
+extern template bool half_gemm<f16>(int64_t, int64_t, int64_t, const f16*, int64_t, int64_t, const f16*, int64_t,
+                                    int64_t, f16*);
+extern template bool half_gemm<bf16>(int64_t, int64_t, int64_t, const bf16*, int64_t, int64_t, const bf16*, int64_t,
+                                     int64_t, bf16*);
+
+}  // namespace wick::cpu
