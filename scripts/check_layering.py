@@ -70,6 +70,9 @@ RULES = [
 # check fails on an entry that no longer matches an include, so this list only shrinks:
 # delete the line with the include.
 ALLOWED = {
+    ("tests/test_quant_cpu.cpp", "backend/cpu/cpu_qdot_avx2.h"):
+        "the AVX2 block dots are compared lane for lane with their scalar references at each row "
+        "count, which no public op exposes; to fix: move that comparison into a test-only hook",
 }
 
 SCANNED = ["include", "src", "tools", "tests", "bench", "examples", "fuzz"]
