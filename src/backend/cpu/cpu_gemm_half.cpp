@@ -19,6 +19,8 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
+
+#include "backend/cpu/simd_avx2.h"
 #define WICK_HALF_GEMM_SIMD 1
 #endif
 
@@ -37,13 +39,6 @@ inline __m256 load8(const f16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reint
 inline __m256 load8(const bf16* p) {
   const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));  // bf16 is the top half of an f32
-}
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 // n values at stride st widened to f32 into dst.
@@ -94,7 +89,7 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
           acc2 = _mm256_fmadd_ps(xv, load8(w[2] + k), acc2);
           acc3 = _mm256_fmadd_ps(xv, load8(w[3] + k), acc3);
         }
-        float s[kCols] = {hsum(acc0), hsum(acc1), hsum(acc2), hsum(acc3)};
+        float s[kCols] = {simd::hsum(acc0), simd::hsum(acc1), simd::hsum(acc2), simd::hsum(acc3)};
         for (; k < K; ++k)
           for (int64_t j = 0; j < kCols; ++j) s[j] += xm[k] * float(w[j][k]);
         for (int64_t j = 0; j < nc; ++j) out[m * N + n0 + j] = s[j];

@@ -17,6 +17,8 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
+
+#include "backend/cpu/simd_avx2.h"
 #define WICK_QDOT_AVX2 1
 #endif
 
@@ -80,7 +82,7 @@ void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
   }
 }
 
-// The AVX2 kernels' horizontal sum order.
+// The AVX2 kernels' horizontal sum order (simd::hsum).
 float hsum8(const float* a) { return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); }
 
 void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
@@ -105,9 +107,9 @@ void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
   }
 }
 
-void ref_quantize(const float* x, int64_t M, int64_t K, ActQ8& a) {
+void ref_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
   std::vector<BlockQ8_0> blk(size_t(K / kQK));
-  for (int64_t m = 0; m < M; ++m) {
+  for (int64_t m = m0; m < m1; ++m) {
     quantize_run(GgmlType::Q8_0, x + m * K, reinterpret_cast<uint8_t*>(blk.data()), K);
     for (int64_t b = 0; b < a.blocks; ++b) {
       const int64_t i = m * a.blocks + b;
@@ -130,12 +132,6 @@ float f16c_at(const uint8_t* p) {
 }
 
 __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // a_l + a_{l+4}
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
 
 // Decoders: decode(block, f) calls f(j, quants, scales16, wf, wm) for each 32-value
 // sub-block j of one packed block; kSub sub-blocks per block of kBytes.
@@ -232,7 +228,7 @@ void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t y
       }
     });
   }
-  for (int r = 0; r < R; ++r) y[r * ys] = hsum(acc[r]) + bias[r];
+  for (int r = 0; r < R; ++r) y[r * ys] = simd::hsum(acc[r]) + bias[r];
 }
 
 template <class Dec>
@@ -249,11 +245,11 @@ void avx2_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y
 // d = max|x| / 127, q = roundf(x / d) with halves away from zero, which
 // _mm256_round_ps has no mode for: truncate, then step away from zero where the
 // (exact) remainder is at least one half.
-void avx2_quantize(const float* x, int64_t M, int64_t K, ActQ8& a) {
+void avx2_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(int(0x80000000u)));
   const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-  for (int64_t m = 0; m < M; ++m) {
+  for (int64_t m = m0; m < m1; ++m) {
     for (int64_t b = 0; b < a.blocks; ++b) {
       const float* xb = x + m * K + b * kQK;
       __m256 v[4];
@@ -304,18 +300,29 @@ bool has_kernel(GgmlType type) {
   return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::Q4_K || type == GgmlType::Q6_K;
 }
 
-void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd) {
+void resize_act(ActQ8& a, int64_t M, int64_t K) {
   if (K % kQK != 0) fail(ErrorKind::ShapeMismatch, "q8 activations: K must be a multiple of 32, got K = ", K);
   a.rows = M;
   a.blocks = K / kQK;
   a.qs.resize(size_t(M * K));
   a.d.resize(size_t(M * a.blocks));
   a.sum.resize(size_t(M * a.blocks));
+}
+
+void quantize_act_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8& a, bool simd) {
+  if (K != a.blocks * kQK || m0 < 0 || m1 > a.rows)
+    fail(ErrorKind::InvalidArgument, "q8 activations: rows [", m0, ", ", m1, ") of K = ", K, " outside the ", a.rows,
+         " x ", a.blocks * kQK, " buffer");
 #ifdef WICK_QDOT_AVX2
-  if (simd) return avx2_quantize(x, M, K, a);
+  if (simd) return avx2_quantize(x, m0, m1, K, a);
 #endif
   (void)simd;
-  ref_quantize(x, M, K, a);
+  ref_quantize(x, m0, m1, K, a);
+}
+
+void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd) {
+  resize_act(a, M, K);
+  quantize_act_rows(x, K, 0, M, a, simd);
 }
 
 void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,

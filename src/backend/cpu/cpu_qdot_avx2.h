@@ -29,6 +29,12 @@ struct ActQ8 {
 // q8_0 rounding through quantize_run); both give identical ActQ8 contents.
 void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd = true);
 
+// The same in two steps, so that threads can fill disjoint row ranges of one buffer:
+// resize_act sizes `a` for M rows of K (K % 32 == 0), quantize_act_rows writes rows
+// [m0, m1) of x (x points at row 0).
+void resize_act(ActQ8& a, int64_t M, int64_t K);
+void quantize_act_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8& a, bool simd = true);
+
 // Whether dot_rows has a kernel for this weight type.
 bool has_kernel(GgmlType type);
 

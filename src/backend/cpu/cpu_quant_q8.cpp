@@ -24,19 +24,9 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
   // x is quantized once per call (rows in parallel); then the threads split W's rows, and
   // each weight row is decoded block by block once per qdot::kMaxRows rows of x.
   qdot::ActQ8 a;
-  a.rows = M;
-  a.blocks = K / kQK;
-  a.qs.resize(size_t(M * K));
-  a.d.resize(size_t(M * a.blocks));
-  a.sum.resize(size_t(M * a.blocks));
+  qdot::resize_act(a, M, K);
   cpu::parallel_for(M, std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K)),
-                    [&](int64_t m0, int64_t m1) {
-                      qdot::ActQ8 part;
-                      qdot::quantize_act(x + m0 * K, m1 - m0, K, part);
-                      std::copy(part.qs.begin(), part.qs.end(), a.qs.begin() + m0 * K);
-                      std::copy(part.d.begin(), part.d.end(), a.d.begin() + m0 * a.blocks);
-                      std::copy(part.sum.begin(), part.sum.end(), a.sum.begin() + m0 * a.blocks);
-                    });
+                    [&](int64_t m0, int64_t m1) { qdot::quantize_act_rows(x, K, m0, m1, a); });
   const int64_t grain = std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K * M));
   cpu::parallel_for(N, grain, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
