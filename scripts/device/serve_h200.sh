@@ -15,8 +15,8 @@ out=${OUT:-/tmp/out}; m=${MODELS:-/tmp/m}; w=build/tools/wick/wick
 npl=${NPL:-1,8,32,64}; reps=${REPS:-2}
 mkdir -p "$out" "$m"
 # File names as llm_h200.sh's (l1b-f16.gguf, l1b-Q4_K_M.gguf, ...), so that both share them.
-file() { [[ $1 == F16 ]] && echo "$m/l1b-f16.gguf" || echo "$m/l1b-$1.gguf"; }
-[[ -f $(file F16) ]] || python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out "$(file F16)"
+gguf_of() { [[ $1 == F16 ]] && echo "$m/l1b-f16.gguf" || echo "$m/l1b-$1.gguf"; }
+[[ -f $(gguf_of F16) ]] || python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out "$(gguf_of F16)"
 # Positions for npl sequences of npp + ntg tokens (llama.cpp's -c is the total over sequences).
 max_npl=${npl##*,}; ctx=$((max_npl * 512))
 
@@ -24,11 +24,11 @@ wick_batched() {  # FILE TAG
   echo "== wick batched-bench $2" | tee -a "$out/bb_$2.txt"
   timeout 240 $w batched-bench --model "$1" --device cuda:0 -npp 256 -ntg 256 -npl "$npl" 2>&1 | tee -a "$out/bb_$2.txt"
 }
-wick_batched "$(file F16)" F16
+wick_batched "$(gguf_of F16)" F16
 while [[ -n "${WAIT_FOR:-}" && ! -f $WAIT_FOR ]]; do sleep 3; done  # the llama.cpp build
 for q in ${QUANTS:-F16 Q4_K_M}; do
-  f=$(file "$q")
-  [[ -f $f ]] || "$LLAMA_BIN/llama-quantize" "$(file F16)" "$f" "$q" > /dev/null 2>&1
+  f=$(gguf_of "$q")
+  [[ -f $f ]] || "$LLAMA_BIN/llama-quantize" "$(gguf_of F16)" "$f" "$q" > /dev/null 2>&1
   [[ $q == F16 ]] || wick_batched "$f" "$q"
   echo "== llama-batched-bench $q" | tee -a "$out/bb_$q.txt"
   timeout 240 "$LLAMA_BIN/llama-batched-bench" -m "$f" -ngl 99 -c "$ctx" -b 2048 -ub 512 \
@@ -37,7 +37,7 @@ done
 
 # The servers, side by side: both up at once, serve_load.py alternates them per row.
 for q in ${QUANTS:-F16 Q4_K_M}; do
-  f=$(file "$q")
+  f=$(gguf_of "$q")
   $w serve --model "$f" --device cuda:0 --port 8080 --parallel "$max_npl" --max-queue 256 --ctx-size 1024 \
     2> "$out/wick_serve_$q.log" &
   wp=$!
