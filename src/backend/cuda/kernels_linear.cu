@@ -8,6 +8,9 @@
 // with split-K reduce kernels after them) plus one elementwise kernel per extra. A warp owns
 // two weight rows (two outputs, or the gate and up rows of one output, so the gate needs no
 // second pass) and walks K in 16-byte chunks per lane, four chunks in flight per row.
+// Split K: when the rows alone give too few warps to keep enough loads in flight (a
+// 2048x2048 o_proj is 1024 warps, under 8 per multiprocessor), 2 or 4 warps of a block share
+// the same two rows, each a slice of K, and add their sums through shared memory.
 // Larger M: cuBLAS into a scratch product, then the epilogue kernel.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -90,70 +93,88 @@ __device__ __forceinline__ float dot_chunk(const uint4& wv, const float (&xf)[16
 }
 
 template <class T, int MB, bool kNorm>
-__global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs<T> a) {
+__global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs<T> a, int split) {
   constexpr int V = 16 / sizeof(T);
-  const int lane = threadIdx.x & 31;
-  const int64_t group = int64_t(blockIdx.x) * kGemvWarps + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int part = warp % split;  // this warp's slice of K among the `split` warps of its rows
+  const int64_t group = int64_t(blockIdx.x) * (kGemvWarps / split) + warp / split;
   // The warp's two weight rows: gate and up of output `group` (glu), or outputs 2g, 2g + 1.
+  // A group past the end still reaches the block's barrier below (valid = false).
   int64_t r0, r1;
-  bool two;
+  bool two, valid;
   if (a.e.glu) {
-    if (group >= a.n_out) return;
+    valid = group < a.n_out;
     r0 = group;
     r1 = a.n_out + group;
     two = true;
   } else {
     r0 = 2 * group;
-    if (r0 >= a.n_out) return;
+    valid = r0 < a.n_out;
     two = r0 + 1 < a.n_out;
     r1 = two ? r0 + 1 : r0;
   }
-  const uint4* w0 = reinterpret_cast<const uint4*>(a.w + r0 * a.ldw);
-  const uint4* w1 = reinterpret_cast<const uint4*>(a.w + r1 * a.ldw);
   float acc0[MB], acc1[MB], ss[MB];
 #pragma unroll
   for (int m = 0; m < MB; ++m) acc0[m] = acc1[m] = ss[m] = 0.0f;
-  const uint4* g = reinterpret_cast<const uint4*>(a.norm);
-  const int64_t chunks = a.K / V;  // 16-byte chunks per row
-  // One chunk index c of both rows against every row of x.
-  auto step = [&](const uint4& wa, const uint4& wb, int64_t c) {
-    const uint4 gv = kNorm ? __ldg(g + c) : uint4{};
+  if (valid) {
+    const uint4* w0 = reinterpret_cast<const uint4*>(a.w + r0 * a.ldw);
+    const uint4* w1 = reinterpret_cast<const uint4*>(a.w + r1 * a.ldw);
+    const uint4* g = reinterpret_cast<const uint4*>(a.norm);
+    const int64_t chunks = a.K / V;  // 16-byte chunks per row
+    const int64_t c_end = chunks * (part + 1) / split;
+    // One chunk index c of both rows against every row of x.
+    auto step = [&](const uint4& wa, const uint4& wb, int64_t c) {
+      const uint4 gv = kNorm ? __ldg(g + c) : uint4{};
 #pragma unroll
-    for (int m = 0; m < MB; ++m) {
-      if (m >= a.M) break;
-      float xf[V];
-      x_chunk<T, kNorm>(__ldg(reinterpret_cast<const uint4*>(a.x + m * a.ldx) + c), gv, xf, ss[m]);
-      acc0[m] += dot_chunk<T>(wa, xf);
-      acc1[m] += dot_chunk<T>(wb, xf);
+      for (int m = 0; m < MB; ++m) {
+        if (m >= a.M) break;
+        float xf[V];
+        x_chunk<T, kNorm>(__ldg(reinterpret_cast<const uint4*>(a.x + m * a.ldx) + c), gv, xf, ss[m]);
+        acc0[m] += dot_chunk<T>(wa, xf);
+        acc1[m] += dot_chunk<T>(wb, xf);
+      }
+    };
+    int64_t c = chunks * part / split + lane;
+    for (; c + 32 * (kGemvUnroll - 1) < c_end; c += 32 * kGemvUnroll) {
+      uint4 wa[kGemvUnroll], wb[kGemvUnroll];
+#pragma unroll
+      for (int u = 0; u < kGemvUnroll; ++u) {
+        wa[u] = __ldcs(w0 + c + 32 * u);  // streamed: every weight byte is read once
+        wb[u] = __ldcs(w1 + c + 32 * u);
+      }
+#pragma unroll
+      for (int u = 0; u < kGemvUnroll; ++u) step(wa[u], wb[u], c + 32 * u);
     }
-  };
-  int64_t c = lane;
-  for (; c + 32 * (kGemvUnroll - 1) < chunks; c += 32 * kGemvUnroll) {
-    uint4 wa[kGemvUnroll], wb[kGemvUnroll];
-#pragma unroll
-    for (int u = 0; u < kGemvUnroll; ++u) {
-      wa[u] = __ldcs(w0 + c + 32 * u);  // streamed: every weight byte is read once
-      wb[u] = __ldcs(w1 + c + 32 * u);
-    }
-#pragma unroll
-    for (int u = 0; u < kGemvUnroll; ++u) step(wa[u], wb[u], c + 32 * u);
+    for (; c < c_end; c += 32) step(__ldcs(w0 + c), __ldcs(w1 + c), c);
   }
-  for (; c < chunks; c += 32) step(__ldcs(w0 + c), __ldcs(w1 + c), c);
 #pragma unroll
-  for (int m = 0; m < MB; ++m) {
+  for (int m = 0; m < MB; ++m)
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       acc0[m] += __shfl_xor_sync(0xffffffffu, acc0[m], o);
       acc1[m] += __shfl_xor_sync(0xffffffffu, acc1[m], o);
       if (kNorm) ss[m] += __shfl_xor_sync(0xffffffffu, ss[m], o);
     }
-    if (kNorm) {  // rms_norm's 1 / sqrt(mean(x^2) + eps), on the whole dot product
+  if (split > 1) {  // uniform over the block: every warp reaches the barrier
+    __shared__ float parts[kGemvWarps][3][MB];
+    if (lane == 0)
+#pragma unroll
+      for (int m = 0; m < MB; ++m) parts[warp][0][m] = acc0[m], parts[warp][1][m] = acc1[m], parts[warp][2][m] = ss[m];
+    __syncthreads();
+    if (part != 0) return;
+    for (int p = 1; p < split; ++p)
+#pragma unroll
+      for (int m = 0; m < MB; ++m)
+        acc0[m] += parts[warp + p][0][m], acc1[m] += parts[warp + p][1][m], ss[m] += parts[warp + p][2][m];
+  }
+  if (!valid || lane != 0) return;
+  if (kNorm)  // rms_norm's 1 / sqrt(mean(x^2) + eps), on the whole dot product
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
       const float inv = rsqrtf(ss[m] / float(a.K) + a.eps);
       acc0[m] *= inv;
       acc1[m] *= inv;
     }
-  }
-  if (lane != 0) return;
   auto bias = [&](int64_t r) { return a.bias ? to_compute(a.bias[r]) : 0.0f; };
   auto res = [&](int m, int64_t n) { return a.residual ? to_compute(a.residual[m * a.n_out + n]) : 0.0f; };
 #pragma unroll
@@ -166,6 +187,16 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs<T> a) {
       if (two) a.out[m * a.n_out + r1] = from_compute<T>(linear_output(a.e, acc1[m] + bias(r1), 0.0f, res(m, r1)));
     }
   }
+}
+
+// Warps that share two weight rows (1, 2 or 4): more while the rows alone leave the GPU
+// short of warps (about 32 resident per multiprocessor at this kernel's 64 registers), as
+// long as each warp keeps at least two 16-byte chunks per lane.
+int gemv_split(int64_t groups, int64_t chunks) {
+  const int64_t want = int64_t(current_sm_count()) * 32;
+  int split = 1;
+  while (split < kGemvWarps && groups * split < want && chunks / (2 * split) >= 64) split *= 2;
+  return split;
 }
 
 template <class Y, class T>
@@ -217,12 +248,14 @@ bool try_gemv(CudaBackend& be, const LinearParams& p, const Tensor& x, const Ten
                   int(M),
                   e};
     const int64_t groups = e.glu ? n_out : (n_out + 1) / 2;
-    const unsigned blocks = unsigned((groups + kGemvWarps - 1) / kGemvWarps);
+    const int split = gemv_split(groups, K / V);
+    const int64_t per_block = kGemvWarps / split;
+    const unsigned blocks = unsigned((groups + per_block - 1) / per_block);
     auto launch = [&]<int MB>() {
       if (norm.defined())
-        gemv_kernel<T, MB, true><<<blocks, kGemvWarps * 32, 0, be.stream()>>>(a);
+        gemv_kernel<T, MB, true><<<blocks, kGemvWarps * 32, 0, be.stream()>>>(a, split);
       else
-        gemv_kernel<T, MB, false><<<blocks, kGemvWarps * 32, 0, be.stream()>>>(a);
+        gemv_kernel<T, MB, false><<<blocks, kGemvWarps * 32, 0, be.stream()>>>(a, split);
     };
     if (M == 1)
       launch.template operator()<1>();
