@@ -50,7 +50,9 @@ struct Case {
 };
 const std::vector<Case> kCases = {{5, 7}, {12, 1}, {30, 1}, {0, 4}};
 
-void expect_batch_equals_forward(const CausalLM& m, const std::string& what) {
+// pooled: the batch's caches are slots of one KvCache::pooled pool, out of order and with
+// a slot unused (the server's layout: its decoding sequences attend in one call).
+void expect_batch_equals_forward(const CausalLM& m, const std::string& what, bool pooled = false) {
   const int64_t V = m.vocab_size();
   const size_t n = kCases.size();
   std::vector<std::vector<int32_t>> seq(n);
@@ -59,6 +61,16 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what) {
     seq[i] = tokens(size_t(kCases[i].past + kCases[i].count + 1), V, uint32_t(7 + i));
     batched.emplace_back(64);
     alone.emplace_back(64);
+  }
+  if (pooled) {
+    KvCache layout(64);
+    m.reserve_cache(layout);
+    std::vector<KvCache> pool = KvCache::pooled(layout, int64_t(n) + 1);
+    const size_t slot[] = {3, 0, 4, 1};  // slot 2 stays free
+    for (size_t i = 0; i < n; ++i) {
+      batched[i] = pool[slot[i]];
+      ASSERT_EQ(batched[i].pool_slot(), int64_t(slot[i]));
+    }
   }
   std::vector<std::vector<float>> want(n);
   for (size_t i = 0; i < n; ++i) {
@@ -106,6 +118,49 @@ TEST_P(ForwardBatch, LlamaFixturesEqualForwardPerSequence) {
     o.dtype = DType::F32;
     expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name);
   }
+}
+
+TEST_P(ForwardBatch, LlamaPooledCachesEqualForwardPerSequence) {
+  for (const auto& name : test::llama_fixtures()) {
+    models::LlamaLoadOptions o;
+    o.device = dev();
+    o.dtype = DType::F32;
+    expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name + " pooled", true);
+  }
+}
+
+TEST_P(ForwardBatch, PooledCachesAreRowsOfOneBufferPerLayer) {
+  const auto m = models::LlamaModel::load(test::llama_dir(test::llama_fixtures().front()), [&] {
+    models::LlamaLoadOptions o;
+    o.device = dev();
+    o.dtype = DType::F32;
+    return o;
+  }());
+  KvCache layout(16);
+  m.reserve_cache(layout);
+  const std::vector<KvCache> pool = KvCache::pooled(layout, 3);
+  ASSERT_EQ(pool.size(), 3u);
+  const Shape row = layout.layers()[0].k.shape();
+  ASSERT_NE(pool[0].pool(), nullptr);
+  EXPECT_EQ(pool[0].pool(), pool[2].pool());
+  EXPECT_EQ((*pool[0].pool())[0].k.shape(), Shape({3, row[1], row[2], row[3]}));
+  for (int64_t s = 0; s < 3; ++s) {
+    const KvCache& c = pool[size_t(s)];
+    EXPECT_EQ(c.length(), 0);
+    EXPECT_EQ(c.batch(), 1);
+    EXPECT_EQ(c.layers().size(), layout.layers().size());
+    EXPECT_EQ(c.layers()[0].k.shape(), row);
+    EXPECT_EQ(c.layers()[0].k.data(), (*c.pool())[0].k.select(0, s).data());  // a view, no copy
+  }
+  EXPECT_EQ(layout.pool(), nullptr);
+  EXPECT_EQ(layout.pool_slot(), -1);
+  // Reserved for another shape, a pooled cache gets buffers of its own and leaves the pool.
+  KvCache moved = pool[1];
+  moved.reserve("test", 1, 2, 1, 4, 8, DType::F32, dev());
+  EXPECT_EQ(moved.pool(), nullptr);
+  EXPECT_EQ(moved.pool_slot(), -1);
+  EXPECT_THROW((void)KvCache::pooled(layout, 0), Error);
+  EXPECT_THROW((void)KvCache::pooled(KvCache(8), 2), Error);  // not reserved
 }
 
 TEST_P(ForwardBatch, Gpt2EqualsForwardPerSequence) {

@@ -66,6 +66,16 @@ TEST_P(MatmulHalf, ShapesAndWeightLayouts) {
       }
 }
 
+TEST_P(MatmulHalf, LongRowsWidenTheWeightInPanels) {
+  // More than 8 rows take the widen-then-sgemm path, the weight a panel of 2^20 / K output
+  // columns at a time: K 8193 gives panels of 112 columns, 9 of them, the last one partial.
+  const DType dt = GetParam();
+  manual_seed(13);
+  const Tensor a = randn({9, 8193}).to(dt);
+  check(a, randn({1000, 8193}).to(dt).t(), "panels (out,in).t()");
+  check(a, randn({8193, 1000}).to(dt), "panels (in,out)");
+}
+
 TEST_P(MatmulHalf, OffsetAndStridedViews) {
   const DType dt = GetParam();
   manual_seed(11);

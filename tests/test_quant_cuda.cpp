@@ -227,7 +227,7 @@ TEST_P(QuantDevice, MatmulMatchesCpuForTheMainTypes) {
   const Tensor wsrc = Tensor::from_vector(random_values(size_t(N * K), 7), Shape{N, K});
   for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
     const QuantTensor w = quantize(wsrc, type, "w");
-    for (int64_t M : {1, 3, 8, 17, 64}) {
+    for (int64_t M : {1, 3, 8, 17, 64, 65}) {  // up to 64: matvec passes of 8 rows; 65: bands
       for (DType dt : {DType::F32, DType::BF16}) {
         for (QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
           SCOPED_TRACE(std::string(ggml_type_name(type)) + " M=" + std::to_string(M) + " x " +

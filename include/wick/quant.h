@@ -95,11 +95,13 @@ QuantTensor quantize(const Tensor& src, GgmlType type, std::string name = {});
 enum class QuantActivation {
   F32,  // exact f32 x against W (any weight type)
   Q8,   // x rounded per 32 values to q8_0 first, like ggml's matmuls (K % 32 == 0): the
-        // product of that rounded x with W. On the CPU q8_0 / q4_0 weights take integer
-        // block dot products (ggml's CPU formula, its quantized result mm_xq); on CUDA the
-        // block types but q2_K / q3_K take a dp4a kernel for M <= 8. Other combinations
-        // multiply the rounded x in f32: the same value up to f32 summation order.
+        // product of that rounded x with W. On the CPU q8_0, q4_0, q4_K and q6_K weights
+        // take integer block dot products (AVX2 where present, else the scalar formula); on
+        // CUDA the block types but q2_K / q3_K take a dp4a kernel for M <= 8. Other
+        // combinations multiply the rounded x in f32: the same value up to summation order.
 };
+// Parses "f32" / "q8" (any case); throws InvalidArgument naming the choices otherwise.
+QuantActivation quant_activation_from_name(std::string_view name);
 
 // y = x @ W^T for x (M, K) floating point and W a (N, K) QuantTensor on the same device:
 // returns (M, N) f32 there. W is never expanded as a whole. On the CPU, with

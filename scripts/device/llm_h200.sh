@@ -14,7 +14,7 @@ for s in ${SHAPES:-1b}; do
   [[ -f $m/l$s-f16.gguf ]] || python3 bench/make_llama_gguf.py --shape "$s" --dtype f16 --out "$m/l$s-f16.gguf"
   files+=("$m/l$s-f16.gguf")
 done
-if [[ -n "${PROFILE:-1}" ]]; then
+if [[ "${PROFILE:-1}" == 1 ]]; then
   timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count ${COUNT:-1500} \
     $w generate --model "${files[0]}" --prompt hi --max-tokens 4 --ignore-eos > "$out/ncu.csv" 2>/dev/null
   python3 scripts/device/ncu_summary.py "$out/ncu.csv" 30 > "$out/ncu_sum.txt"; head -30 "$out/ncu_sum.txt"

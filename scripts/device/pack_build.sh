@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 mkdir -p .device
-files=(src/libwick.so src/libwick_cuda.so tools/wick/wick tools/wick/wick-bench CTestTestfile.cmake tests/CTestTestfile.cmake)
+files=(src/libwick.so src/libwick_cuda.so tools/wick/wick CTestTestfile.cmake tests/CTestTestfile.cmake)
+# wick-bench (`wick bench`'s op table rows); the device scripts call `wick lm-bench` and
+# `wick batched-bench`, which the wick command holds too. NO_WICK_BENCH=1 leaves it out.
+[[ -n "${NO_WICK_BENCH:-}" ]] || files+=(tools/wick/wick-bench)
 # TESTS="test_llama test_gpt2": only those test programs (the carried tree is capped at 64 MiB).
 pattern='tests/test_*'
 [[ -n "${TESTS:-}" ]] && pattern=$(printf 'tests/%s ' $TESTS)

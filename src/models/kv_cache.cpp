@@ -31,6 +31,8 @@ void KvCache::reserve(std::string_view model, size_t n_layers, int64_t batch, in
              " from another model, dtype, device or batch size (wanted ", want, " ", dtype, " on ", device,
              "); clear() it first");
   layers_.assign(n_layers, {});
+  pool_.reset();  // the new buffers are this cache's own
+  pool_slot_ = -1;
   for (auto& l : layers_) {
     // Zeroed, not empty: decode steps attend over the whole capacity with the unwritten
     // positions masked by -inf, and a NaN left in them by earlier tensors would still
@@ -39,6 +41,28 @@ void KvCache::reserve(std::string_view model, size_t n_layers, int64_t batch, in
     l.v = zeros(want, dtype, device);
   }
   batch_ = batch;
+}
+
+std::vector<KvCache> KvCache::pooled(const KvCache& layout, int64_t n) {
+  WICK_CHECK(n >= 1, InvalidArgument, "kv cache: a pool needs at least one cache, got ", n);
+  WICK_CHECK(!layout.layers_.empty() && layout.batch_ == 1, InvalidArgument,
+             "kv cache: the layout of a pool must be a reserved cache of batch 1");
+  auto pool = std::make_shared<std::vector<Layer>>(layout.layers_.size());
+  for (size_t i = 0; i < pool->size(); ++i) {
+    const Tensor& k = layout.layers_[i].k;
+    const Shape shape{n, k.dim(1), k.dim(2), k.dim(3)};
+    (*pool)[i] = {zeros(shape, k.dtype(), k.device()), zeros(shape, k.dtype(), k.device())};
+  }
+  std::vector<KvCache> caches(size_t(n), KvCache(layout.capacity_));
+  for (int64_t s = 0; s < n; ++s) {
+    KvCache& c = caches[size_t(s)];
+    c.batch_ = 1;
+    c.pool_ = pool;
+    c.pool_slot_ = s;
+    c.layers_.reserve(pool->size());
+    for (const Layer& l : *pool) c.layers_.push_back({l.k.narrow(0, s, 1), l.v.narrow(0, s, 1)});
+  }
+  return caches;
 }
 
 }  // namespace wick::models

@@ -83,6 +83,7 @@ LanguageModel LanguageModel::load(const fs::path& path, const ModelLoadOptions& 
   lo.device = opt.device;
   lo.dtype = opt.dtype;
   lo.quantize = opt.quantize;
+  lo.quant_activation = opt.quant_activation;
   lo.on_tensor = opt.on_tensor;
   if (fs::is_directory(path, ec)) {
     // The tokenizer and template first: a folder without them fails before any weight is read.

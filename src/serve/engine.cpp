@@ -35,10 +35,12 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : mo
              ") must be >= parallel (", opt.parallel, ")");
   opt.ctx_size = std::min(opt.ctx_size, model.context_length());
   slots.resize(size_t(opt.parallel));
-  for (Slot& s : slots) {
-    s.cache = models::KvCache(opt.ctx_size);
-    model.reserve_cache(s.cache);  // OutOfMemory here, before any request
-  }
+  // One buffer per layer for all slots (KvCache::pooled): a step's decoding sequences then
+  // attend in one kernel. OutOfMemory here, before any request.
+  models::KvCache layout(opt.ctx_size);
+  model.reserve_cache(layout);
+  std::vector<models::KvCache> caches = models::KvCache::pooled(layout, opt.parallel);
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].cache = std::move(caches[i]);
   st.slots = opt.parallel;
   st.kv_capacity = opt.parallel * opt.ctx_size;
 }

@@ -35,7 +35,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  std::string model, device = "cpu", dtype, mode = "batch", npl = "1,8,32";
+  std::string model, device = "cpu", dtype, mode = "batch", npl = "1,8,32", quant_activation = "q8";
   int64_t npp = 256, ntg = 256, max_step_tokens = 2048;
   bool json = false;
 };
@@ -75,13 +75,13 @@ std::vector<int32_t> prompt(int64_t seq, int64_t n, int64_t vocab) {
 }
 
 Row run_batch(const models::CausalLM& m, const Args& a, int64_t npl) {
-  std::vector<models::KvCache> caches;
+  // The caches as the server lays them out: slots of one pool (KvCache::pooled), so that the
+  // decode steps attend for all sequences in one call.
+  models::KvCache layout(a.npp + a.ntg);
+  m.reserve_cache(layout);
+  std::vector<models::KvCache> caches = models::KvCache::pooled(layout, npl);
   std::vector<std::vector<int32_t>> prompts;
-  for (int64_t s = 0; s < npl; ++s) {
-    caches.emplace_back(a.npp + a.ntg);
-    m.reserve_cache(caches.back());
-    prompts.push_back(prompt(s, a.npp, m.vocab_size()));
-  }
+  for (int64_t s = 0; s < npl; ++s) prompts.push_back(prompt(s, a.npp, m.vocab_size()));
   std::vector<int32_t> next(static_cast<size_t>(npl));
   auto argmax_rows = [&](const Tensor& logits, size_t first) {
     const Tensor ids = argmax(logits, -1).to(Device::cpu()).to(DType::I64);
@@ -168,6 +168,7 @@ std::unique_ptr<models::CausalLM> load(const Args& a) {
   models::LlamaLoadOptions o;
   o.device = device;
   o.dtype = dtype;
+  o.quant_activation = quant_activation_from_name(a.quant_activation);
   return std::make_unique<models::LlamaModel>(models::LlamaModel::load(a.model, o));
 }
 
@@ -230,6 +231,7 @@ Runner add_batched_bench(CLI::App& app) {
   sub->add_option("--device", a->device, "cpu or cuda:N (default cpu)");
   sub->add_option("--dtype", a->dtype, "compute dtype f32, f16 or bf16 (default: the model's default)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  add_quant_activation_option(sub, a->quant_activation);
   sub->add_option("-p,--npp", a->npp, "prompt tokens per sequence (-npp as llama-batched-bench; default 256)");
   sub->add_option("-n,--ntg", a->ntg, "generated tokens per sequence (default 256)");
   sub->add_option("-l,--npl", a->npl, "comma-separated parallel sequence counts (default 1,8,32)");

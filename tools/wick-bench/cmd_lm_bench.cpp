@@ -24,7 +24,7 @@ namespace wick::cli {
 namespace {
 
 struct Args {
-  std::string model, device, dtype, quantize;
+  std::string model, device, dtype, quantize, quant_activation = "q8";
   std::vector<int64_t> pp{512}, tg{128};
   int reps = 5;
   bool no_graph = false, json = false;
@@ -106,6 +106,7 @@ int run_lm_bench(const Args& a) {
   o.device = a.device.empty() ? default_device() : Device::parse(a.device);
   if (!a.dtype.empty()) o.dtype = dtype_from_name(a.dtype);
   if (!a.quantize.empty()) as_usage_error([&] { o.quantize = ggml_type_from_name(a.quantize); });
+  o.quant_activation = quant_activation_from_name(a.quant_activation);
   const models::LanguageModel lm = models::LanguageModel::load(a.model, o);
   const models::CausalLM& m = lm.model();
   for (const int64_t n : a.pp)
@@ -150,6 +151,7 @@ Runner add_lm_bench(CLI::App& app) {
   sub->add_option("--dtype", a->dtype, "compute dtype f32, f16 or bf16 (default: the model's on CUDA, f32 on CPU)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   sub->add_option("--quantize", a->quantize, "quantize float weights at load: q8_0, q4_0, q4_K or q6_K");
+  add_quant_activation_option(sub, a->quant_activation);
   sub->add_option("-p,--n-prompt", a->pp, "prompt lengths to time (default 512)")->delimiter(',');
   sub->add_option("-n,--n-gen", a->tg, "generation lengths to time (default 128)")->delimiter(',');
   sub->add_option("-r,--reps", a->reps, "timed repetitions of each test (default 5)");

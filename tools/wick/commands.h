@@ -35,6 +35,16 @@ void as_usage_error(Check&& check) {
   }
 }
 
+// --quant-activation, shared by the commands that load a language model (value: f32 or q8,
+// parsed by wick::quant_activation_from_name).
+inline void add_quant_activation_option(CLI::App* sub, std::string& value) {
+  sub->add_option("--quant-activation", value,
+                  "how quantized weights multiply activations: q8 (rounded to q8_0 blocks as llama.cpp does, "
+                  "integer dot products) or f32 (exact)")
+      ->check(CLI::IsMember({"f32", "q8"}))
+      ->capture_default_str();
+}
+
 Runner add_info(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_demo(CLI::App& app);

@@ -31,6 +31,7 @@ models::LanguageModel load_model(const ModelArgs& a, const char* command) {
   o.device = a.device.empty() ? default_device() : Device::parse(a.device);
   if (!a.dtype.empty()) o.dtype = dtype_from_name(a.dtype);
   if (!a.quantize.empty()) as_usage_error([&] { o.quantize = ggml_type_from_name(a.quantize); });
+  o.quant_activation = quant_activation_from_name(a.quant_activation);
   o.on_tensor = [](size_t done, size_t total) { progress(done, total, "weights"); };
   const std::filesystem::path path = model_path(a, command);
   std::fprintf(stderr, "loading %s\n", path.string().c_str());

@@ -17,7 +17,7 @@
 namespace wick::cli {
 
 struct ModelArgs {
-  std::string model, device, dtype, quantize;
+  std::string model, device, dtype, quantize, quant_activation = "q8";
   int64_t ctx_size = 4096;
 };
 
@@ -33,6 +33,7 @@ inline void add_model_options(CLI::App* sub, ModelArgs& a) {
   sub->add_option("--dtype", a.dtype, "compute dtype f32, f16 or bf16 (default: f32 on the CPU, f16 on CUDA)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   sub->add_option("--quantize", a.quantize, "quantize float weights at load: q8_0, q4_0, q4_K or q6_K");
+  add_quant_activation_option(sub, a.quant_activation);
   sub->add_option("--ctx-size", a.ctx_size, "positions the KV cache holds at most (clamped to the model's context)")
       ->capture_default_str();
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -48,9 +49,21 @@ class KvCache {
   const std::vector<Layer>& layers() const { return layers_; }
   void set_length(int64_t n);
 
+  // n empty caches laid out as `layout` (reserved, batch 1: its layers, heads, capacity,
+  // dtype and device) whose buffers are rows of one (n, heads, capacity, head_dim) buffer
+  // per layer: a server's slots, so that a batched decode step (forward_batch) attends over
+  // all of them in one kernel instead of one per sequence. layout's own buffers stay its own.
+  static std::vector<KvCache> pooled(const KvCache& layout, int64_t n);
+  // The shared buffers (n, heads, capacity, head_dim) per layer of a pooled cache and this
+  // cache's row in them; nullptr and -1 for a cache with buffers of its own.
+  const std::vector<Layer>* pool() const { return pool_.get(); }
+  int64_t pool_slot() const { return pool_slot_; }
+
  private:
   std::vector<Layer> layers_;
   int64_t length_ = 0, batch_ = 0, capacity_ = 0;
+  std::shared_ptr<const std::vector<Layer>> pool_;
+  int64_t pool_slot_ = -1;
 };
 
 // Device-resident state of step-by-step decoding with static shapes: the token ids and

@@ -157,17 +157,24 @@ bool half_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ars, int64_t
     else
       gemv_n_contiguous(M, N, K, x.data(), b, brs, c.data());
   } else {
-    std::vector<float> fa(size_t(M * K)), fb(size_t(K * N));
+    std::vector<float> fa(size_t(M * K));
     widen_matrix(a, M, K, ars, acs, fa.data());
-    // b with unit K stride is widened as its N x K transpose (unit-stride rows) and handed
+    // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
+    // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
+    // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed
     // to sgemm with the transpose flag.
     const bool tb = brs == 1 && bcs != 1;
-    if (tb)
-      widen_matrix(b, N, K, bcs, brs, fb.data());
-    else
-      widen_matrix(b, K, N, brs, bcs, fb.data());
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, fa.data(),
-                int(K), fb.data(), int(tb ? K : N), 0.0f, c.data(), int(N));
+    const int64_t P = std::min(N, std::max<int64_t>(64, (int64_t(1) << 20) / std::max<int64_t>(K, 1)) / 16 * 16);
+    std::vector<float> fb(size_t(K * P));
+    for (int64_t n0 = 0; n0 < N; n0 += P) {
+      const int64_t np = std::min(P, N - n0);
+      if (tb)
+        widen_matrix(b + n0 * bcs, np, K, bcs, brs, fb.data());
+      else
+        widen_matrix(b + n0 * bcs, K, np, brs, bcs, fb.data());
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(np), int(K), 1.0f,
+                  fa.data(), int(K), fb.data(), int(tb ? K : np), 0.0f, c.data() + n0, int(N));
+    }
   }
   parallel_for(M * N, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) out[i] = convert<T>(c[size_t(i)]);

@@ -59,6 +59,14 @@ GgmlType ggml_type_from_name(std::string_view name) {
        "' (known: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, i8, i16, i32, i64, f64)");
 }
 
+QuantActivation quant_activation_from_name(std::string_view name) {
+  const std::string want = lower(name);
+  if (want == "f32") return QuantActivation::F32;
+  if (want == "q8") return QuantActivation::Q8;
+  fail(ErrorKind::InvalidArgument, "quant_activation_from_name: unknown activation rounding '", name,
+       "' (known: f32, q8)");
+}
+
 size_t ggml_row_bytes(GgmlType type, int64_t row_elems, std::string_view op) {
   const GgmlTypeInfo& t = ggml_type_info(type);
   WICK_CHECK(row_elems >= 0, InvalidArgument, op, ": negative row length ", row_elems);
