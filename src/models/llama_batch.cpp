@@ -74,10 +74,16 @@ PooledDecode plan_pooled(const LlamaConfig& c, std::span<const BatchSequence> se
     seq_slot.push_back(slot);
     for (int64_t h = 0; h < KV; ++h) cache_rows[size_t(h) * d.seqs.size() + j] = (slot * KV + h) * capacity + p.past[i];
   }
-  d.slot_token = i64_tensor(slot_token, device);
-  d.seq_token = i64_tensor(seq_token, device);
-  d.seq_slot = i64_tensor(seq_slot, device);
-  d.cache_rows = i64_tensor(cache_rows, device);
+  // One host-to-device copy for the four index vectors of the step, then views of it.
+  std::vector<int64_t> all = slot_token;
+  for (const auto* v : {&seq_token, &seq_slot, &cache_rows}) all.insert(all.end(), v->begin(), v->end());
+  const Tensor up = i64_tensor(all, device);
+  int64_t at = 0;
+  for (auto [t, len] : {std::pair{&d.slot_token, slot_token.size()}, std::pair{&d.seq_token, seq_token.size()},
+                        std::pair{&d.seq_slot, seq_slot.size()}, std::pair{&d.cache_rows, cache_rows.size()}}) {
+    *t = up.narrow(0, at, int64_t(len));
+    at += int64_t(len);
+  }
   d.mask = pooled_mask(length, d.keys, 0, dtype, device);
   const bool sliding = std::any_of(c.sliding_layers.begin(), c.sliding_layers.end(), [](bool b) { return b; });
   if (sliding && d.keys > c.sliding_window)
