@@ -104,8 +104,9 @@ void check_geometries(const std::vector<Geometry>& cases, uint64_t seed) {
 // The direct kernel's cuts: bands (32 channels of 102-float padded rows: 12 input rows, 10
 // output rows a band, so 30 rows make 3 bands), tiles of 24 positions over rows of 7 (narrow images:
 // a tile spans 4 rows and their padding), vertical stride (a run per output row), channel
-// tails (C_out 5, 6, 7), input channels in 3 blocks (C_in 80), channel tiles in blocks (C_out
-// 136: 34 tiles, in 17 passes of 2 with K = 36, in passes of 32 and 2 with K = 288).
+// tails (C_out 5, 6, 7), input channels in 3 blocks (C_in 80), 34 channel tiles in one pass
+// (C_out 136), passes of fewer channel tiles than a group has: 5 and 1 where their weights
+// fill the L2 share (K = 2304), one at a time where their staged sums do (1000-wide rows).
 TEST(ConvCpu, DirectKernelCutsAgainstNaive) {
   check_geometries(
       {
@@ -115,7 +116,8 @@ TEST(ConvCpu, DirectKernelCutsAgainstNaive) {
           {{2, 5, 17, 23}, {6, 5, 3, 3}, {.stride = {2, 1}, .padding = {1, 1}}},
           {{1, 80, 6, 30}, {9, 80, 3, 3}, {.padding = {1, 1}}},
           {{1, 4, 8, 26}, {136, 4, 3, 3}, {.padding = {1, 1}}, false},
-          {{1, 32, 6, 10}, {136, 32, 3, 3}, {.padding = {1, 1}}},
+          {{1, 256, 4, 5}, {24, 256, 3, 3}, {.padding = {1, 1}}},
+          {{1, 4, 8, 1000}, {8, 4, 3, 3}, {.padding = {1, 1}}},
       },
       1);
 }

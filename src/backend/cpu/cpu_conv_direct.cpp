@@ -11,12 +11,16 @@
 // stored). A run is such a sequence of positions: the whole band when sh = 1, else one
 // output row; runs are cut into tiles of kNr positions.
 //
-// A tile's kMr x kNr sums are kept in registers over all K = cig * kh * kw steps: per step
-// three unaligned loads of 8 inputs and kMr broadcast weights (packed per tile of channels
-// as [k][kMr], zero past cog), 12 FMAs. Loop order per item: blocks of channel tiles whose
-// weights stay in L2, then tiles, then blocks of input channels, then channel tiles, so a
-// tile's inputs over one block of input channels are reused from L1 by every channel tile
-// (the partial sums wait in an L1 buffer between input blocks).
+// A tile's kMr x kNr sums are kept in registers over one block of input channels (K steps of
+// cig_block * kh * kw): per step three unaligned loads of 8 inputs and kMr broadcast weights
+// (packed per tile of channels as [k][kMr], zero past cog), 12 FMAs. The sums go to a staging
+// buffer laid out like the runs (one per output channel of a pass), where the next input
+// block adds to them; a pass's channels are then copied out row by row. Writing each tile
+// straight into the output planes instead (kMr x 24 floats in each of up to 64 planes at a
+// time) outran the store prefetchers when K is short. Loop order per item: blocks of channel
+// tiles whose weights and staging fit L2, then tiles, then blocks of input channels, then
+// channel tiles, so a tile's inputs over one input block are reused from L1 by every channel
+// tile.
 #include "backend/cpu/cpu_conv_direct.h"
 
 #include <algorithm>
@@ -41,21 +45,15 @@ namespace {
 
 // Output channels x positions of a tile: 12 accumulators + 3 inputs + 1 weight = 16 ymm.
 constexpr int64_t kMr = 4, kNr = 24;
-// A band buffer and a block of packed weights take about half an L2 each (512 KB on the dev
-// machine's Zen 3): a tile's inputs then come from L1 after the first channel tile and the
-// weights from L2.
+// A band buffer, a block of packed weights and the staged sums of a pass share an L2 (512 KB
+// on the dev machine's Zen 3): a tile's inputs then come from L1 after the first channel
+// tile, and the weights and sums from L2.
 constexpr int64_t kBandBytes = int64_t(160) << 10;
-constexpr int64_t kWeightBlockBytes = int64_t(256) << 10;
-// A tile's inputs over one block of input channels (kh rows of about kNr + (kw - 1) dw floats
-// each) and the sums of a block of channel tiles stay in L1 (32 KB) across the channel tiles.
+constexpr int64_t kWeightBlockBytes = int64_t(192) << 10;
+constexpr int64_t kStageBytes = int64_t(128) << 10;
+// A tile's inputs over one block of input channels (kh rows of about kNr + (kw - 1) dw
+// floats each) stay in L1 (32 KB) across the channel tiles.
 constexpr int64_t kTileInputBytes = int64_t(16) << 10;
-constexpr int64_t kTileSumsBytes = int64_t(12) << 10;
-// A pass of a tile through its channel tiles writes kMr output planes per channel tile. With
-// K below kLongK the pass is short and those writes dominate: more than 8 planes at once
-// outrun the store prefetchers (3x3 over 3 input channels, 8x112x112 outputs: 7.4 ms with 2
-// channel tiles per pass, 13.7 ms with 16). With longer K, reusing a tile's inputs from L1
-// across more channel tiles wins (3x3 over 64 channels: 8% faster with 16 than with 2).
-constexpr int64_t kLongK = 256, kShortKChannelTiles = 2;
 // Multiply-adds per thread below which another thread costs more than it saves.
 constexpr int64_t kTaskWork = int64_t(1) << 18;
 
@@ -67,21 +65,21 @@ inline void fma_row(__m256 w, __m256 x0, __m256 x1, __m256 x2, __m256& a0, __m25
   if constexpr (NV > 2) a2 = _mm256_fmadd_ps(w, x2, a2);
 }
 
-// acc[m * kNr + e] (+)= sum over ci < cig, t < taps of w[(ci * taps + t) * kMr + m] *
+// acc[m * acc_stride + e] (+)= sum over ci < cig, t < taps of w[(ci * taps + t) * kMr + m] *
 // in[ci * plane + tap[t] + e], for m < kMr and e < 8 NV (a run's last tile may need fewer
 // than kNr positions): adds to acc's values when `accumulate`, else overwrites them. Named
 // accumulators: GCC keeps them in registers (an array of them would go through memory every
 // step); those past NV are never used and vanish.
 template <int NV>
 void tile_kernel(const float* in, int64_t plane, int64_t cig, const int64_t* tap, int64_t taps, const float* w,
-                 float* acc, bool accumulate) {
+                 float* acc, int64_t acc_stride, bool accumulate) {
   static_assert(NV >= 1 && NV * 8 <= kNr);
   __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00;
   __m256 a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00;
   __m256* const rows[kMr][3] = {{&a00, &a01, &a02}, {&a10, &a11, &a12}, {&a20, &a21, &a22}, {&a30, &a31, &a32}};
   if (accumulate)
     for (int64_t m = 0; m < kMr; ++m)
-      for (int64_t v = 0; v < NV; ++v) *rows[m][v] = _mm256_load_ps(acc + m * kNr + v * 8);
+      for (int64_t v = 0; v < NV; ++v) *rows[m][v] = _mm256_loadu_ps(acc + m * acc_stride + v * 8);
   const __m256 zero = _mm256_setzero_ps();
   for (int64_t ci = 0; ci < cig; ++ci, in += plane) {
     for (int64_t t = 0; t < taps; ++t, w += kMr) {
@@ -95,10 +93,11 @@ void tile_kernel(const float* in, int64_t plane, int64_t cig, const int64_t* tap
     }
   }
   for (int64_t m = 0; m < kMr; ++m)
-    for (int64_t v = 0; v < NV; ++v) _mm256_store_ps(acc + m * kNr + v * 8, *rows[m][v]);
+    for (int64_t v = 0; v < NV; ++v) _mm256_storeu_ps(acc + m * acc_stride + v * 8, *rows[m][v]);
 }
 
-using TileKernel = void (*)(const float*, int64_t, int64_t, const int64_t*, int64_t, const float*, float*, bool);
+using TileKernel = void (*)(const float*, int64_t, int64_t, const int64_t*, int64_t, const float*, float*, int64_t,
+                            bool);
 // By the number of 8-position vectors a tile needs.
 constexpr TileKernel kTileKernels[] = {nullptr, tile_kernel<1>, tile_kernel<2>, tile_kernel<3>};
 
@@ -112,6 +111,7 @@ struct Plan {
   int64_t plane;             // floats per channel of a band buffer
   int64_t ncb, cb_block;     // channel tiles per group; how many share one pass over the band
   int64_t ci_block;          // input channels summed per pass of a tile through the channel tiles
+  int64_t stage_channel;     // floats of one output channel of a band in the staging buffer
   std::vector<int64_t> tap;  // tap (i, j) as an offset in a plane: i dh wp + j dw
 
   int64_t taps() const { return kh * kw; }
@@ -138,10 +138,10 @@ Plan make_plan(const ConvParams& p, const Tensor& x, const Tensor& weight, const
   // A tile's last loads reach kNr - 1 positions past its run and (kw - 1) dw past the row.
   pl.plane = pl.rows_in(pl.band) * pl.wp + kNr + (pl.kw - 1) * pl.dw;
   pl.ncb = (pl.cog + kMr - 1) / kMr;
-  const int64_t sums_bytes = kMr * kNr * int64_t(sizeof(float));
-  const int64_t cb_fit =
-      std::min(kWeightBlockBytes / (pl.k() * kMr * int64_t(sizeof(float))), kTileSumsBytes / sums_bytes);
-  pl.cb_block = std::clamp<int64_t>(pl.k() < kLongK ? kShortKChannelTiles : cb_fit, 1, pl.ncb);
+  pl.stage_channel = pl.sh == 1 ? (pl.band * pl.wp + kNr - 1) / kNr * kNr : pl.band * ((pl.ow + kNr - 1) / kNr * kNr);
+  const int64_t cb_fit = std::min(kWeightBlockBytes / (pl.k() * kMr * int64_t(sizeof(float))),
+                                  kStageBytes / (pl.stage_channel * kMr * int64_t(sizeof(float))));
+  pl.cb_block = std::clamp<int64_t>(cb_fit, 1, pl.ncb);
   const int64_t channel_tile_bytes = pl.kh * (kNr + (pl.kw - 1) * pl.dw + 16) * int64_t(sizeof(float));
   pl.ci_block = std::clamp<int64_t>(kTileInputBytes / channel_tile_bytes, 1, pl.cig);
   for (int64_t i = 0; i < pl.kh; ++i)
@@ -200,56 +200,38 @@ void fill_band(const Plan& pl, const T* x_group, int64_t oh0, int64_t rows, floa
   }
 }
 
-// The outputs of one tile: runs of consecutive positions inside one output row.
-struct Segment {
-  int64_t tile;  // first position in the tile
-  int64_t out;   // its output offset in an output channel (oh * OW + ow)
-  int64_t len;
-};
-
-// Positions [q0, q0 + kNr) of a run of `len` positions, `pitch` per output row (the first
-// row being out_row0), as segments of real outputs (position within its row < OW).
-int64_t tile_segments(const Plan& pl, int64_t q0, int64_t len, int64_t pitch, int64_t out_row0, Segment* seg) {
-  const int64_t end = std::min(q0 + kNr, len);
-  int64_t count = 0, q = q0, row = out_row0 + q0 / pitch, col = q0 % pitch;
-  while (q < end) {
-    const int64_t in_row = std::min(end - q, pitch - col), real = std::min(in_row, pl.ow - col);
-    if (real > 0) seg[count++] = {q - q0, row * pl.ow + col, real};
-    q += in_row, ++row, col = 0;
-  }
-  return count;
-}
-
-// All outputs of one band of one image and group (out_group: the group's first output channel).
+// All outputs of one band of one image and group (out_group: the group's first output
+// channel). The tiles' sums go to `stage` (per thread): per channel, each run's positions
+// (rounded up to whole tiles), as the kernel computes them; a pass's channels are then
+// copied out row by row, each a contiguous stretch of its output plane.
 template <class T>
 void compute_band(const Plan& pl, const float* buf, const float* w_group, const float* bias_group, int64_t oh0,
-                  int64_t rows, T* out_group) {
+                  int64_t rows, float* stage, T* out_group) {
   const int64_t plane_out = pl.oh * pl.ow;
   // sh = 1: one run over the band, wp positions per row; else a run per output row.
-  const int64_t runs = pl.sh == 1 ? 1 : rows;
-  const int64_t pitch = pl.sh == 1 ? pl.wp : pl.ow, len = pl.sh == 1 ? rows * pl.wp : pl.ow;
-  alignas(32) float sums[kTileSumsBytes / sizeof(float)];
-  Segment seg[kNr];
+  const int64_t runs = pl.sh == 1 ? 1 : rows, len = pl.sh == 1 ? rows * pl.wp : pl.ow;
+  const int64_t run_stride = (len + kNr - 1) / kNr * kNr, chan_stride = runs * run_stride;
+  const int64_t row_stride = pl.sh == 1 ? pl.wp : run_stride;  // output row r at r * row_stride
   for (int64_t cb0 = 0; cb0 < pl.ncb; cb0 += pl.cb_block) {
     const int64_t cb1 = std::min(cb0 + pl.cb_block, pl.ncb);
     for (int64_t run = 0; run < runs; ++run) {
       const float* src = buf + run * pl.sh * pl.wp;
+      float* run_stage = stage + run * run_stride;
       for (int64_t q0 = 0; q0 < len; q0 += kNr) {
         const TileKernel kernel = kTileKernels[(std::min(kNr, len - q0) + 7) / 8];
         for (int64_t ci0 = 0; ci0 < pl.cig; ci0 += pl.ci_block)
           for (int64_t cb = cb0; cb < cb1; ++cb)
             kernel(src + q0 + ci0 * pl.plane, pl.plane, std::min(pl.ci_block, pl.cig - ci0), pl.tap.data(), pl.taps(),
-                   w_group + panel_offset(pl, cb, ci0), sums + (cb - cb0) * kMr * kNr, ci0 > 0);
-        const int64_t n_seg = tile_segments(pl, q0, len, pitch, oh0 + run, seg);
-        for (int64_t cb = cb0; cb < cb1; ++cb)
-          for (int64_t m = 0; m < std::min(kMr, pl.cog - cb * kMr); ++m) {
-            const int64_t co = cb * kMr + m;
-            T* o = out_group + co * plane_out;
-            const float b = bias_group[co], *a = sums + ((cb - cb0) * kMr + m) * kNr;
-            for (int64_t s = 0; s < n_seg; ++s)
-              for (int64_t e = 0; e < seg[s].len; ++e) o[seg[s].out + e] = convert<T>(a[seg[s].tile + e] + b);
-          }
+                   w_group + panel_offset(pl, cb, ci0), run_stage + (cb - cb0) * kMr * chan_stride + q0, chan_stride,
+                   ci0 > 0);
       }
+    }
+    for (int64_t co = cb0 * kMr; co < std::min(cb1 * kMr, pl.cog); ++co) {
+      const float* st = stage + (co - cb0 * kMr) * chan_stride;
+      T* o = out_group + co * plane_out + oh0 * pl.ow;
+      const float b = bias_group[co];
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < pl.ow; ++c) o[r * pl.ow + c] = convert<T>(st[r * row_stride + c] + b);
     }
   }
 }
@@ -275,12 +257,13 @@ void direct_kernel(const ConvParams& p, const Tensor& x, const Tensor& weight, c
   parallel_for(workers, 1, [&](int64_t, int64_t) {
     // Zeroed once: the slack past each plane's rows is read (by discarded positions), never written.
     const auto buf = std::make_unique<float[]>(size_t(pl.cig * pl.plane));
+    const auto stage = std::make_unique_for_overwrite<float[]>(size_t(pl.cb_block * kMr * pl.stage_channel));
     for (int64_t item; (item = next.fetch_add(1)) < items;) {
       const int64_t b = item % pl.bands, g = item / pl.bands % pl.groups, img = item / pl.bands / pl.groups;
       const int64_t oh0 = b * pl.band, rows = std::min(pl.band, pl.oh - oh0);
       fill_band(pl, x_all + (img * pl.c_in + g * pl.cig) * pl.h * pl.w, oh0, rows, buf.get());
       compute_band(pl, buf.get(), w_packed.get() + g * pl.ncb * pl.k() * kMr, bias.data() + g * pl.cog, oh0, rows,
-                   out_all + (img * pl.c_out + g * pl.cog) * pl.oh * pl.ow);
+                   stage.get(), out_all + (img * pl.c_out + g * pl.cog) * pl.oh * pl.ow);
     }
   });
 }
