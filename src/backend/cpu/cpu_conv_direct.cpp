@@ -169,8 +169,12 @@ std::unique_ptr<float[]> pack_weights(const Plan& pl, const T* w) {
         const int64_t n = std::min(pl.ci_block, pl.cig - ci0) * taps;
         for (int64_t m = 0; m < kMr; ++m) {
           const int64_t co = cb * kMr + m;
+          if (co >= pl.cog) {
+            for (int64_t i = 0; i < n; ++i) dst[i * kMr + m] = 0.0f;
+            continue;
+          }
           const T* src = w + (g * pl.cog + co) * k + ci0 * taps;
-          for (int64_t i = 0; i < n; ++i) dst[i * kMr + m] = co < pl.cog ? convert<float>(src[i]) : 0.0f;
+          for (int64_t i = 0; i < n; ++i) dst[i * kMr + m] = convert<float>(src[i]);
         }
       }
     }
