@@ -6,8 +6,8 @@
 // The kernel reads each output tile's inputs straight from a zero-padded copy of a band of
 // input rows (no K-fold im2col matrix): with stride 1 along W, the 24 outputs of a tile at
 // one kernel tap are 24 consecutive floats of that copy. Work is split over the thread pool
-// by (image, group, band of output rows); the scratch is one band per thread, whatever the
-// batch.
+// by (image, group, band of output rows); the scratch is a band buffer and a buffer of
+// staged sums per thread (a few hundred KB together), whatever the batch.
 #pragma once
 
 #include "backend/backend.h"
