@@ -2,12 +2,16 @@
 """Side-by-side CPU benchmark: `wick bench --device cpu` against numpy and PyTorch on the
 same ops, shapes and thread count (median of >= 20 runs after warm-up each).
 
-    python3 bench/compare_cpu.py build/tools/wick/wick [--threads N] [--quick] [--out F]
+    python3 bench/compare_cpu.py build/tools/wick/wick [--threads N] [--quick] [--filter RE]
+                                 [--repeat N] [--out F]
 
-Works under any interpreter: numpy and torch are imported if present, and a missing one
+--repeat N alternates N passes of wick and of numpy/torch over the rows and reports each
+side's median over the passes (and the load average before and after): on a machine shared
+with other work, both sides then see the same conditions. Works under any interpreter: numpy and torch are imported if present, and a missing one
 shows as "n/a" (/usr/bin/python3 on the dev machine has both)."""
 import argparse
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -19,6 +23,7 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for wick, numpy's BLAS and torch")
     p.add_argument("--quick", action="store_true", help="the small --quick sizes")
     p.add_argument("--filter", help="passed to wick bench --filter")
+    p.add_argument("--repeat", type=int, default=1, help="alternating passes of wick and numpy/torch (median of each)")
     p.add_argument("--out", help="also write the markdown table to this file")
     args = p.parse_args()
 
@@ -39,28 +44,27 @@ def main():
     except ImportError:
         torch = None
 
-    rows = bc.run_wick(args.wick, "cpu", args.quick, args.filter, env=dict(os.environ))
+    load_before = os.getloadavg()
+    passes = []  # per pass: the wick rows, and numpy's and torch's seconds per row
+    for _ in range(max(1, args.repeat)):
+        rows = bc.run_wick(args.wick, "cpu", args.quick, args.filter, env=dict(os.environ))
+        passes.append((rows, [numpy_seconds(np, row, args.quick) for row in rows],
+                       [torch_seconds(torch, row, args.quick) for row in rows]))
+    load_after = os.getloadavg()
+    rows = passes[0][0]
     lines = [
         f"threads: {args.threads}; numpy {np.__version__ if np else 'missing'}; "
-        f"torch {torch.__version__ if torch else 'missing'}",
+        f"torch {torch.__version__ if torch else 'missing'}; passes: {len(passes)}; "
+        f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after",
         "",
         "| op | shape | dtype | wick | numpy | torch | best(numpy,torch)/wick |",
         "|---|---|---|---|---|---|---|",
     ]
     matmul_note = None
-    for row in rows:
-        np_s = torch_s = None
-        if np is not None:
-            fn = numpy_row(np, row)
-            if fn is not None:
-                np_s = bc.median_seconds(fn, quick=args.quick)
-        if torch is not None:
-            made = bc.torch_row(torch, row, "cpu")
-            if made is not None:
-                fn, ops = made
-                with torch.inference_mode():
-                    torch_s = bc.median_seconds(fn, quick=args.quick) / ops
-        w = row["seconds"]
+    for i, row in enumerate(rows):
+        w = median_of([p[0][i]["seconds"] for p in passes])
+        np_s = median_of([p[1][i] for p in passes])
+        torch_s = median_of([p[2][i] for p in passes])
         others = [s for s in (np_s, torch_s) if s is not None]
         best = min(others) if others else None
         lines.append(
@@ -82,6 +86,29 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(table + "\n")
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def numpy_seconds(np, row, quick):
+    import bench_common as bc  # loaded by main() after the thread counts are set
+
+    fn = numpy_row(np, row) if np is not None else None
+    return bc.median_seconds(fn, quick=quick) if fn is not None else None
+
+
+def torch_seconds(torch, row, quick):
+    import bench_common as bc
+
+    made = bc.torch_row(torch, row, "cpu") if torch is not None else None
+    if made is None:
+        return None
+    fn, ops = made
+    with torch.inference_mode():
+        return bc.median_seconds(fn, quick=quick) / ops
 
 
 def numpy_row(np, row):

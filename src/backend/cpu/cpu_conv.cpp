@@ -1,9 +1,10 @@
-// Convolution on the CPU: im2col + GEMM (OpenBLAS) for conv, GEMM + col2im for the
-// transposed conv. The front end passes contiguous NCHW tensors (1-D as H = 1) and has
-// checked every size. f16/bf16 are converted to f32 buffers, computed, and rounded back
-// once. Images run one after another (forward convs in L2-sized bands of output rows);
-// im2col/col2im split rows/channels over the thread pool and the GEMM is threaded by
-// OpenBLAS itself (nesting both would oversubscribe cores).
+// Convolution on the CPU. Forward convs of f32/f16/bf16 with stride 1 along the width go to
+// the direct kernel (cpu_conv_direct.cpp: no im2col). The rest here: im2col + GEMM (OpenBLAS)
+// for conv, GEMM + col2im for the transposed conv. The front end passes contiguous NCHW
+// tensors (1-D as H = 1) and has checked every size. f16/bf16 are converted to f32 buffers,
+// computed, and rounded back once. Images run one after another (forward convs in L2-sized
+// bands of output rows); im2col/col2im split rows/channels over the thread pool and the GEMM
+// is threaded by OpenBLAS itself (nesting both would oversubscribe cores).
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "backend/convert.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_conv_direct.h"
 #include "backend/cpu/thread_pool.h"
 
 namespace wick {
@@ -218,6 +220,7 @@ void CpuBackend::conv(const ConvParams& p, const Tensor& x, const Tensor& weight
                  out.is_contiguous(),
              Internal, "conv (cpu): expected contiguous 4-D NCHW operands, got ", x.shape(), ", ", weight.shape(), ", ",
              out.shape());
+  if (cpu::conv_direct_applies(p, x, weight)) return cpu::conv_direct(p, x, weight, out);
   dispatch_float(x.dtype(), "conv", [&]<class T>() { conv_kernel<T>(p, x, weight, out); });
 }
 
