@@ -9,6 +9,7 @@
 #include <random>
 
 #include "support/devices.h"
+#include "support/linear_reference.h"
 #include "wick/wick.h"
 
 namespace wick {
@@ -23,71 +24,36 @@ struct Case {
   bool norm = false;  // rms_norm_linear: x normalized (eps 1e-5, a weight g) first
 };
 
-std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-// A tensor of dtype on dev and its values as the dtype rounded them, in double.
-std::pair<Tensor, std::vector<double>> make(Shape shape, DType dtype, Device dev, uint32_t seed, float scale = 1.0f) {
-  const Tensor t = Tensor::from_vector(random_values(size_t(shape.numel()), seed, scale), shape).to(dtype);
-  const std::vector<double> v = t.to(DType::F64).to_vector<double>();
-  return {t.to(dev), v};
-}
-
-double act(Act a, double v) {
-  switch (a) {
-    case Act::Silu: return v / (1 + std::exp(-v));
-    case Act::Gelu: return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    case Act::GeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    case Act::Relu: return v < 0 ? 0 : v;
-    case Act::None: break;
-  }
-  return v;
-}
-
-double eps_of(DType dt) {
-  return dt == DType::F64 ? 0x1p-52 : dt == DType::F32 ? 0x1p-23 : dt == DType::F16 ? 0x1p-10 : 0x1p-7;
-}
-
 class LinearFused : public test::DeviceTest {
  protected:
   // out = epilogue(x w^T + b) + r against the reference; w_view picks the weight's layout.
   void check(const Case& c, DType dt, int w_view = 0) {
     const int64_t rows = c.e.glu ? 2 * c.N : c.N;
-    auto [x, xv] = make(Shape{c.M, c.K}, dt, dev(), 1);
+    auto [x, xv] = test::rounded_random(Shape{c.M, c.K}, dt, dev(), 1);
     Tensor w;
     std::vector<double> wv;  // (rows, K) row-major values
     if (w_view == 0) {
-      std::tie(w, wv) = make(Shape{rows, c.K}, dt, dev(), 2, 0.2f);
+      std::tie(w, wv) = test::rounded_random(Shape{rows, c.K}, dt, dev(), 2, 0.2f);
     } else if (w_view == 1) {  // (K, rows) stored, used through .t() (GPT-2's layout on the CPU)
-      auto [wt, wtv] = make(Shape{c.K, rows}, dt, dev(), 2, 0.2f);
+      auto [wt, wtv] = test::rounded_random(Shape{c.K, rows}, dt, dev(), 2, 0.2f);
       w = wt.t();
       wv.resize(size_t(rows * c.K));
       for (int64_t n = 0; n < rows; ++n)
         for (int64_t k = 0; k < c.K; ++k) wv[size_t(n * c.K + k)] = wtv[size_t(k * rows + n)];
     } else {  // rows 1.. of a larger matrix: an offset view (its start not 16-byte aligned)
-      auto [big, bigv] = make(Shape{rows + 1, c.K}, dt, dev(), 2, 0.2f);
+      auto [big, bigv] = test::rounded_random(Shape{rows + 1, c.K}, dt, dev(), 2, 0.2f);
       w = big.narrow(0, 1, rows);
       wv.assign(bigv.begin() + c.K, bigv.end());
     }
     Tensor b, r;
     std::vector<double> bv(size_t(rows), 0.0), rv(size_t(c.M * c.N), 0.0);
-    if (c.bias) std::tie(b, bv) = make(Shape{rows}, dt, dev(), 3);
-    if (c.residual) std::tie(r, rv) = make(Shape{c.M, c.N}, dt, dev(), 4);
+    if (c.bias) std::tie(b, bv) = test::rounded_random(Shape{rows}, dt, dev(), 3);
+    if (c.residual) std::tie(r, rv) = test::rounded_random(Shape{c.M, c.N}, dt, dev(), 4);
     Tensor g;
     std::vector<double> gv;
     if (c.norm) {
-      std::tie(g, gv) = make(Shape{c.K}, dt, dev(), 12);
-      for (int64_t m = 0; m < c.M; ++m) {  // the reference normalizes in double, unrounded
-        double ss = 0;
-        for (int64_t k = 0; k < c.K; ++k) ss += xv[size_t(m * c.K + k)] * xv[size_t(m * c.K + k)];
-        const double inv = 1 / std::sqrt(ss / double(c.K) + 1e-5);
-        for (int64_t k = 0; k < c.K; ++k) xv[size_t(m * c.K + k)] *= inv * gv[size_t(k)];
-      }
+      std::tie(g, gv) = test::rounded_random(Shape{c.K}, dt, dev(), 12);
+      test::rms_normalize(xv, gv, c.M, c.K);  // the reference normalizes in double, unrounded
     }
     const Tensor out = c.norm ? rms_norm_linear(x, g, 1e-5, w, b, r, c.e) : linear(x, w, b, r, c.e);
     ASSERT_EQ(out.shape(), (Shape{c.M, c.N}));
@@ -106,12 +72,14 @@ class LinearFused : public test::DeviceTest {
         };
         double mag = 0;
         const double p = dot(n, mag);
-        const double want = (c.e.glu ? act(c.e.act, p) * dot(c.N + n, mag) : act(c.e.act, p)) + rv[size_t(m * c.N + n)];
+        const double want =
+            (c.e.glu ? test::epilogue_act(c.e.act, p) * dot(c.N + n, mag) : test::epilogue_act(c.e.act, p)) +
+            rv[size_t(m * c.N + n)];
         // Roundings of the product (the GEMM path rounds it to the dtype before the epilogue)
         // and of the output, scaled by the magnitudes involved (the gate multiplies them).
         const double up = c.e.glu ? std::abs(dot(c.N + n, mag)) + 1 : 1;
         const double scale = std::abs(want) + (mag + std::abs(bv[size_t(n)]) + std::abs(rv[size_t(m * c.N + n)])) * up;
-        const double tol = 4 * std::max(eps_of(dt), 0x1p-22) * scale + 1e-12;
+        const double tol = 4 * std::max(test::unit_roundoff(dt), 0x1p-22) * scale + 1e-12;
         ASSERT_NEAR(got[size_t(m * c.N + n)], want, tol)
             << "m " << m << " n " << n << " M " << c.M << " K " << c.K << " N " << c.N << " dtype " << dt;
       }
@@ -173,14 +141,14 @@ TEST_P(LinearFused, WeightViews) {
 }
 
 TEST_P(LinearFused, BatchDimsEmptyAndStridedInput) {
-  const Tensor w = Tensor::from_vector(random_values(6 * 16, 5, 1), Shape{6, 16}).to(dev());
-  const Tensor x = Tensor::from_vector(random_values(2 * 3 * 16, 6, 1), Shape{2, 3, 16}).to(dev());
-  const Tensor r = Tensor::from_vector(random_values(2 * 3 * 6, 7, 1), Shape{2, 3, 6}).to(dev());
+  const Tensor w = Tensor::from_vector(test::random_normal(6 * 16, 5, 1), Shape{6, 16}).to(dev());
+  const Tensor x = Tensor::from_vector(test::random_normal(2 * 3 * 16, 6, 1), Shape{2, 3, 16}).to(dev());
+  const Tensor r = Tensor::from_vector(test::random_normal(2 * 3 * 6, 7, 1), Shape{2, 3, 6}).to(dev());
   const Tensor got = linear(x, w, {}, r, {.act = Act::Relu});
   const Tensor want = relu(matmul(x, w.t())) + r;
   EXPECT_LT(max(abs(got - want)).to(DType::F64).item<double>(), 1e-5);
   // x's rows strided (every other column): taken as they are or copied, same values.
-  const Tensor wide = Tensor::from_vector(random_values(3 * 32, 8, 1), Shape{3, 32}).to(dev());
+  const Tensor wide = Tensor::from_vector(test::random_normal(3 * 32, 8, 1), Shape{3, 32}).to(dev());
   const Tensor xs = wide.reshape({3, 16, 2}).select(2, 0);
   EXPECT_LT(max(abs(linear(xs, w) - matmul(xs.contiguous(), w.t()))).to(DType::F64).item<double>(), 1e-5);
   EXPECT_EQ(linear(Tensor::empty(Shape{0, 16}, DType::F32, dev()), w).shape(), (Shape{0, 6}));
@@ -193,16 +161,16 @@ TEST_P(LinearFused, BatchDimsEmptyAndStridedInput) {
 
 TEST_P(LinearFused, EpilogueOnF32ProductIntoHalf) {
   // What a quantized linear does: quant_matmul's f32 product, the epilogue casting to f16.
-  const auto [y, yv] = make(Shape{3, 20}, DType::F32, dev(), 9);
-  const auto [b, bv] = make(Shape{20}, DType::F16, dev(), 10);
-  const auto [r, rv] = make(Shape{3, 10}, DType::F16, dev(), 11);
+  const auto [y, yv] = test::rounded_random(Shape{3, 20}, DType::F32, dev(), 9);
+  const auto [b, bv] = test::rounded_random(Shape{20}, DType::F16, dev(), 10);
+  const auto [r, rv] = test::rounded_random(Shape{3, 10}, DType::F16, dev(), 11);
   const Tensor out = linear_epilogue(y, b, r, {.act = Act::Silu, .glu = true}, DType::F16);
   ASSERT_EQ(out.dtype(), DType::F16);
   const std::vector<double> got = out.to(DType::F64).to_vector<double>();
   for (int64_t m = 0; m < 3; ++m)
     for (int64_t n = 0; n < 10; ++n) {
       const double g = yv[size_t(m * 20 + n)] + bv[size_t(n)], u = yv[size_t(m * 20 + 10 + n)] + bv[size_t(10 + n)];
-      const double want = act(Act::Silu, g) * u + rv[size_t(m * 10 + n)];
+      const double want = test::epilogue_act(Act::Silu, g) * u + rv[size_t(m * 10 + n)];
       EXPECT_NEAR(got[size_t(m * 10 + n)], want, 2e-3 * (std::abs(want) + 1));
     }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "wick/nn.h"
 #include "wick/storage.h"
 #include "wick/tensor.h"
 
@@ -111,5 +112,20 @@ QuantActivation quant_activation_from_name(std::string_view name);
 // integer dot products: far fewer instructions per weight byte); larger M dequantizes bands of W rows to f32 and
 // multiplies them with cuBLAS. Accumulates in f32.
 Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act = QuantActivation::F32);
+
+// nn.h's fused linear for a packed weight: epilogue(x @ W^T + bias) (+ residual) for x (..., K)
+// f32/f16/bf16 and W (N, K), or (2N, K) [gate; up] rows with a glu epilogue; the output (..., N)
+// is out_dtype (default x's), and so are bias (N or 2N) and residual (..., N). The product is
+// quant_matmul's (act says how x is rounded), accumulated in f32 and rounded once. On CUDA, for
+// up to 64 rows of x, one kernel per 8 rows takes x in its dtype and writes the epilogue's
+// value (a glu epilogue: one more pass); elsewhere quant_matmul, then linear_epilogue.
+Tensor quant_linear(const Tensor& x, const QuantTensor& weight, QuantActivation act, const Tensor& bias = {},
+                    const Tensor& residual = {}, const LinearEpilogue& epilogue = {},
+                    std::optional<DType> out_dtype = {});
+// quant_linear(rms_norm(x, norm_weight, eps), ...) as one op: on CUDA the matrix-vector kernel
+// normalizes x while it stages it (in f32: the normalized x is never rounded to x's dtype).
+Tensor rms_norm_quant_linear(const Tensor& x, const Tensor& norm_weight, double eps, const QuantTensor& weight,
+                             QuantActivation act, const Tensor& bias = {}, const Tensor& residual = {},
+                             const LinearEpilogue& epilogue = {}, std::optional<DType> out_dtype = {});
 
 }  // namespace wick

@@ -33,4 +33,11 @@ WICK_HD C linear_output(const LinearEpilogue& e, C p, C u, C r) {
 void linear_by_parts(Backend& be, const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w,
                      const Tensor& bias, const Tensor& residual, const Tensor& out);
 
+// The quantized linear (op_table.h quant_linear) the same way: rms_norm into a scratch,
+// quant_matmul's f32 product (into out when out is f32 with nothing to apply), then
+// linear_epilogue. The CPU's implementation, and CUDA's for what its fused kernel does not take.
+void quant_linear_by_parts(Backend& be, const LinearParams& p, const Tensor& x, const Tensor& norm,
+                           const QuantTensor& w, QuantActivation act, const Tensor& bias, const Tensor& residual,
+                           const Tensor& out);
+
 }  // namespace wick

@@ -99,7 +99,7 @@
   X(layer_norm, (const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out))      \
   X(rms_norm, (const Tensor& x, const Tensor& weight, double eps, const Tensor& out))                            \
   X(rope, (const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out))          \
-  /* out (R, N) = epilogue(h @ w^T + bias), h = x (R, K), or rms_norm(x, norm, p.norm_eps) when norm is      \
+  /* out (R, N) = epilogue(h @ w^T + bias), h = x (R, K), or rms_norm(x, norm, p.norm_eps) when norm is          \
      defined; w (N or 2N, K); bias / residual undefined or as nn.h says */                                      \
   X(linear, (const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w, const Tensor& bias,    \
              const Tensor& residual, const Tensor& out))                                                         \
@@ -113,6 +113,10 @@
   X(dequantize, (const QuantTensor& q, const Tensor& out))                                                       \
   /* out (M, N) f32 = x (M, K) @ W^T for W (N, K) on x's device; W never expanded as a whole */                  \
   X(quant_matmul, (const Tensor& x, const QuantTensor& w, QuantActivation act, const Tensor& out))               \
+  /* out (R, N) = epilogue(h @ W^T + bias) for packed W (N or 2N rows of K), h = x (R, K) contiguous, or         \
+     rms_norm(x, norm, p.norm_eps) when norm is defined; out contiguous f32/f16/bf16, bias/residual its dtype */ \
+  X(quant_linear, (const LinearParams& p, const Tensor& x, const Tensor& norm, const QuantTensor& w,             \
+                   QuantActivation act, const Tensor& bias, const Tensor& residual, const Tensor& out))          \
   /* src contiguous float (rows of out.row_elems()) into out's preallocated bytes, ggml's reference encoders */  \
   X(quantize, (const Tensor& src, const QuantTensor& out))
 
@@ -150,4 +154,5 @@
   X(attention, kFloatDTypes)              \
   X(dequantize, kQuantActivationDTypes)   \
   X(quant_matmul, kQuantActivationDTypes) \
+  X(quant_linear, kQuantActivationDTypes)                                                                        \
   X(quantize, kQuantActivationDTypes)

@@ -2,6 +2,7 @@
 // arguments here and make one backend call (CPU kernels: backend/cpu/cpu_quant.cpp; CUDA:
 // backend/cuda/cuda_quant.cpp). The block formats themselves live in src/io/quant.
 #include "core/checks.h"
+#include "core/quant_checks.h"
 #include "wick/ops.h"
 #include "wick/quant.h"
 
@@ -54,22 +55,27 @@ QuantTensor quantize(const Tensor& src, GgmlType type, std::string name) {
   return q;
 }
 
-Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) {
-  WICK_CHECK(x.defined(), InvalidArgument, "quant_matmul: undefined activation");
-  WICK_CHECK(x.device() == w.device(), DeviceMismatch, "quant_matmul: x is on ", x.device(), " but W '", w.name,
-             "' is on ", w.device());
-  WICK_CHECK(is_float(x.dtype()), DTypeMismatch, "quant_matmul: x must be floating point, got ", x.dtype());
-  WICK_CHECK(x.rank() == 2 && w.shape.rank() == 2, ShapeMismatch, "quant_matmul: expected x (M, K) and W (N, K), got ",
+void detail::check_quant_product(std::string_view op, const Tensor& x, const QuantTensor& w, QuantActivation act) {
+  WICK_CHECK(x.defined(), InvalidArgument, op, ": undefined activation");
+  WICK_CHECK(x.device() == w.device(), DeviceMismatch, op, ": x is on ", x.device(), " but W '", w.name, "' is on ",
+             w.device());
+  WICK_CHECK(is_float(x.dtype()), DTypeMismatch, op, ": x must be floating point, got ", x.dtype());
+  WICK_CHECK(x.rank() == 2 && w.shape.rank() == 2, ShapeMismatch, op, ": expected x (M, K) and W (N, K), got ",
              x.shape(), " and ", w.shape, " for '", w.name, "'");
-  const int64_t M = x.dim(0), K = x.dim(1), N = w.shape[0];
-  WICK_CHECK(w.shape[1] == K, ShapeMismatch, "quant_matmul: x ", x.shape(), " and W '", w.name, "' ", w.shape,
+  const int64_t K = x.dim(1), N = w.shape[0];
+  WICK_CHECK(w.shape[1] == K, ShapeMismatch, op, ": x ", x.shape(), " and W '", w.name, "' ", w.shape,
              " disagree on K");
-  const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_matmul");
-  WICK_CHECK(w.bytes.nbytes() == size_t(checked_mul(int64_t(row_bytes), N, "quant_matmul")), ShapeMismatch,
-             "quant_matmul: W '", w.name, "' holds ", w.bytes.nbytes(), " bytes, not ", N, " rows of ", row_bytes);
-  WICK_CHECK(act == QuantActivation::F32 || K % 32 == 0, ShapeMismatch,
-             "quant_matmul: q8 activations round x per 32 values, so K must be a multiple of 32, got K = ", K, " for '",
-             w.name, "'");
+  const size_t row_bytes = ggml_row_bytes(w.type, K, op);
+  WICK_CHECK(w.bytes.nbytes() == size_t(checked_mul(int64_t(row_bytes), N, op)), ShapeMismatch, op, ": W '", w.name,
+             "' holds ", w.bytes.nbytes(), " bytes, not ", N, " rows of ", row_bytes);
+  WICK_CHECK(act == QuantActivation::F32 || K % 32 == 0, ShapeMismatch, op,
+             ": q8 activations round x per 32 values, so K must be a multiple of 32, got K = ", K, " for '", w.name,
+             "'");
+}
+
+Tensor quant_matmul(const Tensor& x, const QuantTensor& w, QuantActivation act) {
+  detail::check_quant_product("quant_matmul", x, w, act);
+  const int64_t M = x.dim(0), K = x.dim(1), N = w.shape[0];
   if (M == 0 || N == 0 || K == 0) return zeros(Shape{M, N}, DType::F32, x.device());
   Tensor out = Tensor::empty(Shape{M, N}, DType::F32, x.device());
   backend_for(x.device()).quant_matmul(x, w, act, out);

@@ -22,18 +22,12 @@ namespace {
 
 constexpr const char* kOp = "llama";
 
-// epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear for float W;
-// packed products come back f32 and go through the same epilogue, which also casts them to
-// out_dtype (the LM head keeps f32).
+// epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear either way;
+// a packed W's output is out_dtype (the LM head keeps f32).
 Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act,
              const Tensor& residual = {}, const LinearEpilogue& e = {}) {
   if (!w.quantized()) return linear(x, w.dense, bias, residual, e);
-  std::vector<int64_t> shape = x.shape().dims();
-  const int64_t K = shape.back();
-  shape.back() = w.packed.shape[0];
-  const Tensor y = quant_matmul(x.reshape({-1, K}), w.packed, act).reshape(shape);
-  const bool plain = !bias.defined() && !residual.defined() && !e.glu && e.act == LinearEpilogue::Act::None;
-  return plain && out_dtype == DType::F32 ? y : linear_epilogue(y, bias, residual, e, out_dtype);
+  return quant_linear(x, w.packed, act, bias, residual, e, out_dtype);
 }
 
 LinearEpilogue::Act epilogue_act(Activation a) {
@@ -100,9 +94,15 @@ Tensor LlamaModel::embed(const Tensor& ids) const {
 }
 
 Tensor LlamaModel::head(const Tensor& y) const {
-  const Tensor h = config_.gemma_norms ? rms_norm(y.to(DType::F32), final_norm_, config_.rms_norm_eps).to(dtype_)
-                                       : rms_norm(y, final_norm_, config_.rms_norm_eps);
-  Tensor logits = apply(lm_head_, h, {}, DType::F32, quant_activation_);
+  Tensor logits;
+  if (lm_head_.quantized() && !config_.gemma_norms) {  // the final norm inside the head's kernel
+    logits = rms_norm_quant_linear(y, final_norm_, config_.rms_norm_eps, lm_head_.packed, quant_activation_, {}, {}, {},
+                                   DType::F32);
+  } else {
+    const Tensor h = config_.gemma_norms ? rms_norm(y.to(DType::F32), final_norm_, config_.rms_norm_eps).to(dtype_)
+                                         : rms_norm(y, final_norm_, config_.rms_norm_eps);
+    logits = apply(lm_head_, h, {}, DType::F32, quant_activation_);
+  }
   if (config_.final_logit_softcap > 0) {
     const double cap = config_.final_logit_softcap;
     logits = affine(tanh(affine(logits, 1.0 / cap, 0.0)), cap, 0.0);
@@ -126,11 +126,13 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
                  const LinearEpilogue& e = {}) { return apply(w, x, b, dtype_, quant_activation_, residual, e); };
   // Without sandwich norms the residual adds go into the epilogues of o and down.
   const bool fused_residual = !c.sandwich_norms;
-  // norm then linear; one op for a float matrix and norms in the compute dtype (Gemma's,
-  // computed in f32, are not), so a decode step normalizes inside the GEMV.
+  // norm then linear; one op for norms in the compute dtype (Gemma's, computed in f32, are
+  // not), so a decode step normalizes inside the GEMV or the quantized matrix-vector kernel.
   auto norm_lin = [&](const Tensor& t, const Tensor& g, const Weight& w, const Tensor& b, const LinearEpilogue& e) {
-    if (!w.quantized() && !c.gemma_norms) return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);
-    return lin(w, norm(t, g), b, {}, e);
+    if (c.gemma_norms) return lin(w, norm(t, g), b, {}, e);
+    if (w.quantized())
+      return rms_norm_quant_linear(t, g, c.rms_norm_eps, w.packed, quant_activation_, b, {}, e, dtype_);
+    return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);
   };
   auto act = [&](const Tensor& t) {
     return c.activation == Activation::Silu ? silu(t) : c.activation == Activation::GeluTanh ? gelu(t) : gelu_erf(t);

@@ -2,10 +2,13 @@
 // in) as PyTorch's Linear; one backend call (`linear`: on CUDA one kernel for the few rows of
 // a decode step, the GEMM and one epilogue pass otherwise). weight may be any view: the
 // backends hand weight.t() to BLAS with a transpose flag rather than copying it.
-// rms_norm_linear normalizes x first, in the same kernel. linear_epilogue applies the same epilogue to a product made elsewhere (quant_matmul).
+// rms_norm_linear normalizes x first, in the same kernel. linear_epilogue applies the same epilogue to a product made
+// elsewhere. quant_linear / rms_norm_quant_linear are the same ops for a packed (ggml block) weight.
 #include "core/checks.h"
+#include "core/quant_checks.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
+#include "wick/quant.h"
 
 namespace wick {
 
@@ -32,9 +35,20 @@ void check_extras(const char* op, const Tensor& bias, const Tensor& residual, in
                dev);
     WICK_CHECK(residual.dtype() == dtype, DTypeMismatch, op, ": residual dtype ", residual.dtype(), " differs from ",
                dtype);
-    WICK_CHECK(residual.shape() == out_shape, ShapeMismatch, op, ": residual must have the output's shape ",
-               out_shape, ", got ", residual.shape());
+    WICK_CHECK(residual.shape() == out_shape, ShapeMismatch, op, ": residual must have the output's shape ", out_shape,
+               ", got ", residual.shape());
   }
+}
+
+// The rms_norm weight of a fused linear: undefined, or (k) of x's dtype on its device.
+void check_norm(const char* op, const Tensor& norm, double eps, const Tensor& x, int64_t k, Device dev) {
+  if (!norm.defined()) return;
+  WICK_CHECK(norm.device() == dev, DeviceMismatch, op, ": norm weight is on ", norm.device(), ", input on ", dev);
+  WICK_CHECK(norm.dtype() == x.dtype(), DTypeMismatch, op, ": norm weight dtype ", norm.dtype(), " differs from ",
+             x.dtype());
+  WICK_CHECK(norm.rank() == 1 && norm.dim(0) == k, ShapeMismatch, op, ": norm weight must have shape [", k, "], got ",
+             norm.shape());
+  WICK_CHECK(eps >= 0, InvalidArgument, op, ": eps must be non-negative, got ", eps);
 }
 
 Tensor rows_of(const Tensor& t, int64_t cols) { return t.defined() ? t.contiguous().reshape({-1, cols}) : t; }
@@ -49,14 +63,7 @@ Tensor fused_linear(const char* op, const Tensor& x, const Tensor& norm, double 
   WICK_CHECK(x.rank() >= 1 && x.dim(-1) == weight.dim(1), ShapeMismatch, op, ": input of shape ", x.shape(),
              " does not match weight of shape ", weight.shape(), " (in features ", weight.dim(1), ")");
   const int64_t rows = weight.dim(0), n = out_features(op, rows, epilogue), k = weight.dim(1);
-  if (norm.defined()) {
-    WICK_CHECK(norm.device() == dev, DeviceMismatch, op, ": norm weight is on ", norm.device(), ", input on ", dev);
-    WICK_CHECK(norm.dtype() == x.dtype(), DTypeMismatch, op, ": norm weight dtype ", norm.dtype(), " differs from ",
-               x.dtype());
-    WICK_CHECK(norm.rank() == 1 && norm.dim(0) == k, ShapeMismatch, op, ": norm weight must have shape [", k,
-               "], got ", norm.shape());
-    WICK_CHECK(eps >= 0, InvalidArgument, op, ": eps must be non-negative, got ", eps);
-  }
+  check_norm(op, norm, eps, x, k, dev);
   std::vector<int64_t> dims = x.shape().dims();
   dims.back() = n;
   const Shape out_shape(dims);
@@ -69,7 +76,53 @@ Tensor fused_linear(const char* op, const Tensor& x, const Tensor& norm, double 
   return out;
 }
 
+// quant_linear or rms_norm_quant_linear (norm defined).
+Tensor fused_quant_linear(const char* op, const Tensor& x, const Tensor& norm, double eps, const QuantTensor& w,
+                          QuantActivation act, const Tensor& bias, const Tensor& residual, const LinearEpilogue& e,
+                          std::optional<DType> out_dtype) {
+  detail::check_defined(op, x);
+  WICK_CHECK(x.rank() >= 1, ShapeMismatch, op, ": input must have at least one dim");
+  WICK_CHECK(x.dtype() == DType::F32 || x.dtype() == DType::F16 || x.dtype() == DType::BF16, DTypeMismatch, op,
+             ": input must be f32, f16 or bf16, got ", x.dtype());
+  const int64_t k = x.dim(-1);
+  int64_t R = 1;  // x's rows (numel / k would not resolve for k == 0)
+  for (size_t i = 0; i + 1 < x.rank(); ++i) R *= x.dim(i);
+  const Tensor x2 = x.contiguous().reshape({R, k});
+  detail::check_quant_product(op, x2, w, act);
+  const Device dev = x.device();
+  const int64_t rows = w.shape[0], n = out_features(op, rows, e);
+  check_norm(op, norm, eps, x, k, dev);
+  const DType dt = out_dtype.value_or(x.dtype());
+  WICK_CHECK(dt == DType::F32 || dt == DType::F16 || dt == DType::BF16, DTypeMismatch, op,
+             ": output dtype must be f32, f16 or bf16, got ", dt);
+  std::vector<int64_t> dims = x.shape().dims();
+  dims.back() = n;
+  const Shape out_shape(dims);
+  check_extras(op, bias, residual, rows, out_shape, dt, dev);
+  Tensor out = Tensor::empty(out_shape, dt, dev);
+  if (out.numel() == 0) return out;
+  if (k == 0)  // an empty sum: the epilogue of zeros
+    return linear_epilogue(zeros(Shape{R, rows}, DType::F32, dev), bias, residual, e, dt).reshape(out_shape);
+  detail::backend_of(x).quant_linear({e, eps}, x2, norm.defined() ? norm.contiguous() : norm, w, act,
+                                     bias.defined() ? bias.contiguous() : bias, rows_of(residual, n),
+                                     out.reshape({-1, n}));
+  return out;
+}
+
 }  // namespace
+
+Tensor quant_linear(const Tensor& x, const QuantTensor& weight, QuantActivation act, const Tensor& bias,
+                    const Tensor& residual, const LinearEpilogue& epilogue, std::optional<DType> out_dtype) {
+  return fused_quant_linear("quant_linear", x, {}, 0.0, weight, act, bias, residual, epilogue, out_dtype);
+}
+
+Tensor rms_norm_quant_linear(const Tensor& x, const Tensor& norm_weight, double eps, const QuantTensor& weight,
+                             QuantActivation act, const Tensor& bias, const Tensor& residual,
+                             const LinearEpilogue& epilogue, std::optional<DType> out_dtype) {
+  detail::check_defined("rms_norm_quant_linear", norm_weight, "norm weight");
+  return fused_quant_linear("rms_norm_quant_linear", x, norm_weight, eps, weight, act, bias, residual, epilogue,
+                            out_dtype);
+}
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) { return linear(x, weight, bias, {}, {}); }
 

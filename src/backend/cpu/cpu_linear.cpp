@@ -39,4 +39,9 @@ void CpuBackend::linear(const LinearParams& p, const Tensor& x, const Tensor& no
   linear_by_parts(*this, p, x, norm, w, bias, residual, out);
 }
 
+void CpuBackend::quant_linear(const LinearParams& p, const Tensor& x, const Tensor& norm, const QuantTensor& w,
+                              QuantActivation act, const Tensor& bias, const Tensor& residual, const Tensor& out) {
+  quant_linear_by_parts(*this, p, x, norm, w, act, bias, residual, out);
+}
+
 }  // namespace wick

@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/quant_cuda.h"
+#include "backend/linear_epilogue.h"
 
 namespace wick {
 
@@ -77,6 +78,42 @@ void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiv
       cast(part, y.narrow(1, n0, nb));
     }
   }
+}
+
+// The fused quantized linear: for up to kMatvecPassesMax * 8 rows, one matrix-vector kernel
+// per 8 rows that stages x in its own dtype (normalizing it on the way) and writes the
+// epilogue's value; a glu epilogue's gate and up rows fall in different row groups of the
+// kernel, so it writes the f32 product and one epilogue pass follows. Anything the kernel
+// does not take (larger M, K % 32 with q8, an x too large to stage) goes by parts.
+void CudaBackend::quant_linear(const LinearParams& p, const Tensor& x, const Tensor& norm, const QuantTensor& w,
+                               QuantActivation act, const Tensor& bias, const Tensor& residual, const Tensor& out) {
+  const int64_t M = x.dim(0), K = x.dim(1), N = w.shape[0];
+  const bool q8 = act == QuantActivation::Q8, glu = p.e.glu;
+  const Tensor target = glu ? Tensor::empty(Shape{M, N}, DType::F32, x.device()) : out;
+  auto chunk = [&](int64_t m0) {
+    const int64_t mb = std::min(cuda::kQuantMatvecMaxM, M - m0);
+    cuda::MatvecOperands o;
+    o.x = x.narrow(0, m0, mb);
+    o.norm = norm;
+    o.eps = float(p.norm_eps);
+    o.out = target.narrow(0, m0, mb);
+    if (!glu) {
+      o.bias = bias;
+      o.residual = residual.defined() ? residual.narrow(0, m0, mb) : residual;
+      o.e = p.e;
+    }
+    return o;
+  };
+  // Chunks differ only in M and x's offset (a multiple of 8 values when K % 8 == 0): the
+  // first and the last decide.
+  const bool fused =
+      M <= cuda::kQuantMatvecMaxM * kMatvecPassesMax && cuda::quant_matvec_takes(w.type, K, chunk(0), q8) &&
+      cuda::quant_matvec_takes(w.type, K, chunk((M - 1) / cuda::kQuantMatvecMaxM * cuda::kQuantMatvecMaxM), q8);
+  if (!fused) return quant_linear_by_parts(*this, p, x, norm, w, act, bias, residual, out);
+  const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_linear");
+  for (int64_t m0 = 0; m0 < M; m0 += cuda::kQuantMatvecMaxM)
+    cuda::quant_matvec(w.type, w.bytes.data(), row_bytes, N, K, chunk(m0), q8);
+  if (glu) linear_epilogue(p.e, target, bias, residual, out);
 }
 
 }  // namespace wick

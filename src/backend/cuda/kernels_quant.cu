@@ -48,28 +48,69 @@ void quant_dequantize(GgmlType type, const void* src, size_t row_bytes, int64_t 
   });
 }
 
-void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const Tensor& x,
-                  const Tensor& y, bool q8_x) {
+namespace {
+bool float_kind(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }
+qmv::XKind kind_of(DType d) {
+  return d == DType::F32 ? qmv::XKind::F32 : d == DType::F16 ? qmv::XKind::F16 : qmv::XKind::BF16;
+}
+bool aligned16(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()) % 16 == 0; }
+}  // namespace
+
+bool quant_matvec_takes(GgmlType type, int64_t K, const MatvecOperands& o, bool q8_x) {
+  const Tensor& x = o.x;
   const int64_t M = x.dim(0);
-  WICK_CHECK(M >= 1 && M <= kQuantMatvecMaxM && K % (q8_x ? qmv::kQ8Group : 8) == 0 && x.dtype() == DType::F32 &&
-                 x.is_contiguous() && reinterpret_cast<uintptr_t>(x.data()) % 16 == 0 && y.dtype() == DType::F32 &&
-                 y.is_contiguous() && (!q8_x || quant_matvec_q8_supported(type)),
-             Internal, "quant_matvec: bad arguments x ", x.shape(), " ", x.dtype(), " K ", K, " q8 ", q8_x);
+  if (M < 1 || M > kQuantMatvecMaxM || K % (q8_x ? qmv::kQ8Group : 8) != 0 || x.dim(1) != K) return false;
+  if (!float_kind(x.dtype()) || !x.is_contiguous() || !aligned16(x)) return false;
+  if (q8_x && !quant_matvec_q8_supported(type)) return false;
+  if (o.e.glu || !float_kind(o.out.dtype()) || !o.out.is_contiguous() || o.out.dim(0) != M) return false;
+  if (o.norm.defined() && (o.norm.dtype() != x.dtype() || !o.norm.is_contiguous() || !aligned16(o.norm))) return false;
+  for (const Tensor* t : {&o.bias, &o.residual})
+    if (t->defined() && (t->dtype() != o.out.dtype() || !t->is_contiguous())) return false;
+  // Converted (f16/bf16) or normalized x is read only as the kernel stages it.
+  return (x.dtype() == DType::F32 && !o.norm.defined()) || qmv::stages_x(q8_x, M, K);
+}
+
+void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const MatvecOperands& o,
+                  bool q8_x) {
+  WICK_CHECK(quant_matvec_takes(type, K, o, q8_x), Internal, "quant_matvec: bad arguments x ", o.x.shape(), " ",
+             o.x.dtype(), " out ", o.out.shape(), " ", o.out.dtype(), " K ", K, " q8 ", q8_x);
   if (N == 0) return;
   qmv::MatvecArgs p{};
   p.w = static_cast<const uint8_t*>(w);
   p.row_bytes = row_bytes;
   p.N = N;
   p.K = K;
-  p.M = int(M);
-  p.x = static_cast<const float*>(x.data());
-  p.y = static_cast<float*>(y.mutable_data());
-  CudaBackend& be = backend_of(y.device());
+  p.M = int(o.x.dim(0));
+  p.x = o.x.data();
+  p.x_kind = kind_of(o.x.dtype());
+  p.norm = o.norm.defined() ? o.norm.data() : nullptr;
+  p.eps = o.eps;
+  const bool plain =
+      o.out.dtype() == DType::F32 && !o.bias.defined() && !o.residual.defined() && o.e.act == LinearEpilogue::Act::None;
+  if (plain) {
+    p.y = static_cast<float*>(o.out.mutable_data());
+  } else {
+    p.out = o.out.mutable_data();
+    p.out_kind = kind_of(o.out.dtype());
+    p.bias = o.bias.defined() ? o.bias.data() : nullptr;
+    p.residual = o.residual.defined() ? o.residual.data() : nullptr;
+    p.e = o.e;
+  }
+  CudaBackend& be = backend_of(o.out.device());
   if (q8_x) {
     qmv::matvec_q8(be, type, p);
   } else {
     qmv::matvec_f32(be, type, p);
   }
+}
+
+void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const Tensor& x,
+                  const Tensor& y, bool q8_x) {
+  WICK_CHECK(x.dtype() == DType::F32 && y.dtype() == DType::F32, Internal, "quant_matvec: the plain product is f32");
+  MatvecOperands o;
+  o.x = x;
+  o.out = y;
+  quant_matvec(type, w, row_bytes, N, K, o, q8_x);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "wick/nn.h"
 #include "wick/quant.h"
 #include "wick/tensor.h"
 
@@ -20,12 +21,31 @@ void quant_dequantize(GgmlType type, const void* src, size_t row_bytes, int64_t 
 // The largest M quant_matvec accepts.
 inline constexpr int64_t kQuantMatvecMaxM = 8;
 
-// y (M, N) = x (M, K) @ W^T with x and y contiguous f32 on W's device (x 16-byte
-// aligned), W N packed rows of K values (row_bytes each), M <= kQuantMatvecMaxM,
-// K % 8 == 0. With q8_x (K % 32 == 0, quant_matvec_q8_supported(type)) x is first rounded
-// to q8_0 per 32 values (as quantize(x, Q8_0) does) and the products run on dp4a; the
-// result is the exact product of that rounded x with W up to f32 summation order. Kernels
-// and design: quant_matvec.cuh.
+// What quant_matvec multiplies and writes: out (M, N) = linear_output(e, h @ W^T + bias, 0,
+// residual) with h = x, or rms_norm(x, norm, eps) when norm is defined (op_table.h's
+// quant_linear without glu). x (M, K) contiguous f32/f16/bf16, 16-byte aligned; norm (K)
+// of x's dtype; out (M, N) contiguous f32/f16/bf16; bias (N) and residual (M, N) of out's
+// dtype, contiguous, or undefined.
+struct MatvecOperands {
+  Tensor x, norm;
+  float eps = 0;
+  Tensor bias, residual, out;
+  LinearEpilogue e;
+};
+
+// Whether quant_matvec takes these operands for a W of type with rows of K: M <=
+// kQuantMatvecMaxM, K % 8 == 0 (q8_x: K % 32 == 0 and quant_matvec_q8_supported(type)), no
+// glu, and x staged in the kernel's shared memory when it must be converted or normalized.
+bool quant_matvec_takes(GgmlType type, int64_t K, const MatvecOperands& o, bool q8_x);
+
+// The product of x with W (N packed rows of K values, row_bytes each, on x's device), one
+// kernel that reads every weight block once for all M rows of x. With q8_x x is first
+// rounded to q8_0 per 32 values (as quantize(x, Q8_0) does) and the products run on dp4a;
+// the result is the exact product of that rounded x with W up to f32 summation order.
+// The operands must satisfy quant_matvec_takes. Kernels and design: quant_matvec.cuh.
+void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const MatvecOperands& o,
+                  bool q8_x);
+// The plain product: y (M, N) f32 = x (M, K) f32 @ W^T.
 void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int64_t K, const Tensor& x,
                   const Tensor& y, bool q8_x);
 

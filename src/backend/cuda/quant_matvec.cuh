@@ -37,8 +37,15 @@
 //    scales per lane where the halves fall in different sub-blocks (the K-quants).
 // The (a, b) of every scale group of a tile's rows are decoded once each (one or two per
 // lane) and handed to the lanes that use them by shuffles.
+// The fused quantized linear (op_table.h quant_linear): when x is staged, it may be f16 or
+// bf16 (converted as it is read) and normalized on the way (rms_norm: the block first sums
+// each row's squares, then stages x * inv_rms * g, in f32), and each output value may go
+// through the linear epilogue (bias, activation, residual) into an f32/f16/bf16 output
+// instead of the plain f32 product: in a decode step one kernel replaces the norm, the cast
+// of x, the product and the epilogue.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -48,6 +55,7 @@
 #include "backend/cuda/async_copy.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/quant_cuda.h"
+#include "backend/linear_epilogue.h"
 #include "io/quant/block_decode.h"
 
 namespace wick::cuda::qmv {
@@ -119,18 +127,32 @@ constexpr size_t kPartialBytes = 2 * kBlockWarps* kRows* MB * sizeof(float);
 // memory when stage_x. ActQ8: with stage_x the block quantizes x from `x` into shared
 // memory itself; otherwise q (M, K) int8 and d (M, K / 32) f32 scales in global memory
 // (written by the pre-pass quantize_q8_kernel).
+// The dtype of x, of the norm weight and of the fused output (f32, f16 or bf16).
+enum class XKind : uint8_t { F32, F16, BF16 };
+
 struct MatvecArgs {
   const uint8_t* w;
   size_t row_bytes;
   int64_t N, K;
   int M;
-  const float* x;
+  const void* x;  // (M, K) of x_kind; f32 unless staged (stage_x)
+  XKind x_kind;
+  const void* norm;  // nullptr, or the rms_norm weight (K, x_kind) applied to x as it is staged
+  float eps;
   const int8_t* xq;
   const float* xd;
   bool stage_x;
   int ks;      // warps sharing one row group (a power of two dividing kBlockWarps)
   int rounds;  // row-group rounds per block
-  float* y;
+  float* y;    // the (M, N) f32 product, when out is nullptr
+  // The fused linear's output instead: out (M, N) of out_kind = linear_output(e, y + bias, 0,
+  // residual), bias (N) and residual (M, N) of out_kind or nullptr (no glu: its two rows
+  // are in different row groups).
+  void* out;
+  const void* bias;
+  const void* residual;
+  XKind out_kind;
+  LinearEpilogue e;
 };
 
 // Shared memory x takes at the start of a block's (16-byte aligned) buffer; the kernel
@@ -149,6 +171,103 @@ struct ActQ8 {
     return (size_t(mk) + 15) / 16 * 16 + size_t(mk / kQ8Group) * sizeof(float);
   }
 };
+
+// Eight values of a (f32, f16 or bf16) array from element i (a multiple of 8; the array
+// 16-byte aligned) as two float4.
+__device__ __forceinline__ void load8(const void* p, XKind kind, int64_t i, float4& a, float4& b) {
+  if (kind == XKind::F32) {
+    const auto* v = reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
+    a = v[0], b = v[1];
+    return;
+  }
+  const uint4 v = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(p) + i);
+  float f[8];
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if (kind == XKind::F16) {
+      const float2 t = __half22float2(reinterpret_cast<const __half2&>(w[j]));
+      f[2 * j] = t.x, f[2 * j + 1] = t.y;
+    } else {  // bf16: the high half of an f32
+      f[2 * j] = __uint_as_float(w[j] << 16), f[2 * j + 1] = __uint_as_float(w[j] & 0xFFFF0000u);
+    }
+  }
+  a = make_float4(f[0], f[1], f[2], f[3]), b = make_float4(f[4], f[5], f[6], f[7]);
+}
+__device__ __forceinline__ float load1(const void* p, XKind kind, int64_t i) {
+  if (kind == XKind::F32) return static_cast<const float*>(p)[i];
+  if (kind == XKind::F16) return __half2float(static_cast<const __half*>(p)[i]);
+  return __uint_as_float(uint32_t(static_cast<const uint16_t*>(p)[i]) << 16);
+}
+__device__ __forceinline__ void store1(void* p, XKind kind, int64_t i, float v) {
+  if (kind == XKind::F32)
+    static_cast<float*>(p)[i] = v;
+  else if (kind == XKind::F16)
+    static_cast<__half*>(p)[i] = __float2half_rn(v);
+  else
+    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
+}
+
+// Where the values the kernel multiplies come from: x (M rows of K) of its kind, times
+// inv[m] * g[k] when g (the rms_norm weight) is set (inv: each row's 1 / rms, in shared
+// memory). load8 gives values i .. i + 7 of the flattened (M, K) (i % 8 == 0, K % 8 == 0:
+// never across rows).
+struct XSource {
+  const void* x;
+  XKind kind;
+  const void* g;
+  const float* inv;
+  int K;
+  __device__ __forceinline__ void load8(int64_t i, float4& a, float4& b) const {
+    qmv::load8(x, kind, i, a, b);
+    if (g) {
+      const int m = int(i / K), k = int(i - int64_t(m) * K);
+      float4 ga, gb;
+      qmv::load8(g, kind, k, ga, gb);
+      const float s = inv[m];
+      a = make_float4(a.x * s * ga.x, a.y * s * ga.y, a.z * s * ga.z, a.w * s * ga.w);
+      b = make_float4(b.x * s * gb.x, b.y * s * gb.y, b.z * s * gb.z, b.w * s * gb.w);
+    }
+  }
+};
+
+// rms_norm's 1 / sqrt(mean(x^2) + eps) of each of x's M (<= MB) rows into inv, by the whole
+// block (every thread calls it); red: kBlockWarps * MB floats of shared scratch.
+template <int MB>
+__device__ inline void row_inv_rms(const void* x, XKind kind, int M, int K, float eps, float* red, float* inv) {
+  const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
+  for (int m = 0; m < M; ++m) {
+    float s = 0.0f;
+    for (int k = 8 * int(threadIdx.x); k < K; k += 8 * int(blockDim.x)) {
+      float4 a, b;
+      load8(x, kind, int64_t(m) * K + k, a, b);
+      s += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w + b.x * b.x + b.y * b.y + b.z * b.z + b.w * b.w;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) red[warp * MB + m] = s;
+  }
+  __syncthreads();
+  if (int(threadIdx.x) < M) {
+    float t = 0.0f;
+    for (int w = 0; w < int(blockDim.x / 32); ++w) t += red[w * MB + threadIdx.x];
+    inv[threadIdx.x] = rsqrtf(t / float(K) + eps);
+  }
+  __syncthreads();
+}
+
+// One output value of row m, column n: the plain f32 product into y, or the fused linear's
+// epilogue into out.
+__device__ __forceinline__ void write_out(const MatvecArgs& p, int m, int64_t n, float v) {
+  const int64_t i = int64_t(m) * p.N + n;
+  if (!p.out) {
+    p.y[i] = v;
+    return;
+  }
+  if (p.bias) v += load1(p.bias, p.out_kind, n);
+  const float r = p.residual ? load1(p.residual, p.out_kind, i) : 0.0f;
+  store1(p.out, p.out_kind, i, linear_output<float>(p.e, v, 0.0f, r));
+}
 
 // Programmatic dependent launch (sm_90): wait until the grids this one depends on have
 // completed and their writes are visible; let the grids that depend on this one launch.
@@ -191,24 +310,21 @@ __device__ inline uint2 quantize8_q8(float4 a, float4 b, float& scale) {
           q(b.x) | (q(b.y) << 8) | (q(b.z) << 16) | (q(b.w) << 24)};
 }
 
-// Rounds total (a multiple of 32) values of x (16-byte aligned) to q8_0 into q and d (one
+// Rounds total (a multiple of 32) values of x (XSource) to q8_0 into q and d (one
 // scale per 32 values), warp w of nwarps taking 256-value steps w, w + nwarps, ...,
 // 2 steps (4 16-byte loads) in flight per lane. With kDequant the rounded values q * d go
 // to xr instead.
 template <bool kDequant = false>
-__device__ inline void quantize_q8_range(const float* __restrict__ x, int64_t total, int64_t w, int64_t nwarps,
-                                         int lane, int8_t* q, float* d, float* xr = nullptr) {
+__device__ inline void quantize_q8_range(const XSource& x, int64_t total, int64_t w, int64_t nwarps, int lane,
+                                         int8_t* q, float* d, float* xr = nullptr) {
   constexpr int kBatch = 2;
   const int64_t step = nwarps * kQ8WarpStep;
-  const auto* x4 = reinterpret_cast<const float4*>(x);
   for (int64_t base = w * kQ8WarpStep; base < total; base += kBatch * step) {  // uniform over the warp
     float4 v[kBatch][2];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int64_t i = base + b * step + 8 * lane;
-      const int64_t j = (i < total ? i : 0) / 4;
-      v[b][0] = x4[j];
-      v[b][1] = x4[j + 1];
+      x.load8(i < total ? i : 0, v[b][0], v[b][1]);
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -231,20 +347,25 @@ __device__ inline void quantize_q8_range(const float* __restrict__ x, int64_t to
   }
 }
 
-// Copies x (M*K f32) into shared memory, kBatch loads in flight per thread.
-__device__ inline void stage_f32(const float* __restrict__ x, int64_t total, float* xs) {
-  constexpr int kBatch = 8;
-  for (int64_t i0 = threadIdx.x; i0 < total; i0 += kBatch * int64_t(blockDim.x)) {
-    float v[kBatch];
+// Copies x (M*K values, total % 8 == 0) into shared memory as f32, eight per thread and
+// step, kBatch steps in flight.
+__device__ inline void stage_f32(const XSource& x, int64_t total, float* xs) {
+  constexpr int kBatch = 2;
+  const int64_t step = 8 * int64_t(blockDim.x);
+  for (int64_t i0 = 8 * int64_t(threadIdx.x); i0 < total; i0 += kBatch * step) {
+    float4 v[kBatch][2];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      const int64_t i = i0 + j * int64_t(blockDim.x);
-      v[j] = x[i < total ? i : 0];
+      const int64_t i = i0 + j * step;
+      x.load8(i < total ? i : 0, v[j][0], v[j][1]);
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      const int64_t i = i0 + j * int64_t(blockDim.x);
-      if (i < total) xs[i] = v[j];
+      const int64_t i = i0 + j * step;
+      if (i < total) {
+        reinterpret_cast<float4*>(xs + i)[0] = v[j][0];
+        reinterpret_cast<float4*>(xs + i)[1] = v[j][1];
+      }
     }
   }
 }
@@ -579,18 +700,24 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
 
   // The first chunks of W start streaming in while the block stages x.
   for (int s = 0; s < S - 1; ++s) issue();
-  const float* xs = p.x;
+  const float* xs = static_cast<const float*>(p.x);  // f32 when not staged (launcher)
   const int8_t* xq = p.xq;
   const float* xd = p.xd;
   if (p.stage_x) {
     const int64_t total = int64_t(M) * K;
+    // With the norm, each row's 1 / rms first (its scratch: the partial sums' space,
+    // unused until the first row group ends, kBlockWarps * MB floats, then inv).
+    float* inv = partials + kBlockWarps * MB;
+    static_assert(kPartialBytes<MB> >= (kBlockWarps + 1) * MB * sizeof(float));
+    if (p.norm) row_inv_rms<MB>(p.x, p.x_kind, M, K, p.eps, partials, inv);
+    const XSource src{p.x, p.x_kind, p.norm, inv, K};
     if constexpr (kQ8) {
       auto* q = reinterpret_cast<int8_t*>(smem);
       auto* d = reinterpret_cast<float*>(smem + (size_t(total) + 15) / 16 * 16);
-      quantize_q8_range(p.x, total, warp, kBlockWarps, lane, q, d);
+      quantize_q8_range(src, total, warp, kBlockWarps, lane, q, d);
       xq = q, xd = d;
     } else {
-      stage_f32(p.x, total, reinterpret_cast<float*>(smem));
+      stage_f32(src, total, reinterpret_cast<float*>(smem));
       xs = reinterpret_cast<const float*>(smem);
     }
   }
@@ -636,7 +763,7 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
         for (int r = 0; r < kRows; ++r) {
 #pragma unroll
           for (int m = 0; m < MB; ++m)
-            if (m < M && row0 + r < N) p.y[int64_t(m) * N + row0 + r] = acc[r][m];
+            if (m < M && row0 + r < N) write_out(p, m, row0 + r, acc[r][m]);
         }
       }
     } else {
@@ -654,7 +781,7 @@ __global__ void __launch_bounds__(kBlockWarps* kWarp, kBlocksPerSm<D, Act, MB>) 
       if (slice == 0 && lane < kVals && m < M && row0 + r < N) {
         float s = 0.0f;
         for (int j = 0; j < ks; ++j) s += part[(warp + j) * kVals + lane];
-        p.y[int64_t(m) * N + row0 + r] = s;
+        write_out(p, m, row0 + r, s);
       }
     }
   }
@@ -667,7 +794,8 @@ template <bool kDequant>
 __global__ void quantize_q8_kernel(const float* __restrict__ x, int64_t total, int8_t* q, float* d, float* xr) {
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
   const int64_t w = int64_t(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
-  quantize_q8_range<kDequant>(x, total, w, warps, int(threadIdx.x % kWarp), q, d, xr);
+  const XSource src{x, XKind::F32, nullptr, nullptr, 0};
+  quantize_q8_range<kDequant>(src, total, w, warps, int(threadIdx.x % kWarp), q, d, xr);
 }
 
 // The launch: geometry from the occupancy the registers and shared memory allow.
@@ -715,6 +843,8 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   // x in shared memory when it fits; else the kernel reads it from global memory (for
   // the q8 form after a pre-pass has rounded it there).
   p.stage_x = Act::smem_bytes(mk) <= Budget<Act, MB>::kXSmemMax;
+  WICK_CHECK(p.stage_x || (p.x_kind == XKind::F32 && !p.norm), Internal, "quant_matmul: x of ", p.M, " x ", p.K,
+             " is converted or normalized as it is staged, but does not fit shared memory (see stages_x)");
   std::shared_ptr<void> x_q8;
   if constexpr (std::is_same_v<Act, ActQ8>) {
     if (!p.stage_x) {
@@ -722,8 +852,8 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
       x_q8 = be.scratch(q_bytes + size_t(mk / kQ8Group) * sizeof(float));
       auto* q = static_cast<int8_t*>(x_q8.get());
       auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(x_q8.get()) + q_bytes);
-      quantize_q8_kernel<false>
-          <<<quantize_q8_blocks(mk), kBlockWarps * kWarp, 0, be.stream()>>>(p.x, mk, q, d, nullptr);
+      quantize_q8_kernel<false><<<quantize_q8_blocks(mk), kBlockWarps * kWarp, 0, be.stream()>>>(
+          static_cast<const float*>(p.x), mk, q, d, nullptr);
       p.xq = q, p.xd = d;
       check_launch("quant_matmul");
     }
@@ -775,6 +905,15 @@ void launch_matvec(CudaBackend& be, MatvecArgs p) {
   cfg.numAttrs = pdl ? 1 : 0;
   (void)cudaLaunchKernelEx(&cfg, kernel, p);  // an error is also the last error: check_launch reports it
   check_launch("quant_matmul");
+}
+
+// Whether launch_matvec stages M x K values of x in shared memory (where x may be f16/bf16
+// and normalized on the way): the aligned kernels' rule (the unaligned one, MB 8, has room
+// for at least as much).
+inline bool stages_x(bool q8, int64_t M, int64_t K) {
+  const int64_t mk = M * K;
+  if (q8) return ActQ8::smem_bytes(mk) <= (M == 1 ? Budget<ActQ8, 1>::kXSmemMax : Budget<ActQ8, 8>::kXSmemMax);
+  return ActF32::smem_bytes(mk) <= (M == 1 ? Budget<ActF32, 1>::kXSmemMax : Budget<ActF32, 8>::kXSmemMax);
 }
 
 // Every decoder's kernel for one activation form; the q8 form only for the decoders
