@@ -2,7 +2,7 @@
 # GPU machine: wick against llama.cpp on Llama-3.2-1B-shaped GGUF files (random weights,
 # bench/make_llama_gguf.py; quantized by llama.cpp's llama-quantize) and GPT-2 small (f16),
 # side by side (bench/llm_side_by_side.py), plus a per-kernel profile of wick's F16 decode.
-#   LLAMA_BIN=DIR [SHAPES="1b"] [QUANTS="Q8_0 Q4_0 Q4_K_M"] bash scripts/device/llm_h200.sh
+#   LLAMA_BIN=DIR [SHAPES="1b"] [QUANTS="Q8_0 Q4_0 Q4_K_M"] [GPT2=0] bash scripts/device/llm_h200.sh
 # LLAMA_BIN: the bin folder of a llama.cpp CUDA build (not part of wick; docs/perf.md says how
 # to build one). Needs gguf-py on PYTHONPATH (llama.cpp's tree has it). Writes to $OUT.
 set -uo pipefail
@@ -19,7 +19,7 @@ if [[ "${PROFILE:-1}" == 1 ]]; then
     $w generate --model "${files[0]}" --prompt hi --max-tokens 4 --ignore-eos > "$out/ncu.csv" 2>/dev/null
   python3 scripts/device/ncu_summary.py "$out/ncu.csv" 30 > "$out/ncu_sum.txt"; head -30 "$out/ncu_sum.txt"
 fi
-if [[ ! -d $m/gpt2 ]]; then
+if [[ "${GPT2:-1}" == 1 && ! -d $m/gpt2 ]]; then
   python3 -c "import sys,torch; sys.path.insert(0,'bench'); import gpt2_h200; gpt2_h200.make_checkpoint('$m/gpt2', torch)"
   # convert_hf_to_gguf.py reads GPT-2's context from n_ctx, which transformers 5 no longer writes.
   python3 -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c.setdefault('n_ctx', c['n_positions']); json.dump(c, open(p,'w'))" "$m/gpt2/config.json"
@@ -32,6 +32,6 @@ for s in ${SHAPES:-1b}; do
     files+=("$m/l$s-$q.gguf")
   done
 done
-files+=("$m/gpt2-f16.gguf=$m/gpt2")
+[[ "${GPT2:-1}" == 1 ]] && files+=("$m/gpt2-f16.gguf=$m/gpt2")
 python3 bench/llm_side_by_side.py --wick $w --llama-bin "$LLAMA_BIN" --files "$(IFS=,; echo "${files[*]}")" \
   --wick-args "--dtype f16" --reps ${REPS:-3} --rounds ${ROUNDS:-1} --json "$out/side.json" | tee "$out/side.md"

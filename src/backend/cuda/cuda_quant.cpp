@@ -59,13 +59,14 @@ void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiv
   // it, band by band, so the whole weight is never expanded at once (a band is at most
   // kBandElems values, reused for every band). A model computing in f16/bf16 gets the band in
   // its dtype and a tensor-core GEMM with f32 accumulation (about 6x the f32 GEMM's rate on
-  // an H200 prefill); f32 activations keep the f32 product.
+  // an H200 prefill: x, q8-rounded or not, and the band are then rounded to that dtype); the
+  // product is written in f32 either way (not rounded to 16 bits as well).
   const DType dt = x.dtype() == DType::F16 || x.dtype() == DType::BF16 ? x.dtype() : DType::F32;
   const Tensor xg = dt == DType::F32 ? xf : xf.to(dt);
   const int64_t band = std::clamp<int64_t>(kBandElems / K, 1, N);
   Tensor scratch = Tensor::empty(Shape{band, K}, dt, dev);
-  const bool direct = band == N && dt == DType::F32;  // the GEMM can write y itself
-  Tensor product = direct ? y : Tensor::empty(Shape{M, band}, dt, dev);
+  const bool direct = band == N;  // the GEMM can write y itself
+  Tensor product = direct ? y : Tensor::empty(Shape{M, band}, DType::F32, dev);
   for (int64_t n0 = 0; n0 < N; n0 += band) {
     const int64_t nb = std::min(band, N - n0);
     Tensor wb = scratch.narrow(0, 0, nb);

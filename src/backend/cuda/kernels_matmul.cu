@@ -132,7 +132,11 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
   const int64_t batch = M == 0 || N == 0 ? 0 : out.numel() / (M * N);
   if (out.numel() == 0) return;
   if (is_integer(out.dtype())) return int_matmul(a_in, b_in, out, stream_);
-  const BlasTypes types = blas_types(out.dtype());
+  // f16/bf16 operands may write an f32 out (quant_matmul's bands keep their f32 product).
+  const BlasTypes types = blas_types(a_in.dtype());
+  const cudaDataType_t out_type = blas_types(out.dtype()).data;
+  WICK_CHECK(out.dtype() == a_in.dtype() || (out.dtype() == DType::F32 && is_half(a_in.dtype())), Internal,
+             "matmul: a ", a_in.dtype(), " into an out of ", out.dtype());
   WICK_CHECK(M < (int64_t(1) << 31) && N < (int64_t(1) << 31) && K < (int64_t(1) << 31), Unsupported, "matmul: dims ",
              M, " x ", K, " x ", N, " exceed cuBLAS's 32-bit limit");
   if (K == 0) {
@@ -146,7 +150,7 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
   const bool f64 = out.dtype() == DType::F64;
   const void* alpha = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
   const void* beta = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
-  const size_t esize = out.element_size();
+  const size_t esize = a_in.element_size(), out_esize = out.element_size();
   auto ptr = [&](const Tensor& t, int64_t element_offset) {
     return static_cast<const char*>(t.storage_data()) + size_t(element_offset) * esize;
   };
@@ -158,7 +162,7 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
     check_cublas(
         cublasGemmStridedBatchedEx(h, op_b, op_a, int(N), int(M), int(K), alpha, ptr(b.t, b.t.offset()), types.data,
                                    int(b.ld), *sb, ptr(a.t, a.t.offset()), types.data, int(a.ld), *sa, beta, c,
-                                   types.data, int(N), M * N, int(batch), types.compute, CUBLAS_GEMM_DEFAULT),
+                                   out_type, int(N), M * N, int(batch), types.compute, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
     return;
   }
@@ -172,8 +176,8 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
       ob += idx[d] * b.t.strides()[d];
     }
     check_cublas(cublasGemmEx(h, op_b, op_a, int(N), int(M), int(K), alpha, ptr(b.t, ob), types.data, int(b.ld),
-                              ptr(a.t, oa), types.data, int(a.ld), beta, c + size_t(i * M * N) * esize, types.data,
-                              int(N), types.compute, CUBLAS_GEMM_DEFAULT),
+                              ptr(a.t, oa), types.data, int(a.ld), beta, c + size_t(i * M * N) * out_esize,
+                              out_type, int(N), types.compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
     for (size_t d = nb; d-- > 0;) {
       if (++idx[d] < out.shape()[d]) break;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GPU machine, one call: check the CUDA kernels a change touched, then measure decode and
+# prefill against llama.cpp (scripts/device/llm_h200.sh). A llama.cpp CUDA build starts in
+# the background first (from a trimmed llama.cpp source tree carried as .device/llama.tar.xz,
+# folder trim/: not part of wick, see docs/perf.md), while the carried wick build
+# (.device/build.tar.xz, pack_build.sh) runs the CUDA cases of TESTS under ctest and the
+# test binaries of MEMCHECK under compute-sanitizer memcheck, and the Llama-1B-shaped file
+# is written.
+#   TESTS='ctest regex' MEMCHECK="test_a test_b" [QUANTS="Q8_0 Q4_0 Q4_K_M"] \
+#     bash scripts/device/decode_h200.sh
+# Writes to $OUT: ctest.log, memcheck_<test>.log, llama_build.log, and llm_h200.sh's files.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}
+lc=/tmp/lc
+mkdir -p "$out" "$lc" /tmp/m
+tar -C "$lc" -xJf .device/llama.tar.xz
+setsid bash -c "cd $lc/trim && cmake -S . -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF \
+  && ninja -C b llama-bench llama-quantize llama-batched-bench; touch $lc/done" > "$out/llama_build.log" 2>&1 < /dev/null &
+source scripts/device/unpack.sh
+export PYTHONPATH=$lc/trim/gguf-py${PYTHONPATH:+:$PYTHONPATH}
+# Written under another name and renamed: llm_h200.sh makes the file itself when it is absent.
+(python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out /tmp/m/part.gguf > "$out/make_gguf.log" 2>&1 &&
+  mv /tmp/m/part.gguf /tmp/m/l1b-f16.gguf) &
+maker=$!
+nvidia-smi -L
+(cd build && timeout "${CTEST_TIMEOUT:-200}" ctest -j8 --timeout 150 -R "${TESTS:-cuda_0}" > "$out/ctest.log" 2>&1)
+echo "ctest rc=$?"
+grep -E "tests passed|tests failed" "$out/ctest.log"
+grep -E "\((Failed|SEGFAULT|Timeout|Exception|Subprocess aborted)\)" "$out/ctest.log" | head -20
+for t in ${MEMCHECK:-}; do
+  timeout "${MEMCHECK_TIMEOUT:-90}" compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 \
+    "build/tests/$t" --gtest_filter='*cuda*' > "$out/memcheck_$t.log" 2>&1
+  echo "$t memcheck rc=$? $(grep -h 'ERROR SUMMARY' "$out/memcheck_$t.log")"
+done
+wait "$maker"
+PROFILE=${PROFILE:-0} LLAMA_BIN=$lc/trim/b/bin WAIT_FOR=$lc/done timeout "${BENCH_TIMEOUT:-330}" \
+  bash scripts/device/llm_h200.sh
+echo "llama.cpp build: $(tail -n 1 "$out/llama_build.log")"
