@@ -135,8 +135,9 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
   // f16/bf16 operands may write an f32 out (quant_matmul's bands keep their f32 product).
   const BlasTypes types = blas_types(a_in.dtype());
   const cudaDataType_t out_type = blas_types(out.dtype()).data;
-  WICK_CHECK(out.dtype() == a_in.dtype() || (out.dtype() == DType::F32 && is_half(a_in.dtype())), Internal,
-             "matmul: a ", a_in.dtype(), " into an out of ", out.dtype());
+  WICK_CHECK(out.dtype() == a_in.dtype() ||
+                 (out.dtype() == DType::F32 && (a_in.dtype() == DType::F16 || a_in.dtype() == DType::BF16)),
+             Internal, "matmul: a ", a_in.dtype(), " into an out of ", out.dtype());
   WICK_CHECK(M < (int64_t(1) << 31) && N < (int64_t(1) << 31) && K < (int64_t(1) << 31), Unsupported, "matmul: dims ",
              M, " x ", K, " x ", N, " exceed cuBLAS's 32-bit limit");
   if (K == 0) {
@@ -176,8 +177,8 @@ void CudaBackend::matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& o
       ob += idx[d] * b.t.strides()[d];
     }
     check_cublas(cublasGemmEx(h, op_b, op_a, int(N), int(M), int(K), alpha, ptr(b.t, ob), types.data, int(b.ld),
-                              ptr(a.t, oa), types.data, int(a.ld), beta, c + size_t(i * M * N) * out_esize,
-                              out_type, int(N), types.compute, CUBLAS_GEMM_DEFAULT),
+                              ptr(a.t, oa), types.data, int(a.ld), beta, c + size_t(i * M * N) * out_esize, out_type,
+                              int(N), types.compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
     for (size_t d = nb; d-- > 0;) {
       if (++idx[d] < out.shape()[d]) break;
