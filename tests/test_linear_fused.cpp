@@ -10,6 +10,7 @@
 
 #include "support/devices.h"
 #include "support/linear_reference.h"
+#include "support/thrown.h"
 #include "wick/wick.h"
 
 namespace wick {
@@ -178,32 +179,27 @@ TEST_P(LinearFused, EpilogueOnF32ProductIntoHalf) {
 TEST_P(LinearFused, ClearErrors) {
   const Tensor x = Tensor::empty(Shape{2, 8}, DType::F32, dev());
   const Tensor w = Tensor::empty(Shape{5, 8}, DType::F32, dev());
-  auto kind_of = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.kind();
-    }
-    return ErrorKind::Internal;
-  };
-  EXPECT_EQ(kind_of([&] { linear(x, w, {}, {}, {.glu = true}); }), ErrorKind::ShapeMismatch);  // odd rows
-  EXPECT_EQ(kind_of([&] {
+  EXPECT_EQ(test::thrown_kind([&] { linear(x, w, {}, {}, {.glu = true}); }), ErrorKind::ShapeMismatch);  // odd rows
+  EXPECT_EQ(test::thrown_kind([&] {
               linear(x, w, {}, Tensor::empty(Shape{2, 4}, DType::F32, dev()), {});
             }),
             ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { linear(x, w, Tensor::empty(Shape{5}, DType::F16, dev()), {}, {}); }),
+  EXPECT_EQ(test::thrown_kind([&] { linear(x, w, Tensor::empty(Shape{5}, DType::F16, dev()), {}, {}); }),
             ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { linear(x, w, Tensor::empty(Shape{4}, DType::F32, dev()), {}, {}); }),
+  EXPECT_EQ(test::thrown_kind([&] { linear(x, w, Tensor::empty(Shape{4}, DType::F32, dev()), {}, {}); }),
             ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { linear(x, Tensor::empty(Shape{5, 7}, DType::F32, dev())); }), ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { linear(x.to(DType::I64), w.to(DType::I64)); }), ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { linear_epilogue(x, {}, {}, {}, DType::I64); }), ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor::empty(Shape{7}, DType::F32, dev()), 1e-5, w); }),
+  EXPECT_EQ(test::thrown_kind([&] {
+              linear(x, Tensor::empty(Shape{5, 7}, DType::F32, dev()));
+            }),
             ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor::empty(Shape{8}, DType::F32, dev()), -1, w); }),
+  EXPECT_EQ(test::thrown_kind([&] { linear(x.to(DType::I64), w.to(DType::I64)); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { linear_epilogue(x, {}, {}, {}, DType::I64); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { rms_norm_linear(x, Tensor::empty(Shape{7}, DType::F32, dev()), 1e-5, w); }),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { rms_norm_linear(x, Tensor::empty(Shape{8}, DType::F32, dev()), -1, w); }),
             ErrorKind::InvalidArgument);
-  EXPECT_EQ(kind_of([&] { rms_norm_linear(x, Tensor(), 1e-5, w); }), ErrorKind::InvalidArgument);
-  EXPECT_EQ(kind_of([&] {
+  EXPECT_EQ(test::thrown_kind([&] { rms_norm_linear(x, Tensor(), 1e-5, w); }), ErrorKind::InvalidArgument);
+  EXPECT_EQ(test::thrown_kind([&] {
               linear_epilogue(Tensor::empty(Shape{2, 7}, DType::F32, dev()), {}, {}, {.glu = true}, DType::F32);
             }),
             ErrorKind::ShapeMismatch);

@@ -13,6 +13,7 @@
 
 #include "support/devices.h"
 #include "support/linear_reference.h"
+#include "support/thrown.h"
 #include "wick/quant.h"
 #include "wick/wick.h"
 
@@ -163,43 +164,38 @@ TEST_P(QuantLinear, ClearErrors) {
   const QuantTensor w =
       quantize(Tensor::from_vector(test::random_normal(6 * 64, 5, 1), Shape{6, 64}), GgmlType::Q4_0, "w").to(dev());
   const Tensor x = Tensor::empty(Shape{2, 64}, DType::F32, dev());
-  auto kind_of = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.kind();
-    }
-    return ErrorKind::Internal;
-  };
   const auto q8 = QuantActivation::Q8;
-  EXPECT_EQ(kind_of([&] {
+  EXPECT_EQ(test::thrown_kind([&] {
               quant_linear(Tensor::empty(Shape{2, 32}, DType::F32, dev()), w, q8);
             }),
             ErrorKind::ShapeMismatch);  // K
-  EXPECT_EQ(kind_of([&] { quant_linear(x.to(DType::F64), w, q8); }), ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { quant_linear(x.to(DType::I64), w, q8); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x.to(DType::F64), w, q8); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x.to(DType::I64), w, q8); }), ErrorKind::DTypeMismatch);
   EXPECT_EQ(quant_linear(x, w, q8, {}, {}, {.glu = true}).shape(), (Shape{2, 3}));  // 6 rows: [gate; up] of 3
-  EXPECT_EQ(kind_of([&] { quant_linear(x, w, q8, {}, {}, {}, DType::F64); }), ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { quant_linear(x, w, q8, Tensor::empty(Shape{6}, DType::F16, dev())); }),
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x, w, q8, {}, {}, {}, DType::F64); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x, w, q8, Tensor::empty(Shape{6}, DType::F16, dev())); }),
             ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { quant_linear(x, w, q8, Tensor::empty(Shape{5}, DType::F32, dev())); }),
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x, w, q8, Tensor::empty(Shape{5}, DType::F32, dev())); }),
             ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] {
+  EXPECT_EQ(test::thrown_kind([&] {
               quant_linear(x, w, q8, {}, Tensor::empty(Shape{2, 5}, DType::F32, dev()));
             }),
             ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{63}, DType::F32, dev()), 1e-5, w, q8); }),
-            ErrorKind::ShapeMismatch);
-  EXPECT_EQ(kind_of([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{64}, DType::F16, dev()), 1e-5, w, q8); }),
-            ErrorKind::DTypeMismatch);
-  EXPECT_EQ(kind_of([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{64}, DType::F32, dev()), -1, w, q8); }),
-            ErrorKind::InvalidArgument);
-  EXPECT_EQ(kind_of([&] { rms_norm_quant_linear(x, Tensor(), 1e-5, w, q8); }), ErrorKind::InvalidArgument);
+  EXPECT_EQ(
+      test::thrown_kind([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{63}, DType::F32, dev()), 1e-5, w, q8); }),
+      ErrorKind::ShapeMismatch);
+  EXPECT_EQ(
+      test::thrown_kind([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{64}, DType::F16, dev()), 1e-5, w, q8); }),
+      ErrorKind::DTypeMismatch);
+  EXPECT_EQ(
+      test::thrown_kind([&] { rms_norm_quant_linear(x, Tensor::empty(Shape{64}, DType::F32, dev()), -1, w, q8); }),
+      ErrorKind::InvalidArgument);
+  EXPECT_EQ(test::thrown_kind([&] { rms_norm_quant_linear(x, Tensor(), 1e-5, w, q8); }), ErrorKind::InvalidArgument);
   QuantTensor lying = w;
   lying.shape = Shape{7, 64};  // holds 6 rows' bytes
-  EXPECT_EQ(kind_of([&] { quant_linear(x, lying, q8); }), ErrorKind::ShapeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { quant_linear(x, lying, q8); }), ErrorKind::ShapeMismatch);
   if (dev().is_cuda()) {
-    EXPECT_EQ(kind_of([&] { quant_linear(x.to(Device::cpu()), w, q8); }), ErrorKind::DeviceMismatch);
+    EXPECT_EQ(test::thrown_kind([&] { quant_linear(x.to(Device::cpu()), w, q8); }), ErrorKind::DeviceMismatch);
   }
 }
 
