@@ -388,7 +388,7 @@ TEST_P(Attention, OddSizesStridedViewsAgainstNaiveReference) {
   // over 83 keys (a tile of 64 and one of 19): q an offset narrow of a wider permuted tensor,
   // k with a strided head dim, the mask broadcast over heads with a non-unit key stride, one
   // of its rows entirely -inf (NaN) and one whose first key tile is -inf; with and without
-  // causal (queries aligned to the end of the keys).
+  // causal (queries aligned to the end of the keys); then 3 of the queries (decode-sized).
   const int64_t B = 2, H = 3, Tq = 70, Tk = 83, D = 20;
   manual_seed(7);
   const Tensor q_wide = randn(Shape{B, Tq, H, D + 3});
@@ -410,6 +410,10 @@ TEST_P(Attention, OddSizesStridedViewsAgainstNaiveReference) {
       const std::vector<double> want = naive_attention(q, k, v, mask, causal, 0.37);
       EXPECT_CLOSE(got.to_vector<double>(), want, tol(dt), tol(dt));
       EXPECT_TRUE(std::isnan(got.to_vector<double>()[size_t(((1 * H + 2) * Tq + 5) * D)]));
+      // 3 queries (a decode step; f32/f64 read K and V rows in place) over contiguous k.
+      const Tensor q3 = q.narrow(2, 4, 3), k3 = k.contiguous(), m3 = mask.narrow(2, 4, 3);
+      EXPECT_CLOSE(scaled_dot_product_attention(q3, k3, v, m3, {.causal = causal, .scale = 0.37}).to_vector<double>(),
+                   naive_attention(q3, k3, v, m3, causal, 0.37), tol(dt), tol(dt));
     }
 }
 
