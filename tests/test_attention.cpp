@@ -351,6 +351,72 @@ TEST_P(Attention, NegativeAndZeroScale) {
   }
 }
 
+// softmax(q k^T * scale + mask [+ causal]) v in double, from the tensors' values (any layout).
+std::vector<double> naive_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
+                                    double scale) {
+  const int64_t B = q.dim(0), H = q.dim(1), Tq = q.dim(2), D = q.dim(3), Tk = k.dim(2);
+  auto values = [](const Tensor& t) { return t.to(Device::cpu()).to(DType::F64).contiguous().to_vector<double>(); };
+  const std::vector<double> qv = values(q), kv = values(k), vv = values(v);
+  const std::vector<double> mv =
+      mask.defined() ? values(mask.broadcast_as(Shape{B, H, Tq, Tk})) : std::vector<double>{};
+  std::vector<double> out(size_t(B * H * Tq * D));
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < Tq; ++i) {
+      std::vector<double> s(size_t(Tk), -INFINITY);
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < Tk; ++j) {
+        if (causal && j > i + Tk - Tq) continue;
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) dot += qv[size_t((bh * Tq + i) * D + d)] * kv[size_t((bh * Tk + j) * D + d)];
+        s[size_t(j)] = dot * scale + (mv.empty() ? 0.0 : mv[size_t((bh * Tq + i) * Tk + j)]);
+        mx = std::max(mx, s[size_t(j)]);
+      }
+      double denom = 0;
+      std::vector<double> o(size_t(D), 0.0);
+      for (int64_t j = 0; j < Tk && mx > -INFINITY; ++j) {
+        const double w = std::exp(s[size_t(j)] - mx);
+        denom += w;
+        for (int64_t d = 0; d < D; ++d) o[size_t(d)] += w * vv[size_t((bh * Tk + j) * D + d)];
+      }
+      for (int64_t d = 0; d < D; ++d) out[size_t((bh * Tq + i) * D + d)] = denom > 0 ? o[size_t(d)] / denom : NAN;
+    }
+  return out;
+}
+
+TEST_P(Attention, OddSizesStridedViewsAgainstNaiveReference) {
+  // Head dim 20 (not a whole number of SIMD vectors), 70 queries (a block of 64 and one of 6)
+  // over 83 keys (a tile of 64 and one of 19): q an offset narrow of a wider permuted tensor,
+  // k with a strided head dim, the mask broadcast over heads with a non-unit key stride, one
+  // of its rows entirely -inf (NaN) and one whose first key tile is -inf; with and without
+  // causal (queries aligned to the end of the keys); then 3 of the queries (decode-sized).
+  const int64_t B = 2, H = 3, Tq = 70, Tk = 83, D = 20;
+  manual_seed(7);
+  const Tensor q_wide = randn(Shape{B, Tq, H, D + 3});
+  const Tensor k_t = randn(Shape{B, H, D, Tk});
+  const Tensor v_all = randn(Shape{B, H, Tk, D});
+  std::vector<float> m(size_t(B * Tk * Tq));
+  for (size_t n = 0; n < m.size(); ++n) m[n] = -float(n % 7) * 0.3f;
+  for (int64_t j = 0; j < Tk; ++j) m[size_t((1 * Tk + j) * Tq + 5)] = -INFINITY;  // batch 1, query 5: no key
+  for (int64_t j = 0; j < 64; ++j) m[size_t(j * Tq + 9)] = -INFINITY;             // batch 0, query 9: tile 1 only
+  const Tensor mask_t = Tensor::from_vector(m, Shape{B, 1, Tk, Tq});
+  for (DType dt : kDTypes)
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + (causal ? " causal" : ""));
+      const Tensor q = q_wide.to(dt).to(dev()).narrow(3, 2, D).permute({0, 2, 1, 3});
+      const Tensor k = k_t.to(dt).to(dev()).transpose(2, 3);
+      const Tensor v = v_all.to(dt).to(dev());
+      const Tensor mask = mask_t.to(dt).to(dev()).transpose(2, 3);
+      const Tensor got = scaled_dot_product_attention(q, k, v, mask, {.causal = causal, .scale = 0.37});
+      const std::vector<double> want = naive_attention(q, k, v, mask, causal, 0.37);
+      EXPECT_CLOSE(got.to_vector<double>(), want, tol(dt), tol(dt));
+      EXPECT_TRUE(std::isnan(got.to_vector<double>()[size_t(((1 * H + 2) * Tq + 5) * D)]));
+      // 3 queries (a decode step; f32/f64 read K and V rows in place) over contiguous k.
+      const Tensor q3 = q.narrow(2, 4, 3), k3 = k.contiguous(), m3 = mask.narrow(2, 4, 3);
+      EXPECT_CLOSE(scaled_dot_product_attention(q3, k3, v, m3, {.causal = causal, .scale = 0.37}).to_vector<double>(),
+                   naive_attention(q3, k3, v, m3, causal, 0.37), tol(dt), tol(dt));
+    }
+}
+
 TEST_P(Attention, RopeInterleavedAndHalfSplit) {
   for (DType dt : kDTypes) {
     SCOPED_TRACE(dtype_name(dt));

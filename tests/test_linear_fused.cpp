@@ -27,10 +27,21 @@ struct Case {
 
 class LinearFused : public test::DeviceTest {
  protected:
-  // out = epilogue(x w^T + b) + r against the reference; w_view picks the weight's layout.
-  void check(const Case& c, DType dt, int w_view = 0) {
+  // out = epilogue(x w^T + b) + r against the reference; w_view and x_view pick the layouts.
+  void check(const Case& c, DType dt, int w_view = 0, int x_view = 0) {
     const int64_t rows = c.e.glu ? 2 * c.N : c.N;
     auto [x, xv] = test::rounded_random(Shape{c.M, c.K}, dt, dev(), 1);
+    if (x_view == 1) {  // (K, M) stored, used transposed
+      auto [xt, xtv] = test::rounded_random(Shape{c.K, c.M}, dt, dev(), 1);
+      x = xt.t();
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t k = 0; k < c.K; ++k) xv[size_t(m * c.K + k)] = xtv[size_t(k * c.M + m)];
+    } else if (x_view == 2) {  // rows 1.., columns 2.. of a larger matrix: offset, row stride K + 3
+      auto [big, bigv] = test::rounded_random(Shape{c.M + 1, c.K + 3}, dt, dev(), 1);
+      x = big.narrow(0, 1, c.M).narrow(1, 2, c.K);
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t k = 0; k < c.K; ++k) xv[size_t(m * c.K + k)] = bigv[size_t((m + 1) * (c.K + 3) + 2 + k)];
+    }
     Tensor w;
     std::vector<double> wv;  // (rows, K) row-major values
     if (w_view == 0) {
@@ -139,6 +150,22 @@ TEST_P(LinearFused, WeightViews) {
   for (const DType dt : {DType::F32, DType::F16, DType::BF16})
     for (const int64_t M : {1, 5, 40})
       for (const int view : {1, 2}) check({M, 64, 24, {.act = Act::Silu}, true, true}, dt, view);
+}
+
+// The CPU's f32/f64 path fills the output with the bias (and the residual when there is no
+// activation) and has BLAS add the product onto it, then applies the activation in place:
+// every combination of bias, residual and activation, on input views, odd sizes, decode and
+// prefill rows.
+TEST_P(LinearFused, BiasFirstCombinationsOnInputViews) {
+  for (const DType dt : {DType::F32, DType::F64})
+    for (const int64_t M : {1, 6, 67})
+      for (const Act a : {Act::None, Act::GeluErf, Act::Relu})
+        for (const bool bias : {false, true})
+          for (const bool residual : {false, true})
+            for (const int x_view : {0, 1, 2}) {
+              SCOPED_TRACE("x view " + std::to_string(x_view) + " act " + std::to_string(int(a)));
+              check({M, 45, 29, {.act = a}, bias, residual}, dt, x_view == 1 ? 1 : 0, x_view);
+            }
 }
 
 TEST_P(LinearFused, BatchDimsEmptyAndStridedInput) {

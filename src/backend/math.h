@@ -13,10 +13,10 @@
 
 namespace wick::math {
 
-// exp and tanh for f32 written without calls or branches, so that GCC vectorizes the
+// exp, tanh and erf for f32 written without calls or branches, so that GCC vectorizes the
 // loops that use them (glibc's expf/tanhf are scalar calls: 5-10x slower than numpy's
 // SIMD exp). Cephes' polynomials: about 1 ulp (exp) and 2 ulp (tanh) on the CPU tests'
-// goldens. Device code keeps CUDA's own expf/tanhf.
+// goldens; erf below. Device code keeps CUDA's own expf/tanhf/erff.
 WICK_HD inline float expf_poly(float x) {
   // Range handling without clamping x itself: a clamped x is a constant GCC would fold
   // the whole polynomial for, turning the selects into branches it cannot vectorize.
@@ -57,6 +57,38 @@ WICK_HD inline float tanhf_poly(float x) {
   return a < 0.625f ? small : (x < 0 ? -large : large);
 }
 
+// erf for f32 without calls or branches (glibc's erff is a scalar call: it was an eighth of
+// all-MiniLM's CPU time, through GELU). |x| < 0.921875: x + x P(x^2); beyond,
+// 1 - e^{-x^2} G(1 / (1 + |x|/2)) with erfc(a) e^{a^2} fitted up to |x| = 4 (past it erf
+// rounds to +-1). P and G are minimax fits in double (scripts/fit_erf_poly.py): 1.5e-8 and
+// 3.8e-8 relative, so the f32 result is within about 1 ulp (checked densely by the tests).
+WICK_HD inline float erff_poly(float x) {
+  const float a = x < 0 ? -x : x;
+  const float z = x * x;
+  float p = -6.0135135563e-04f;
+  p = p * z + 4.9980286441e-03f;
+  p = p * z - 2.6770255092e-02f;
+  p = p * z + 1.1281928034e-01f;
+  p = p * z - 3.7612505803e-01f;
+  p = p * z + 1.2837915170e-01f;
+  const float small = x + x * p;
+  // NaN passes the clamp (comparisons with it are false) and stays NaN through e^{-a^2}.
+  const float ac = a > 4.0f ? 4.0f : a;
+  const float t = 1.0f / (1.0f + 0.5f * ac);
+  float g = -5.2173625575e-02f;
+  g = g * t - 6.0803738697e-02f;
+  g = g * t + 4.0736930615e-01f;
+  g = g * t + 9.9432780063e-02f;
+  g = g * t + 3.3134655904e-01f;
+  g = g * t + 2.7355000272e-01f;
+  g = g * t + 6.0968786699e-04f;
+  const float large = 1.0f - expf_poly(-ac * ac) * g;
+  // The sign of x onto the large branch by bits (a float ?: would be a branch GCC keeps).
+  const float signed_large =
+      std::bit_cast<float>(std::bit_cast<uint32_t>(large) | (std::bit_cast<uint32_t>(x) & 0x80000000u));
+  return a < 0.921875f ? small : signed_large;
+}
+
 #define WICK_MATH_UNARY(name, ffn, dfn)                   \
   WICK_HD inline float name(float x) { return ::ffn(x); } \
   WICK_HD inline double name(double x) { return ::dfn(x); }
@@ -64,18 +96,20 @@ WICK_HD inline float tanhf_poly(float x) {
 #if defined(__CUDA_ARCH__)
 WICK_MATH_UNARY(wexp, expf, exp)
 WICK_MATH_UNARY(wtanh, tanhf, tanh)
+WICK_MATH_UNARY(werf, erff, erf)
 #else
 inline float wexp(float x) { return expf_poly(x); }
 inline double wexp(double x) { return ::exp(x); }
 inline float wtanh(float x) { return tanhf_poly(x); }
 inline double wtanh(double x) { return ::tanh(x); }
+inline float werf(float x) { return erff_poly(x); }
+inline double werf(double x) { return ::erf(x); }
 #endif
 WICK_MATH_UNARY(wexpm1, expm1f, expm1)
 WICK_MATH_UNARY(wlog, logf, log)
 WICK_MATH_UNARY(wsqrt, sqrtf, sqrt)
 WICK_MATH_UNARY(wsin, sinf, sin)
 WICK_MATH_UNARY(wcos, cosf, cos)
-WICK_MATH_UNARY(werf, erff, erf)
 WICK_MATH_UNARY(wfloor, floorf, floor)
 WICK_MATH_UNARY(wceil, ceilf, ceil)
 // rint rounds in the current rounding mode, which is to nearest, ties to even.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "wick/nn.h"
 #include "wick/tensor.h"
 
 namespace wick::models {
@@ -44,9 +45,10 @@ class BertModel {
 
  private:
   struct Layer {
-    Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, ff1_w, ff1_b, ff2_w, ff2_b, ln2_w, ln2_b;
+    Tensor qkv_w, qkv_b;  // query, key and value stacked: (3H, H) and (3H)
+    Tensor o_w, o_b, ln1_w, ln1_b, ff1_w, ff1_b, ff2_w, ff2_b, ln2_w, ln2_b;
   };
-  Tensor activation(const Tensor& x) const;
+  LinearEpilogue::Act activation() const;  // the feed-forward's, from hidden_act
 
   BertConfig config_;
   Device device_;

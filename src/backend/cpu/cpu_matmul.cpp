@@ -13,6 +13,8 @@
 // Batches: the front end broadcast the batch dims (stride 0 where broadcast). Many small
 // GEMMs run in parallel over batches, one single-threaded BLAS call each; big GEMMs run
 // one after another and let OpenBLAS use its own threads.
+#include "backend/cpu/cpu_matmul.h"
+
 #include <cblas.h>
 
 #include <climits>
@@ -70,34 +72,38 @@ void pack(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, C* dst
 }
 
 // One output row (M == 1, the decode step of a language model) is a matrix-vector
-// product: gemv reads the weight once, where gemm would first repack it.
-void gemv(bool ta, bool tb, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c) {
+// product: gemv reads the weight once, where gemm would first repack it. beta is 0
+// (c = product) or 1 (c += product).
+void gemv(bool ta, bool tb, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+          float beta) {
   // y (N) = op(B)^T-as-stored x: B stored K x N (tb false) or N x K (tb true).
   cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, blasint(tb ? N : K), blasint(tb ? K : N), 1.0f, b,
-              blasint(ldb), a, blasint(ta ? lda : 1), 0.0f, c, 1);
+              blasint(ldb), a, blasint(ta ? lda : 1), beta, c, 1);
 }
-void gemv(bool ta, bool tb, int64_t N, int64_t K, const double* a, int64_t lda, const double* b, int64_t ldb,
-          double* c) {
+void gemv(bool ta, bool tb, int64_t N, int64_t K, const double* a, int64_t lda, const double* b, int64_t ldb, double* c,
+          double beta) {
   cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, blasint(tb ? N : K), blasint(tb ? K : N), 1.0, b,
-              blasint(ldb), a, blasint(ta ? lda : 1), 0.0, c, 1);
+              blasint(ldb), a, blasint(ta ? lda : 1), beta, c, 1);
 }
 
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
-          float* c, int64_t ldc) {
-  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c);
+          float* c, int64_t ldc, float beta) {
+  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c, beta);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(M), blasint(N),
-              blasint(K), 1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c, blasint(ldc));
+              blasint(K), 1.0f, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
 }
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* a, int64_t lda, const double* b, int64_t ldb,
-          double* c, int64_t ldc) {
-  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c);
+          double* c, int64_t ldc, double beta) {
+  if (M == 1 && N > 1 && K > 0) return gemv(ta, tb, N, K, a, lda, b, ldb, c, beta);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blasint(M), blasint(N),
-              blasint(K), 1.0, a, blasint(lda), b, blasint(ldb), 0.0, c, blasint(ldc));
+              blasint(K), 1.0, a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
 }
 
 // T: the stored dtype; C: the BLAS type (float for f16/bf16/f32, double for f64).
+// accumulate (T == C only): out += a @ b.
 template <class T, class C>
-void blas_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* out) {
+void blas_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* out,
+                 bool accumulate) {
   constexpr bool same = std::is_same_v<T, C>;
   const BlasOperand fa = same ? blas_form(p.M, p.K, ars, acs) : BlasOperand{};
   const BlasOperand fb = same ? blas_form(p.K, p.N, brs, bcs) : BlasOperand{};
@@ -133,7 +139,7 @@ void blas_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T
       sc.resize(size_t(p.M * p.N));
       pc = sc.data();
     }
-    gemm(ua.trans, ub.trans, p.M, p.N, p.K, pa, ua.ld, pb, ub.ld, pc, std::max<int64_t>(p.N, 1));
+    gemm(ua.trans, ub.trans, p.M, p.N, p.K, pa, ua.ld, pb, ub.ld, pc, std::max<int64_t>(p.N, 1), C(accumulate ? 1 : 0));
     if constexpr (!same)
       for (int64_t k = 0; k < p.M * p.N; ++k) o[k] = convert<T>(sc[size_t(k)]);
   };
@@ -171,7 +177,11 @@ void loop_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T
 
 }  // namespace
 
-void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { cpu::matmul_into(a, b, out, false); }
+
+void cpu::matmul_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  WICK_CHECK(!accumulate || out.dtype() == DType::F32 || out.dtype() == DType::F64, Internal,
+             "matmul: accumulating into ", out.dtype(), " is not implemented (f32 and f64 only)");
   const size_t r = a.rank();
   Problem p;
   p.M = a.shape()[r - 2];
@@ -184,7 +194,7 @@ void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
     p.batches *= out.shape()[d];
   }
   if (out.numel() == 0) return;
-  if (p.K == 0) return fill(out, Scalar(0));
+  if (p.K == 0) return accumulate ? void() : cpu_backend().fill(out, Scalar(0));
   WICK_CHECK(p.M <= INT_MAX && p.N <= INT_MAX && p.K <= INT_MAX, Unsupported, "matmul: dims ", p.M, "x", p.K, " @ ",
              p.K, "x", p.N, " exceed the 32-bit sizes of the BLAS interface");
   const int64_t ars = a.strides()[r - 2], acs = a.strides()[r - 1];
@@ -194,9 +204,9 @@ void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
     const T* pb = cpu::base_ptr<const T>(b) + b.offset();
     T* po = cpu::base_ptr<T>(out) + out.offset();
     if constexpr (std::is_same_v<T, double>)
-      blas_matmul<T, double>(p, pa, ars, acs, pb, brs, bcs, po);
+      blas_matmul<T, double>(p, pa, ars, acs, pb, brs, bcs, po, accumulate);
     else if constexpr (is_float_v<T>)
-      blas_matmul<T, float>(p, pa, ars, acs, pb, brs, bcs, po);
+      blas_matmul<T, float>(p, pa, ars, acs, pb, brs, bcs, po, accumulate);
     else
       loop_matmul<T>(p, pa, ars, acs, pb, brs, bcs, po);
   });

@@ -1,13 +1,7 @@
 // The unary elementwise family: one strided kernel over (dtype, functor). The enum ->
-// functor table lives in backend/elementwise_ops.h, shared with the CUDA backend.
-//
-// GCC only if-converts (and so vectorizes) the range selects of math.h's f32 exp/tanh
-// when it may assume FP operations do not trap; wick never reads FP exception flags, so
-// this file drops -ftrapping-math (exp 4x, gelu 5x faster). Better as a project-wide
-// flag in cmake/WickOptions.cmake; kept here so the change stays in this family's files.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
+// functor table lives in backend/elementwise_ops.h, shared with the CUDA backend. The
+// contiguous loop vectorizes the f32 exp/tanh/erf of backend/math.h because the CPU
+// kernels compile with -fno-trapping-math (src/CMakeLists.txt).
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/strided.h"
 #include "backend/elementwise_ops.h"
