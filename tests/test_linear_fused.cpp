@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "support/devices.h"
@@ -28,7 +29,9 @@ struct Case {
 class LinearFused : public test::DeviceTest {
  protected:
   // out = epilogue(x w^T + b) + r against the reference; w_view and x_view pick the layouts.
-  void check(const Case& c, DType dt, int w_view = 0, int x_view = 0) {
+  // wdt: the weight's dtype when it differs from x's (an f32 x over an f16/bf16 weight).
+  void check(const Case& c, DType dt, int w_view = 0, int x_view = 0, std::optional<DType> wdt = {}) {
+    const DType wt_dt = wdt.value_or(dt);
     const int64_t rows = c.e.glu ? 2 * c.N : c.N;
     auto [x, xv] = test::rounded_random(Shape{c.M, c.K}, dt, dev(), 1);
     if (x_view == 1) {  // (K, M) stored, used transposed
@@ -45,15 +48,15 @@ class LinearFused : public test::DeviceTest {
     Tensor w;
     std::vector<double> wv;  // (rows, K) row-major values
     if (w_view == 0) {
-      std::tie(w, wv) = test::rounded_random(Shape{rows, c.K}, dt, dev(), 2, 0.2f);
+      std::tie(w, wv) = test::rounded_random(Shape{rows, c.K}, wt_dt, dev(), 2, 0.2f);
     } else if (w_view == 1) {  // (K, rows) stored, used through .t() (GPT-2's layout on the CPU)
-      auto [wt, wtv] = test::rounded_random(Shape{c.K, rows}, dt, dev(), 2, 0.2f);
+      auto [wt, wtv] = test::rounded_random(Shape{c.K, rows}, wt_dt, dev(), 2, 0.2f);
       w = wt.t();
       wv.resize(size_t(rows * c.K));
       for (int64_t n = 0; n < rows; ++n)
         for (int64_t k = 0; k < c.K; ++k) wv[size_t(n * c.K + k)] = wtv[size_t(k * rows + n)];
     } else {  // rows 1.. of a larger matrix: an offset view (its start not 16-byte aligned)
-      auto [big, bigv] = test::rounded_random(Shape{rows + 1, c.K}, dt, dev(), 2, 0.2f);
+      auto [big, bigv] = test::rounded_random(Shape{rows + 1, c.K}, wt_dt, dev(), 2, 0.2f);
       w = big.narrow(0, 1, rows);
       wv.assign(bigv.begin() + c.K, bigv.end());
     }
@@ -146,6 +149,28 @@ TEST_P(LinearFused, LongRowsFewOutputs) {
     }
 }
 
+// An f32 model over 16-bit weights (llama.cpp's way with f16/bf16 files on the CPU): the
+// weight's exact values against f32 rows, f32 out; decode rows (the CPU's GEMVs that read the
+// weight in place, both weight layouts), prefill rows (panel widening + sgemm), the bias-first
+// and by-parts paths, views. Other devices widen the weight and must agree.
+TEST_P(LinearFused, F32InputOver16BitWeights) {
+  for (const DType wdt : {DType::F16, DType::BF16})
+    for (const int64_t M : {1, 5, 8, 9, 40})
+      for (const int view : {0, 1, 2}) {
+        SCOPED_TRACE("weight " + std::string(dtype_name(wdt)) + " view " + std::to_string(view));
+        check({M, 72, 29, {}, false, false}, DType::F32, view, 0, wdt);
+        check({M, 64, 24, {.act = Act::GeluErf}, true, true}, DType::F32, view, view == 1 ? 2 : 0, wdt);
+        check({M, 40, 12, {.act = Act::Silu, .glu = true}, true, false, true}, DType::F32, view, 0, wdt);
+      }
+  // A long row (the GEMV's K loop and its tail) and a batch dim.
+  check({3, 4104, 9, {}, true, true}, DType::F32, 0, 0, DType::F16);
+  const Tensor w = Tensor::from_vector(test::random_normal(6 * 16, 5, 1), Shape{6, 16}).to(DType::BF16).to(dev());
+  const Tensor x = Tensor::from_vector(test::random_normal(2 * 3 * 16, 6, 1), Shape{2, 3, 16}).to(dev());
+  const Tensor got = linear(x, w);
+  ASSERT_EQ(got.dtype(), DType::F32);
+  EXPECT_LT(max(abs(got - matmul(x, w.to(DType::F32).t()))).to(DType::F64).item<double>(), 1e-5);
+}
+
 TEST_P(LinearFused, WeightViews) {
   for (const DType dt : {DType::F32, DType::F16, DType::BF16})
     for (const int64_t M : {1, 5, 40})
@@ -220,6 +245,12 @@ TEST_P(LinearFused, ClearErrors) {
             }),
             ErrorKind::ShapeMismatch);
   EXPECT_EQ(test::thrown_kind([&] { linear(x.to(DType::I64), w.to(DType::I64)); }), ErrorKind::DTypeMismatch);
+  // Mixed dtypes: only an f32 input over an f16/bf16 weight.
+  EXPECT_EQ(test::thrown_kind([&] { linear(x.to(DType::F16), w); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { linear(x.to(DType::BF16), w.to(DType::F16)); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { linear(x, w.to(DType::F64)); }), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] { linear(x, w.to(DType::F16), Tensor::empty(Shape{5}, DType::F16, dev())); }),
+            ErrorKind::DTypeMismatch);
   EXPECT_EQ(test::thrown_kind([&] { linear_epilogue(x, {}, {}, {}, DType::I64); }), ErrorKind::DTypeMismatch);
   EXPECT_EQ(test::thrown_kind([&] { rms_norm_linear(x, Tensor::empty(Shape{7}, DType::F32, dev()), 1e-5, w); }),
             ErrorKind::ShapeMismatch);

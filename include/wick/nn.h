@@ -30,6 +30,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     const AttentionOptions& opt = {});
 
 // x @ weight^T + bias without copying weight (weight (out, in), as PyTorch's Linear).
+// weight has x's dtype, or is f16/bf16 under an f32 x: an f32 model over 16-bit weights
+// (the product, bias, residual and output are f32, the weight's values exact). The CPU
+// reads such a weight in place; other devices widen it to f32 for the call.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
 // What a fused linear applies to its product p = x @ weight^T + bias before writing:

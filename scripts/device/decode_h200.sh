@@ -6,8 +6,9 @@
 # (.device/build.tar.xz, pack_build.sh) runs the CUDA cases of TESTS under ctest and the
 # test binaries of MEMCHECK under compute-sanitizer memcheck, and the Llama-1B-shaped file
 # is written.
-#   TESTS='ctest regex' MEMCHECK="test_a test_b" [QUANTS="Q8_0 Q4_0 Q4_K_M"] \
-#     bash scripts/device/decode_h200.sh
+#   TESTS='ctest regex' MEMCHECK="test_a test_b" [SHAPES="1b 8b"] [QUANTS="Q8_0 Q4_0 Q4_K_M"] \
+#     [BEFORE_BENCH="command"] bash scripts/device/decode_h200.sh
+# BEFORE_BENCH runs after the tests, while llama.cpp may still be building (a profile).
 # Writes to $OUT: ctest.log, memcheck_<test>.log, llama_build.log, and llm_h200.sh's files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,9 +21,12 @@ setsid bash -c "cd $lc/trim && cmake -S . -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_C
   && ninja -C b llama-bench llama-quantize llama-batched-bench; touch $lc/done" > "$out/llama_build.log" 2>&1 < /dev/null &
 source scripts/device/unpack.sh
 export PYTHONPATH=$lc/trim/gguf-py${PYTHONPATH:+:$PYTHONPATH}
-# Written under another name and renamed: llm_h200.sh makes the file itself when it is absent.
-(python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out /tmp/m/part.gguf > "$out/make_gguf.log" 2>&1 &&
-  mv /tmp/m/part.gguf /tmp/m/l1b-f16.gguf) &
+# The F16 file of each shape of SHAPES (default 1b), written under another name and renamed:
+# llm_h200.sh makes a file itself when it is absent.
+(for s in ${SHAPES:-1b}; do
+  python3 bench/make_llama_gguf.py --shape "$s" --dtype f16 --out /tmp/m/part.gguf >> "$out/make_gguf.log" 2>&1 &&
+    mv /tmp/m/part.gguf "/tmp/m/l$s-f16.gguf"
+done) &
 maker=$!
 nvidia-smi -L
 (cd build && timeout "${CTEST_TIMEOUT:-200}" ctest -j8 --timeout 150 -R "${TESTS:-cuda_0}" > "$out/ctest.log" 2>&1)
@@ -34,6 +38,7 @@ for t in ${MEMCHECK:-}; do
     "build/tests/$t" --gtest_filter='*cuda*' > "$out/memcheck_$t.log" 2>&1
   echo "$t memcheck rc=$? $(grep -h 'ERROR SUMMARY' "$out/memcheck_$t.log")"
 done
+[[ -n "${BEFORE_BENCH:-}" ]] && bash -c "$BEFORE_BENCH"
 wait "$maker"
 PROFILE=${PROFILE:-0} LLAMA_BIN=$lc/trim/b/bin WAIT_FOR=$lc/done timeout "${BENCH_TIMEOUT:-330}" \
   bash scripts/device/llm_h200.sh

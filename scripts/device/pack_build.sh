@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs a CUDA build made here (BLA_STATIC=ON: a self-contained libwick.so, and the CUDA
+# Packs a CUDA build made here (BLA_STATIC=ON, or OpenBLAS carried in deps/; the CUDA
 # module libwick_cuda.so beside it) into .device/build.tar.xz, to be carried to the GPU machine, where
 # scripts/device/h200_check.sh unpacks it. The ctest files keep this checkout's absolute
 # paths, so the GPU machine links this path to its copy of the checkout.
@@ -17,8 +17,10 @@ pattern='tests/test_*'
 while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls $pattern tests/*.cmake 2>/dev/null | sort -u)
 # Debian libraries libwick.so and the wick command (cpp-httplib: `wick serve`) link that the
 # GPU machine (no apt) lacks: carried in deps/, which unpack.sh puts on LD_LIBRARY_PATH.
+# OpenBLAS (with its Fortran runtime) too when the build links it dynamically (no BLA_STATIC).
 rm -rf "$build/deps" && mkdir -p "$build/deps"
-ldd "$build/src/libwick.so" "$build/tools/wick/wick" | awk '/libpcre2|libutf8proc|libcpp-httplib/ {print $3}' |
+ldd "$build/src/libwick.so" "$build/tools/wick/wick" |
+  awk '/libpcre2|libutf8proc|libcpp-httplib|libopenblas|libgfortran|libquadmath/ {print $3}' |
   sort -u | xargs -r -I{} cp -L {} "$build/deps/"
 files+=(deps)
 # Stripped copies (symbol tables off, the dynamic symbols kept): ~2 MB less to carry.

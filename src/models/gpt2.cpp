@@ -36,12 +36,22 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
     if (on_tensor) on_tensor(++done, total);
     return t;
   };
-  m.wte_ = w("wte.weight", Shape{c.vocab_size, E});
+  // A matrix of an f32 model on the CPU stays f16/bf16 when stored so: linear reads it in
+  // place (half the bytes per decode step, as llama.cpp runs 16-bit files), and the
+  // embedding's gathered rows are promoted by the add of the position embedding.
+  auto mat = [&](const std::string& name, Shape shape) {
+    const DType stored = gpt2_weights::checked(f, name, shape).dtype();
+    const bool keep = device.is_cpu() && dtype == DType::F32 && (stored == DType::F16 || stored == DType::BF16);
+    Tensor t = take(f, name, shape, device, keep ? stored : dtype);
+    if (on_tensor) on_tensor(++done, total);
+    return t;
+  };
+  m.wte_ = mat("wte.weight", Shape{c.vocab_size, E});
   m.wpe_ = w("wpe.weight", Shape{c.n_positions, E});
   m.ln_f_w_ = w("ln_f.weight", Shape{E});
   m.ln_f_b_ = w("ln_f.bias", Shape{E});
   // save_pretrained drops the tied lm_head.weight; older exports keep a copy of wte.
-  m.lm_head_ = f.contains("lm_head.weight") ? w("lm_head.weight", Shape{c.vocab_size, E}) : m.wte_;
+  m.lm_head_ = f.contains("lm_head.weight") ? mat("lm_head.weight", Shape{c.vocab_size, E}) : m.wte_;
   for (int64_t i = 0; i < c.n_layer; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     Layer l;
@@ -52,21 +62,20 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
     // matrix is transposed once at load, because the decode step's GEMV (linear's one-kernel
     // path) reads rows of (out, in) with 16-byte loads.
     auto out_in = [&](Tensor t) { return device.is_cuda() ? t.t().contiguous() : t.t(); };
-    l.attn_w = out_in(w(p + "attn.c_attn.weight", Shape{E, 3 * E}));
+    l.attn_w = out_in(mat(p + "attn.c_attn.weight", Shape{E, 3 * E}));
     l.attn_b = w(p + "attn.c_attn.bias", Shape{3 * E});
-    l.attn_proj_w = out_in(w(p + "attn.c_proj.weight", Shape{E, E}));
+    l.attn_proj_w = out_in(mat(p + "attn.c_proj.weight", Shape{E, E}));
     l.attn_proj_b = w(p + "attn.c_proj.bias", Shape{E});
     l.ln2_w = w(p + "ln_2.weight", Shape{E});
     l.ln2_b = w(p + "ln_2.bias", Shape{E});
-    l.fc_w = out_in(w(p + "mlp.c_fc.weight", Shape{E, I}));
+    l.fc_w = out_in(mat(p + "mlp.c_fc.weight", Shape{E, I}));
     l.fc_b = w(p + "mlp.c_fc.bias", Shape{I});
-    l.mlp_proj_w = out_in(w(p + "mlp.c_proj.weight", Shape{I, E}));
+    l.mlp_proj_w = out_in(mat(p + "mlp.c_proj.weight", Shape{I, E}));
     l.mlp_proj_b = w(p + "mlp.c_proj.bias", Shape{E});
     m.layers_.push_back(std::move(l));
   }
   return m;
 }
-
 
 Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",

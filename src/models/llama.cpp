@@ -76,7 +76,7 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
 Tensor LlamaModel::embed(const Tensor& ids) const {
   Tensor x;
   if (!embedding_.quantized()) {
-    x = embedding(ids, embedding_.dense);
+    x = embedding(ids, embedding_.dense).to(dtype_);  // a 16-bit table of an f32 model (llama_load.cpp)
   } else {
     // Gather the packed rows of the ids (device ops, so a CUDA graph can record it) and
     // dequantize just those: the table is never expanded.

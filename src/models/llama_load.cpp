@@ -135,7 +135,15 @@ struct LlamaLoader {
     if (!r.stored.dense.defined()) return r.stored.packed.bytes.nbytes();
     if (const auto q = quant_type_for(opt.quantize, r.shape[1]))
       return ggml_row_bytes(*q, r.shape[1], kOp) * size_t(r.shape[0]);
-    return size_t(r.shape.numel()) * dtype_size(m.dtype_);
+    return size_t(r.shape.numel()) * dtype_size(matrix_dtype(r.stored.dense.dtype()));
+  }
+
+  // A float matrix's dtype once loaded: the compute dtype, except that an f32 model on the
+  // CPU keeps f16/bf16 weights as stored (its linears read them in place, as llama.cpp
+  // does) instead of doubling their bytes, and so every decode step's reads.
+  DType matrix_dtype(DType stored) const {
+    const bool half = stored == DType::F16 || stored == DType::BF16;
+    return m.device_.is_cpu() && m.dtype_ == DType::F32 && half ? stored : m.dtype_;
   }
 
   DType vector_dtype(Kind kind) const { return kind == Kind::Norm && m.config_.gemma_norms ? DType::F32 : m.dtype_; }
@@ -156,7 +164,7 @@ struct LlamaLoader {
     } else if (const auto q = quant_type_for(opt.quantize, r.shape[1])) {
       w.packed = quantize(r.stored.dense, *q, r.name).to(dev);
     } else {
-      w.dense = r.stored.dense.to(m.dtype_).to(dev);  // zero-copy when already dtype on the CPU
+      w.dense = r.stored.dense.to(matrix_dtype(r.stored.dense.dtype())).to(dev);  // zero-copy on the CPU
     }
   }
 
@@ -184,8 +192,8 @@ struct LlamaLoader {
         rows += p->packed.shape[0];
       }
       const Tensor joined = cat(bytes, 0);
-      into.packed = QuantTensor{first.packed.name, first.packed.type, Shape{rows, first.packed.shape[1]},
-                                joined.storage()};
+      into.packed =
+          QuantTensor{first.packed.name, first.packed.type, Shape{rows, first.packed.shape[1]}, joined.storage()};
     }
     if ((*biases.begin())->defined()) {
       std::vector<Tensor> bs;

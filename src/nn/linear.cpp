@@ -51,6 +51,12 @@ void check_norm(const char* op, const Tensor& norm, double eps, const Tensor& x,
   WICK_CHECK(eps >= 0, InvalidArgument, op, ": eps must be non-negative, got ", eps);
 }
 
+// An f32 input with an f16/bf16 weight: an f32 model over 16-bit weights (the product is
+// f32, from the exact values of the weight), as llama.cpp runs 16-bit files on the CPU.
+bool mixed_weight(const Tensor& x, const Tensor& weight) {
+  return x.dtype() == DType::F32 && (weight.dtype() == DType::F16 || weight.dtype() == DType::BF16);
+}
+
 Tensor rows_of(const Tensor& t, int64_t cols) { return t.defined() ? t.contiguous().reshape({-1, cols}) : t; }
 
 // linear or rms_norm_linear (norm defined).
@@ -58,7 +64,7 @@ Tensor fused_linear(const char* op, const Tensor& x, const Tensor& norm, double 
                     const Tensor& bias, const Tensor& residual, const LinearEpilogue& epilogue) {
   const Device dev = detail::common_device(op, {&x, &weight});
   detail::check_float(op, x);
-  detail::check_same_dtype(op, x, weight);
+  if (!mixed_weight(x, weight)) detail::check_same_dtype(op, x, weight);
   WICK_CHECK(weight.rank() == 2, ShapeMismatch, op, ": weight must be 2-D (out, in), got shape ", weight.shape());
   WICK_CHECK(x.rank() >= 1 && x.dim(-1) == weight.dim(1), ShapeMismatch, op, ": input of shape ", x.shape(),
              " does not match weight of shape ", weight.shape(), " (in features ", weight.dim(1), ")");
@@ -71,7 +77,9 @@ Tensor fused_linear(const char* op, const Tensor& x, const Tensor& norm, double 
   Tensor out = Tensor::empty(out_shape, x.dtype(), dev);
   if (out.numel() == 0) return out;
   const int64_t R = out.numel() / n;  // x's rows (a -1 would not resolve for K == 0)
-  detail::backend_of(x).linear({epilogue, eps}, x.reshape({R, k}), norm.defined() ? norm.contiguous() : norm, weight,
+  // The CPU multiplies f32 rows by a 16-bit weight in place; elsewhere the weight is widened.
+  const Tensor w = mixed_weight(x, weight) && !dev.is_cpu() ? weight.to(x.dtype()) : weight;
+  detail::backend_of(x).linear({epilogue, eps}, x.reshape({R, k}), norm.defined() ? norm.contiguous() : norm, w,
                                bias.defined() ? bias.contiguous() : bias, rows_of(residual, n), out.reshape({-1, n}));
   return out;
 }

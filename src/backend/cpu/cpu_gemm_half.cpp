@@ -34,7 +34,8 @@ constexpr int64_t kMaxGemvRows = 8;
 // Work (multiply-adds) per parallel task below which threading costs more than it saves.
 constexpr int64_t kTaskWork = 32768;
 
-// Eight consecutive 16-bit values widened to f32 (exact for both formats).
+// Eight consecutive values widened to f32 (exact for both 16-bit formats).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const f16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 inline __m256 load8(const bf16* p) {
   const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -69,8 +70,10 @@ std::vector<float> widen_rows(const T* a, int64_t M, int64_t K, int64_t ars, int
 // out[m][n] = dot(x[m], w_n) with w_n = b + n * bcs contiguous over K. Four weight rows at a
 // time: four independent FMA chains per activation row, and the four rows (4 x K x 2 bytes)
 // stay in L1 while the M activation rows pass over them.
+// With accumulate, out += the product (the fused linear's bias-first pass).
 template <class T>
-void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* out) {
+void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* out,
+                       bool accumulate) {
   constexpr int64_t kCols = 4;
   const int64_t groups = (N + kCols - 1) / kCols;
   parallel_for(groups, std::max<int64_t>(1, kTaskWork / (kCols * K * M)), [&](int64_t lo, int64_t hi) {
@@ -92,7 +95,7 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
         float s[kCols] = {simd::hsum(acc0), simd::hsum(acc1), simd::hsum(acc2), simd::hsum(acc3)};
         for (; k < K; ++k)
           for (int64_t j = 0; j < kCols; ++j) s[j] += xm[k] * float(w[j][k]);
-        for (int64_t j = 0; j < nc; ++j) out[m * N + n0 + j] = s[j];
+        for (int64_t j = 0; j < nc; ++j) out[m * N + n0 + j] = (accumulate ? out[m * N + n0 + j] : 0.0f) + s[j];
       }
     }
   });
@@ -101,7 +104,8 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
 // out[m][:] = sum_k x[m][k] * b[k][:] with each row b + k * brs contiguous over N. A task owns
 // a block of kBlock columns and keeps its M x kBlock accumulators in registers / L1.
 template <class T>
-void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t brs, float* out) {
+void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t brs, float* out,
+                       bool accumulate) {
   constexpr int64_t kVec = 8, kBlock = 64;  // 8 ymm accumulators per activation row
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   parallel_for(blocks, std::max<int64_t>(1, kTaskWork / (kBlock * K * M)), [&](int64_t lo, int64_t hi) {
@@ -128,16 +132,54 @@ void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
       }
       for (int64_t m = 0; m < M; ++m) {
         float* o = out + m * N + n0;
-        for (int64_t j = 0; j < nv; ++j) _mm256_storeu_ps(o + j * kVec, acc[m][j]);
+        for (int64_t j = 0; j < nv; ++j)
+          _mm256_storeu_ps(o + j * kVec,
+                           accumulate ? _mm256_add_ps(_mm256_loadu_ps(o + j * kVec), acc[m][j]) : acc[m][j]);
         // Columns past the last full vector: a plain loop over K (at most 7 of them).
         for (int64_t n = nv * kVec; n < nc; ++n) {
           float s = 0;
           for (int64_t k = 0; k < K; ++k) s += x[m * K + k] * float(b[k * brs + n0 + n]);
-          o[n] = s;
+          o[n] = (accumulate ? o[n] : 0.0f) + s;
         }
       }
     }
   });
+}
+
+// c (M x N, contiguous f32) = a @ b, or c += a @ b with accumulate; a is f32 or T.
+template <class A, class T>
+void product(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+             int64_t bcs, float* c, bool accumulate) {
+  // Strides of size-1 dimensions do not matter; normalizing them lets more layouts match.
+  if (M == 1) ars = K;
+  if (K == 1) acs = 1, brs = 1;
+  if (N == 1) bcs = 1;
+  if (M <= kMaxGemvRows && (brs == 1 || bcs == 1)) {
+    const std::vector<float> x = widen_rows(a, M, K, ars, acs);
+    if (brs == 1)
+      gemv_k_contiguous(M, N, K, x.data(), b, bcs, c, accumulate);
+    else
+      gemv_n_contiguous(M, N, K, x.data(), b, brs, c, accumulate);
+    return;
+  }
+  std::vector<float> fa(size_t(M * K));
+  widen_matrix(a, M, K, ars, acs, fa.data());
+  // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
+  // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
+  // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed
+  // to sgemm with the transpose flag.
+  const bool tb = brs == 1 && bcs != 1;
+  const int64_t P = std::min(N, std::max<int64_t>(64, (int64_t(1) << 20) / std::max<int64_t>(K, 1)) / 16 * 16);
+  std::vector<float> fb(size_t(K * P));
+  for (int64_t n0 = 0; n0 < N; n0 += P) {
+    const int64_t np = std::min(P, N - n0);
+    if (tb)
+      widen_matrix(b + n0 * bcs, np, K, bcs, brs, fb.data());
+    else
+      widen_matrix(b + n0 * bcs, K, np, brs, bcs, fb.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(np), int(K), 1.0f, fa.data(),
+                int(K), fb.data(), int(tb ? K : np), accumulate ? 1.0f : 0.0f, c + n0, int(N));
+  }
 }
 
 }  // namespace
@@ -145,40 +187,18 @@ void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
 template <class T>
 bool half_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
                int64_t bcs, T* out) {
-  // Strides of size-1 dimensions do not matter; normalizing them lets more layouts match.
-  if (M == 1) ars = K;
-  if (K == 1) acs = 1, brs = 1;
-  if (N == 1) bcs = 1;
   std::vector<float> c(size_t(M * N));
-  if (M <= kMaxGemvRows && (brs == 1 || bcs == 1)) {
-    const std::vector<float> x = widen_rows(a, M, K, ars, acs);
-    if (brs == 1)
-      gemv_k_contiguous(M, N, K, x.data(), b, bcs, c.data());
-    else
-      gemv_n_contiguous(M, N, K, x.data(), b, brs, c.data());
-  } else {
-    std::vector<float> fa(size_t(M * K));
-    widen_matrix(a, M, K, ars, acs, fa.data());
-    // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
-    // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
-    // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed
-    // to sgemm with the transpose flag.
-    const bool tb = brs == 1 && bcs != 1;
-    const int64_t P = std::min(N, std::max<int64_t>(64, (int64_t(1) << 20) / std::max<int64_t>(K, 1)) / 16 * 16);
-    std::vector<float> fb(size_t(K * P));
-    for (int64_t n0 = 0; n0 < N; n0 += P) {
-      const int64_t np = std::min(P, N - n0);
-      if (tb)
-        widen_matrix(b + n0 * bcs, np, K, bcs, brs, fb.data());
-      else
-        widen_matrix(b + n0 * bcs, K, np, brs, bcs, fb.data());
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(np), int(K), 1.0f,
-                  fa.data(), int(K), fb.data(), int(tb ? K : np), 0.0f, c.data() + n0, int(N));
-    }
-  }
+  product(M, N, K, a, ars, acs, b, brs, bcs, c.data(), false);
   parallel_for(M * N, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) out[i] = convert<T>(c[size_t(i)]);
   });
+  return true;
+}
+
+template <class T>
+bool mixed_gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+                int64_t bcs, float* out, bool accumulate) {
+  product(M, N, K, a, ars, acs, b, brs, bcs, out, accumulate);
   return true;
 }
 
@@ -189,11 +209,20 @@ bool half_gemm(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*, 
   return false;  // no AVX2/F16C/FMA in this build: the caller's generic path
 }
 
+template <class T>
+bool mixed_gemm(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const T*, int64_t, int64_t, float*, bool) {
+  return false;
+}
+
 #endif
 
 template bool half_gemm<f16>(int64_t, int64_t, int64_t, const f16*, int64_t, int64_t, const f16*, int64_t, int64_t,
                              f16*);
 template bool half_gemm<bf16>(int64_t, int64_t, int64_t, const bf16*, int64_t, int64_t, const bf16*, int64_t, int64_t,
                               bf16*);
+template bool mixed_gemm<f16>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const f16*, int64_t, int64_t,
+                              float*, bool);
+template bool mixed_gemm<bf16>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const bf16*, int64_t, int64_t,
+                               float*, bool);
 
 }  // namespace wick::cpu

@@ -6,6 +6,10 @@
 // 16-bit weight directly (a GEMV per weight layout); larger ones convert both operands to
 // f32 in parallel and call sgemm. Returns false where the build lacks AVX2/F16C/FMA, so
 // the caller keeps its generic path.
+//
+// mixed_gemm is the same product for an f32 a (the activations of a model computing in f32
+// over 16-bit weights, as llama.cpp does on the CPU): out is f32 and, with accumulate,
+// out += a @ b (the fused linear adds the product onto its bias).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +22,17 @@ template <class T>
 bool half_gemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
                int64_t bcs, T* out);
 
+template <class T>
+bool mixed_gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+                int64_t bcs, float* out, bool accumulate);
+
 extern template bool half_gemm<f16>(int64_t, int64_t, int64_t, const f16*, int64_t, int64_t, const f16*, int64_t,
                                     int64_t, f16*);
 extern template bool half_gemm<bf16>(int64_t, int64_t, int64_t, const bf16*, int64_t, int64_t, const bf16*, int64_t,
                                      int64_t, bf16*);
+extern template bool mixed_gemm<f16>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const f16*, int64_t,
+                                     int64_t, float*, bool);
+extern template bool mixed_gemm<bf16>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const bf16*, int64_t,
+                                      int64_t, float*, bool);
 
 }  // namespace wick::cpu

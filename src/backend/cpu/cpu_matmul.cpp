@@ -6,7 +6,8 @@
 // is copied into a contiguous scratch matrix first: never a "non-contiguous" error.
 // f16/bf16 go to cpu_gemm_half (GEMVs reading the 16-bit weight for decode-sized M,
 // parallel widening + sgemm otherwise); the whole-operand scalar pack below is only the
-// fallback for builds without AVX2/F16C.
+// fallback for builds without AVX2/F16C. An f32 a with an f16/bf16 b (only the fused
+// linear asks for it) gives an f32 product through the same kernels.
 // Integer dtypes use a plain loop kernel that accumulates in 64 bits (wrapping, then
 // stored in the dtype); it is correct but not tuned.
 //
@@ -175,6 +176,32 @@ void loop_matmul(const Problem& p, const T* a, int64_t ars, int64_t acs, const T
                     });
 }
 
+// f32 a @ f16/bf16 b into f32 out: the linears of an f32 model over 16-bit weights read
+// the weight in place (cpu_gemm_half's mixed_gemm). Builds without AVX2/F16C widen b.
+void mixed_matmul(const Problem& p, const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  WICK_CHECK(
+      a.dtype() == DType::F32 && out.dtype() == DType::F32 && (b.dtype() == DType::F16 || b.dtype() == DType::BF16),
+      Internal, "matmul: mixed operands ", a.dtype(), " @ ", b.dtype(), " -> ", out.dtype(),
+      " (only f32 @ f16/bf16 -> f32)");
+  const size_t r = a.rank();
+  const int64_t ars = a.strides()[r - 2], acs = a.strides()[r - 1];
+  const int64_t brs = b.strides()[r - 2], bcs = b.strides()[r - 1];
+  const float* pa = cpu::base_ptr<const float>(a) + a.offset();
+  float* po = cpu::base_ptr<float>(out) + out.offset();
+  const bool done = dispatch_float(b.dtype(), "matmul", [&]<class T>() {
+    if constexpr (is_half_v<T>) {
+      const T* pb = cpu::base_ptr<const T>(b) + b.offset();
+      for (int64_t i = 0; i < p.batches; ++i)
+        if (!cpu::mixed_gemm(p.M, p.N, p.K, pa + p.a_offset(i), ars, acs, pb + p.b_offset(i), brs, bcs,
+                             po + i * p.M * p.N, accumulate))
+          return false;
+      return true;
+    }
+    return false;
+  });
+  if (!done) cpu::matmul_into(a, b.to(DType::F32), out, accumulate);
+}
+
 }  // namespace
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) { cpu::matmul_into(a, b, out, false); }
@@ -199,6 +226,7 @@ void cpu::matmul_into(const Tensor& a, const Tensor& b, const Tensor& out, bool 
              p.K, "x", p.N, " exceed the 32-bit sizes of the BLAS interface");
   const int64_t ars = a.strides()[r - 2], acs = a.strides()[r - 1];
   const int64_t brs = b.strides()[r - 2], bcs = b.strides()[r - 1];
+  if (a.dtype() != b.dtype()) return mixed_matmul(p, a, b, out, accumulate);
   dispatch(a.dtype(), [&]<class T>() {
     const T* pa = cpu::base_ptr<const T>(a) + a.offset();
     const T* pb = cpu::base_ptr<const T>(b) + b.offset();
