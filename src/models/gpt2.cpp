@@ -60,8 +60,13 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
     // Stored (in, out); linear() takes (out, in). On the CPU the transposed view (BLAS takes
     // it with a transpose flag, and the weights stay in the file mapping); on CUDA the
     // matrix is transposed once at load, because the decode step's GEMV (linear's one-kernel
-    // path) reads rows of (out, in) with 16-byte loads.
-    auto out_in = [&](Tensor t) { return device.is_cuda() ? t.t().contiguous() : t.t(); };
+    // path) reads rows of (out, in) with 16-byte loads. So are 16-bit matrices on the CPU:
+    // its f16/bf16 kernels stream rows over K (cpu_gemm_half.cpp; GPT-2 f16 prefill 0.63x -> 0.89x
+    // llama.cpp in one measurement, docs/perf.md).
+    auto out_in = [&](Tensor t) {
+      const bool half_rows = t.dtype() == DType::F16 || t.dtype() == DType::BF16;
+      return device.is_cuda() || half_rows ? t.t().contiguous() : t.t();
+    };
     l.attn_w = out_in(mat(p + "attn.c_attn.weight", Shape{E, 3 * E}));
     l.attn_b = w(p + "attn.c_attn.bias", Shape{3 * E});
     l.attn_proj_w = out_in(mat(p + "attn.c_proj.weight", Shape{E, E}));

@@ -81,16 +81,17 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
       const int64_t n0 = g * kCols, nc = std::min(kCols, N - n0);
       const T* w[kCols];
       for (int64_t j = 0; j < kCols; ++j) w[j] = b + (n0 + std::min(j, nc - 1)) * bcs;  // short group: repeat
+      const T *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];                           // registers, not reloads of w[]
       for (int64_t m = 0; m < M; ++m) {
         const float* xm = x + m * K;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
         int64_t k = 0;
         for (; k + 8 <= K; k += 8) {
           const __m256 xv = _mm256_loadu_ps(xm + k);
-          acc0 = _mm256_fmadd_ps(xv, load8(w[0] + k), acc0);
-          acc1 = _mm256_fmadd_ps(xv, load8(w[1] + k), acc1);
-          acc2 = _mm256_fmadd_ps(xv, load8(w[2] + k), acc2);
-          acc3 = _mm256_fmadd_ps(xv, load8(w[3] + k), acc3);
+          acc0 = _mm256_fmadd_ps(xv, load8(w0 + k), acc0);
+          acc1 = _mm256_fmadd_ps(xv, load8(w1 + k), acc1);
+          acc2 = _mm256_fmadd_ps(xv, load8(w2 + k), acc2);
+          acc3 = _mm256_fmadd_ps(xv, load8(w3 + k), acc3);
         }
         float s[kCols] = {simd::hsum(acc0), simd::hsum(acc1), simd::hsum(acc2), simd::hsum(acc3)};
         for (; k < K; ++k)
@@ -101,49 +102,130 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
   });
 }
 
-// out[m][:] = sum_k x[m][k] * b[k][:] with each row b + k * brs contiguous over N. A task owns
-// a block of kBlock columns and keeps its M x kBlock accumulators in registers / L1.
+// out[m][:] = sum_k x[m][k] * b[k][:] with each row b + k * brs contiguous over N (GPT-2's
+// (in, out) weights). Tasks split K, not N: each streams a contiguous band of whole rows,
+// which the prefetchers follow, where a block of columns walked down K touches a new page
+// every row (the weight's rows are kilobytes apart). Each band sums into its own M x N
+// partial (four weight rows per pass over it); the partials are added at the end.
 template <class T>
 void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t brs, float* out,
                        bool accumulate) {
-  constexpr int64_t kVec = 8, kBlock = 64;  // 8 ymm accumulators per activation row
-  const int64_t blocks = (N + kBlock - 1) / kBlock;
-  parallel_for(blocks, std::max<int64_t>(1, kTaskWork / (kBlock * K * M)), [&](int64_t lo, int64_t hi) {
-    __m256 acc[kMaxGemvRows][kBlock / kVec];
-    for (int64_t blk = lo; blk < hi; ++blk) {
-      const int64_t n0 = blk * kBlock, nc = std::min(kBlock, N - n0), nv = nc / kVec;
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t j = 0; j < kBlock / kVec; ++j) acc[m][j] = _mm256_setzero_ps();
-      for (int64_t k = 0; k < K; ++k) {
-        const T* row = b + k * brs + n0;
-        if (nv == kBlock / kVec) {  // full block: fixed trip counts the compiler unrolls
-          __m256 bv[kBlock / kVec];
-          for (int64_t j = 0; j < kBlock / kVec; ++j) bv[j] = load8(row + j * kVec);
-          for (int64_t m = 0; m < M; ++m) {
-            const __m256 xv = _mm256_set1_ps(x[m * K + k]);
-            for (int64_t j = 0; j < kBlock / kVec; ++j) acc[m][j] = _mm256_fmadd_ps(xv, bv[j], acc[m][j]);
+  constexpr int64_t kVec = 8, kRows = 4;  // the pass below is written for four rows
+  const int64_t bands = std::clamp<int64_t>(M * N * K / kTaskWork, 1, std::min<int64_t>(4 * num_threads(), K));
+  const int64_t band_rows = (K + bands - 1) / bands, nv = N / kVec * kVec;
+  std::vector<float> part(size_t(bands * M * N), 0.0f);
+  parallel_for(bands, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t band = lo; band < hi; ++band) {
+      const int64_t k0 = band * band_rows, k1 = std::min(K, k0 + band_rows);
+      float* acc = part.data() + band * M * N;
+      for (int64_t k = k0; k < k1; k += kRows) {
+        const int64_t kr = std::min(kRows, k1 - k);
+        const T* r[kRows];
+        for (int64_t j = 0; j < kRows; ++j) r[j] = b + (k + std::min(j, kr - 1)) * brs;
+        for (int64_t m = 0; m < M; ++m) {
+          // A short group repeats its last row with a zero factor.
+          __m256 xv[kRows];
+          for (int64_t j = 0; j < kRows; ++j) xv[j] = _mm256_set1_ps(j < kr ? x[m * K + k + j] : 0.0f);
+          float* am = acc + m * N;
+          for (int64_t n = 0; n < nv; n += kVec) {
+            // Two short chains instead of one of four FMAs: the products of a pass do not
+            // wait on each other's latency.
+            const __m256 p = _mm256_fmadd_ps(xv[1], load8(r[1] + n), _mm256_mul_ps(xv[0], load8(r[0] + n)));
+            const __m256 q = _mm256_fmadd_ps(xv[3], load8(r[3] + n), _mm256_mul_ps(xv[2], load8(r[2] + n)));
+            _mm256_storeu_ps(am + n, _mm256_add_ps(_mm256_loadu_ps(am + n), _mm256_add_ps(p, q)));
           }
-        } else {
-          for (int64_t j = 0; j < nv; ++j) {
-            const __m256 bv = load8(row + j * kVec);
-            for (int64_t m = 0; m < M; ++m) acc[m][j] = _mm256_fmadd_ps(_mm256_set1_ps(x[m * K + k]), bv, acc[m][j]);
-          }
-        }
-      }
-      for (int64_t m = 0; m < M; ++m) {
-        float* o = out + m * N + n0;
-        for (int64_t j = 0; j < nv; ++j)
-          _mm256_storeu_ps(o + j * kVec,
-                           accumulate ? _mm256_add_ps(_mm256_loadu_ps(o + j * kVec), acc[m][j]) : acc[m][j]);
-        // Columns past the last full vector: a plain loop over K (at most 7 of them).
-        for (int64_t n = nv * kVec; n < nc; ++n) {
-          float s = 0;
-          for (int64_t k = 0; k < K; ++k) s += x[m * K + k] * float(b[k * brs + n0 + n]);
-          o[n] = (accumulate ? o[n] : 0.0f) + s;
+          for (int64_t n = nv; n < N; ++n)
+            for (int64_t j = 0; j < kr; ++j) am[n] += x[m * K + k + j] * float(r[j][n]);
         }
       }
     }
   });
+  parallel_for(M * N, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      float s = accumulate ? out[i] : 0.0f;
+      for (int64_t band = 0; band < bands; ++band) s += part[size_t(band * M * N + i)];
+      out[i] = s;
+    }
+  });
+}
+
+// The larger products with a K-contiguous weight (an (out, in) weight viewed transposed, as
+// Llama's are): register tiles of RM rows of x by RN weight rows, dot products over K kept in
+// 8-lane accumulators and summed across lanes at the end (llamafile's tinyBLAS form). Each
+// weight vector is converted once per RM rows and never written out widened; x (f32) is
+// read from L2. 4 x 3 tiles: 12 accumulators, 3 weight vectors and one x vector fill the 16
+// AVX2 registers; FMAs, not loads, are then the bound.
+template <int RM, int RN, class T>
+void tile_k_contiguous(int64_t K, const float* x, int64_t ldx, const T* const* w, float* c, int64_t ldc, int nr,
+                       bool accumulate) {
+  __m256 acc[RM][RN];
+#pragma GCC unroll 6
+  for (int i = 0; i < RM; ++i)
+#pragma GCC unroll 3
+    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    __m256 bv[RN];
+#pragma GCC unroll 3
+    for (int j = 0; j < RN; ++j) bv[j] = load8(w[j] + k);
+#pragma GCC unroll 6
+    for (int i = 0; i < RM; ++i) {
+      __m256 av = _mm256_loadu_ps(x + i * ldx + k);
+      // Held in a register: GCC would otherwise fold the load into each FMA, RN loads of the
+      // same vector, and the loads (not the FMAs) would bound the loop.
+      asm("" : "+x"(av));
+#pragma GCC unroll 3
+      for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < RM; ++i)
+    for (int j = 0; j < nr; ++j) {
+      float s = simd::hsum(acc[i][j]);
+      for (int64_t t = k; t < K; ++t) s += x[i * ldx + t] * float(w[j][t]);
+      c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + s;
+    }
+}
+
+// c (M x N) = x (M x K, contiguous f32) @ b with b's rows b + n * bcs contiguous over K.
+// Blocked for the caches: K in slices of kColBlock; the weight rows in panels of kPanel
+// (128 KB of f16 per slice: L2) split over the threads; within a panel each tile of RM rows
+// of x (12 KB: L1) meets every group of RN weight rows before the next tile is loaded. So
+// per FMA the loop reads 2 bytes of weight per RM from L2 and x from L1: streaming x from
+// L2 instead (x tiles outer to the weight groups) bound the loop at L2's 32 bytes a cycle.
+// Partial sums of the K slices accumulate in c.
+template <class T>
+void gemm_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* c,
+                       bool accumulate) {
+  constexpr int RM = 6, RN = 2;
+  constexpr int64_t kColBlock = 1024, kPanel = 64;
+  const int64_t panels = (N + kPanel - 1) / kPanel;
+  for (int64_t kb = 0; kb < K; kb += kColBlock) {
+    const int64_t kn = std::min(kColBlock, K - kb);
+    const bool acc = accumulate || kb > 0;
+    parallel_for(panels, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t p0 = p * kPanel, p1 = std::min(N, p0 + kPanel);
+        for (int64_t m = 0; m < M; m += RM) {
+          const float* xm = x + m * K + kb;
+          const int64_t mr = std::min<int64_t>(RM, M - m);
+          for (int64_t n0 = p0; n0 < p1; n0 += RN) {
+            const int nr = int(std::min<int64_t>(RN, p1 - n0));
+            const T* w[RN];
+            for (int j = 0; j < RN; ++j) w[j] = b + (n0 + std::min(j, nr - 1)) * bcs + kb;  // short group: repeat
+            float* cm = c + m * N + n0;
+            switch (mr) {
+              case 1: tile_k_contiguous<1, RN>(kn, xm, K, w, cm, N, nr, acc); break;
+              case 2: tile_k_contiguous<2, RN>(kn, xm, K, w, cm, N, nr, acc); break;
+              case 3: tile_k_contiguous<3, RN>(kn, xm, K, w, cm, N, nr, acc); break;
+              case 4: tile_k_contiguous<4, RN>(kn, xm, K, w, cm, N, nr, acc); break;
+              case 5: tile_k_contiguous<5, RN>(kn, xm, K, w, cm, N, nr, acc); break;
+              default: tile_k_contiguous<RM, RN>(kn, xm, K, w, cm, N, nr, acc);
+            }
+          }
+        }
+      }
+    });
+  }
 }
 
 // c (M x N, contiguous f32) = a @ b, or c += a @ b with accumulate; a is f32 or T.
@@ -164,6 +246,7 @@ void product(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t a
   }
   std::vector<float> fa(size_t(M * K));
   widen_matrix(a, M, K, ars, acs, fa.data());
+  if (brs == 1) return gemm_k_contiguous(M, N, K, fa.data(), b, bcs, c, accumulate);
   // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
   // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
   // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed
