@@ -3,10 +3,11 @@
 # llama.cpp's `llama-batched-bench`, then `wick serve` against `llama-server` under the same
 # load (bench/serve_load.py: streaming completions, 256-token prompts and outputs), on the
 # Llama-3.2-1B-shaped F16 and Q4_K_M files of bench/make_llama_gguf.py.
-#   LLAMA_BIN=DIR [WAIT_FOR=FILE] [QUANTS="F16 Q4_K_M"] [NPL=1,8,32,64] [REPS=2] \
+#   LLAMA_BIN=DIR [WAIT_FOR=FILE] [QUANTS="F16 Q4_K_M"] [NPL=1,8,32,64] [REPS=2] [BATCHED=0] \
 #     bash scripts/device/serve_h200.sh
 # LLAMA_BIN: the bin folder of a llama.cpp CUDA build with llama-quantize, llama-batched-bench
-# and llama-server (not part of wick; docs/perf.md says how to build one). WAIT_FOR: a file
+# and llama-server (not part of wick; docs/perf.md says how to build one: configure with
+# -DLLAMA_BUILD_SERVER=ON for llama-server). BATCHED=0 skips the engine rows. WAIT_FOR: a file
 # that appears when that build is done (wick's side runs first, while it builds).
 # Writes to $OUT: bb_<file>.txt (both engines' tables), serve_<file>.md (the load table).
 set -uo pipefail
@@ -24,11 +25,12 @@ wick_batched() {  # FILE TAG
   echo "== wick batched-bench $2" | tee -a "$out/bb_$2.txt"
   timeout 240 $w batched-bench --model "$1" --device cuda:0 -npp 256 -ntg 256 -npl "$npl" 2>&1 | tee -a "$out/bb_$2.txt"
 }
-wick_batched "$(gguf_of F16)" F16
+[[ ${BATCHED:-1} == 1 ]] && wick_batched "$(gguf_of F16)" F16
 while [[ -n "${WAIT_FOR:-}" && ! -f $WAIT_FOR ]]; do sleep 3; done  # the llama.cpp build
 for q in ${QUANTS:-F16 Q4_K_M}; do
   f=$(gguf_of "$q")
   [[ -f $f ]] || "$LLAMA_BIN/llama-quantize" "$(gguf_of F16)" "$f" "$q" > /dev/null 2>&1
+  [[ ${BATCHED:-1} == 1 ]] || continue  # BATCHED=0: the servers only
   [[ $q == F16 ]] || wick_batched "$f" "$q"
   echo "== llama-batched-bench $q" | tee -a "$out/bb_$q.txt"
   timeout 240 "$LLAMA_BIN/llama-batched-bench" -m "$f" -ngl 99 -c "$ctx" -b 2048 -ub 512 \

@@ -1,12 +1,13 @@
-// f16/bf16 matmul kernels (cpu_gemm_half.h). Three paths:
+// f16/bf16 matmul kernels (cpu_gemm_half.h), for a 16-bit a or an f32 a (mixed_gemm). Paths:
 //  - small M, b's K dimension contiguous (an (out, in) weight viewed transposed): for each
-//    weight row an FMA dot over K against the f32 activation rows;
-//  - small M, b's N dimension contiguous (an (in, out) weight): axpy of weight rows into
-//    f32 accumulator rows, a block of columns per task;
-//  - anything else: a and b converted to f32 in parallel (vectorized along unit-stride
-//    rows), one sgemm.
-// The GEMVs are memory bound: the point is to stream the 16-bit weight once, in parallel
-// over N, instead of first widening all of it in one thread.
+//    group of four weight rows an FMA dot over K against the f32 activation rows;
+//  - small M, b's N dimension contiguous (an (in, out) weight): tasks split K into bands of
+//    whole weight rows, each summing into its own partial, added at the end;
+//  - larger M with b's K dimension contiguous: register tiles (gemm_k_contiguous), the weight
+//    converted as it is read;
+//  - anything else: b widened to f32 a panel at a time in parallel, one sgemm per panel.
+// The GEMVs are memory bound: the point is to stream the 16-bit weight once, in parallel,
+// instead of first widening all of it.
 #include "backend/cpu/cpu_gemm_half.h"
 
 #include <cblas.h>

@@ -3,9 +3,10 @@
 // One matrix product out (M x N, contiguous) = a (M x K) @ b (K x N), each operand with any
 // element strides. Products accumulate in f32 from the exact f32 values of the 16-bit
 // inputs, and the f32 result is rounded to T once. Decode-sized products (small M) read the
-// 16-bit weight directly (a GEMV per weight layout); larger ones convert both operands to
-// f32 in parallel and call sgemm. Returns false where the build lacks AVX2/F16C/FMA, so
-// the caller keeps its generic path.
+// 16-bit weight directly (a GEMV per weight layout); larger ones with a K-contiguous weight
+// take register tiles that convert the weight as they read it, others widen b in panels
+// for sgemm. Returns false where the build lacks AVX2/F16C/FMA, so the caller keeps its
+// generic path.
 //
 // mixed_gemm is the same product for an f32 a (the activations of a model computing in f32
 // over 16-bit weights, as llama.cpp does on the CPU): out is f32 and, with accumulate,
