@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "gpt2_weights.h"
+#include "matrix_dtype.h"
 #include "wick/io.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
@@ -36,13 +37,12 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
     if (on_tensor) on_tensor(++done, total);
     return t;
   };
-  // A matrix of an f32 model on the CPU stays f16/bf16 when stored so: linear reads it in
-  // place (half the bytes per decode step, as llama.cpp runs 16-bit files), and the
-  // embedding's gathered rows are promoted by the add of the position embedding.
+  // A matrix in the dtype matrix_dtype.h picks: an f32 model on the CPU keeps 16-bit ones
+  // as stored (the embedding's gathered rows are promoted by the add of the position
+  // embedding).
   auto mat = [&](const std::string& name, Shape shape) {
-    const DType stored = gpt2_weights::checked(f, name, shape).dtype();
-    const bool keep = device.is_cpu() && dtype == DType::F32 && (stored == DType::F16 || stored == DType::BF16);
-    Tensor t = take(f, name, shape, device, keep ? stored : dtype);
+    const Tensor stored = gpt2_weights::checked(f, name, shape);
+    Tensor t = stored.to(matrix_dtype(device, dtype, stored.dtype())).to(device);
     if (on_tensor) on_tensor(++done, total);
     return t;
   };

@@ -7,6 +7,7 @@
 #include "llama_config.h"
 #include "llama_names.h"
 #include "llama_weights.h"
+#include "matrix_dtype.h"
 #include "wick/build_info.h"
 #include "wick/error.h"
 #include "wick/gguf.h"
@@ -138,13 +139,8 @@ struct LlamaLoader {
     return size_t(r.shape.numel()) * dtype_size(matrix_dtype(r.stored.dense.dtype()));
   }
 
-  // A float matrix's dtype once loaded: the compute dtype, except that an f32 model on the
-  // CPU keeps f16/bf16 weights as stored (its linears read them in place, as llama.cpp
-  // does) instead of doubling their bytes, and so every decode step's reads.
-  DType matrix_dtype(DType stored) const {
-    const bool half = stored == DType::F16 || stored == DType::BF16;
-    return m.device_.is_cpu() && m.dtype_ == DType::F32 && half ? stored : m.dtype_;
-  }
+  // A float matrix's dtype once loaded (matrix_dtype.h).
+  DType matrix_dtype(DType stored) const { return models::matrix_dtype(m.device_, m.dtype_, stored); }
 
   DType vector_dtype(Kind kind) const { return kind == Kind::Norm && m.config_.gemma_norms ? DType::F32 : m.dtype_; }
 

@@ -60,12 +60,18 @@ void widen_matrix(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs
   });
 }
 
-// The M activation rows widened once (they are reused for every output column).
+// The M activation rows as contiguous f32 (they are reused for every output column): a
+// itself when it already is, else widened once into scratch (in parallel for many rows).
 template <class T>
-std::vector<float> widen_rows(const T* a, int64_t M, int64_t K, int64_t ars, int64_t acs) {
-  std::vector<float> x(size_t(M * K));
-  for (int64_t m = 0; m < M; ++m) widen(a + m * ars, K, acs, x.data() + m * K);
-  return x;
+const float* f32_rows(const T* a, int64_t M, int64_t K, int64_t ars, int64_t acs, std::vector<float>& scratch) {
+  if constexpr (std::is_same_v<T, float>)
+    if (acs == 1 && ars == K) return a;
+  scratch.resize(size_t(M * K));
+  if (M <= kMaxGemvRows)
+    for (int64_t m = 0; m < M; ++m) widen(a + m * ars, K, acs, scratch.data() + m * K);
+  else
+    widen_matrix(a, M, K, ars, acs, scratch.data());
+  return scratch.data();
 }
 
 // out[m][n] = dot(x[m], w_n) with w_n = b + n * bcs contiguous over K. Four weight rows at a
@@ -153,9 +159,9 @@ void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
 // The larger products with a K-contiguous weight (an (out, in) weight viewed transposed, as
 // Llama's are): register tiles of RM rows of x by RN weight rows, dot products over K kept in
 // 8-lane accumulators and summed across lanes at the end (llamafile's tinyBLAS form). Each
-// weight vector is converted once per RM rows and never written out widened; x (f32) is
-// read from L2. 4 x 3 tiles: 12 accumulators, 3 weight vectors and one x vector fill the 16
-// AVX2 registers; FMAs, not loads, are then the bound.
+// weight vector is converted once per RM rows and never written out widened. The caller's
+// 6 x 2 tiles keep 12 accumulators, 2 weight vectors and one x vector in the 16 AVX2
+// registers (4 x 3 spilled under GCC).
 template <int RM, int RN, class T>
 void tile_k_contiguous(int64_t K, const float* x, int64_t ldx, const T* const* w, float* c, int64_t ldc, int nr,
                        bool accumulate) {
@@ -237,17 +243,16 @@ void product(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t a
   if (M == 1) ars = K;
   if (K == 1) acs = 1, brs = 1;
   if (N == 1) bcs = 1;
+  std::vector<float> scratch;
+  const float* x = f32_rows(a, M, K, ars, acs, scratch);
   if (M <= kMaxGemvRows && (brs == 1 || bcs == 1)) {
-    const std::vector<float> x = widen_rows(a, M, K, ars, acs);
     if (brs == 1)
-      gemv_k_contiguous(M, N, K, x.data(), b, bcs, c, accumulate);
+      gemv_k_contiguous(M, N, K, x, b, bcs, c, accumulate);
     else
-      gemv_n_contiguous(M, N, K, x.data(), b, brs, c, accumulate);
+      gemv_n_contiguous(M, N, K, x, b, brs, c, accumulate);
     return;
   }
-  std::vector<float> fa(size_t(M * K));
-  widen_matrix(a, M, K, ars, acs, fa.data());
-  if (brs == 1) return gemm_k_contiguous(M, N, K, fa.data(), b, bcs, c, accumulate);
+  if (brs == 1) return gemm_k_contiguous(M, N, K, x, b, bcs, c, accumulate);
   // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
   // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
   // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed
@@ -261,8 +266,8 @@ void product(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t a
       widen_matrix(b + n0 * bcs, np, K, bcs, brs, fb.data());
     else
       widen_matrix(b + n0 * bcs, K, np, brs, bcs, fb.data());
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(np), int(K), 1.0f, fa.data(),
-                int(K), fb.data(), int(tb ? K : np), accumulate ? 1.0f : 0.0f, c + n0, int(N));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(np), int(K), 1.0f, x, int(K),
+                fb.data(), int(tb ? K : np), accumulate ? 1.0f : 0.0f, c + n0, int(N));
   }
 }
 
