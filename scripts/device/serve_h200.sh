@@ -4,10 +4,11 @@
 # load (bench/serve_load.py: streaming completions, 256-token prompts and outputs), on the
 # Llama-3.2-1B-shaped F16 and Q4_K_M files of bench/make_llama_gguf.py.
 #   LLAMA_BIN=DIR [WAIT_FOR=FILE] [QUANTS="F16 Q4_K_M"] [NPL=1,8,32,64] [REPS=2] [BATCHED=0] \
-#     bash scripts/device/serve_h200.sh
+#     [SERVERS=0] [STEPS="graph forward"] bash scripts/device/serve_h200.sh
 # LLAMA_BIN: the bin folder of a llama.cpp CUDA build with llama-quantize, llama-batched-bench
 # and llama-server (not part of wick; docs/perf.md says how to build one: configure with
-# -DLLAMA_BUILD_SERVER=ON for llama-server). BATCHED=0 skips the engine rows. WAIT_FOR: a file
+# -DLLAMA_BUILD_SERVER=ON for llama-server). BATCHED=0 skips the engine rows, SERVERS=0 the
+# HTTP rows; STEPS: wick's decode steps to run (batched-bench --step; default graph). WAIT_FOR: a file
 # that appears when that build is done (wick's side runs first, while it builds).
 # Writes to $OUT: bb_<file>.txt (both engines' tables), serve_<file>.md (the load table).
 set -uo pipefail
@@ -22,8 +23,11 @@ gguf_of() { [[ $1 == F16 ]] && echo "$m/l1b-f16.gguf" || echo "$m/l1b-$1.gguf"; 
 max_npl=${npl##*,}; ctx=$((max_npl * 512))
 
 wick_batched() {  # FILE TAG
-  echo "== wick batched-bench $2" | tee -a "$out/bb_$2.txt"
-  timeout 240 $w batched-bench --model "$1" --device cuda:0 -npp 256 -ntg 256 -npl "$npl" 2>&1 | tee -a "$out/bb_$2.txt"
+  for step in ${STEPS:-graph}; do
+    echo "== wick batched-bench $2 --step $step" | tee -a "$out/bb_$2.txt"
+    timeout 240 $w batched-bench --model "$1" --device cuda:0 -npp 256 -ntg 256 -npl "$npl" --step "$step" 2>&1 |
+      tee -a "$out/bb_$2.txt"
+  done
 }
 [[ ${BATCHED:-1} == 1 ]] && wick_batched "$(gguf_of F16)" F16
 while [[ -n "${WAIT_FOR:-}" && ! -f $WAIT_FOR ]]; do sleep 3; done  # the llama.cpp build
@@ -38,6 +42,7 @@ for q in ${QUANTS:-F16 Q4_K_M}; do
 done
 
 # The servers, side by side: both up at once, serve_load.py alternates them per row.
+[[ ${SERVERS:-1} == 1 ]] || exit 0
 for q in ${QUANTS:-F16 Q4_K_M}; do
   f=$(gguf_of "$q")
   $w serve --model "$f" --device cuda:0 --port 8080 --parallel "$max_npl" --max-queue 256 --ctx-size 1024 \

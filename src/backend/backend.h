@@ -113,6 +113,13 @@ struct AttentionParams {
   double scale = 1.0;
 };
 
+// cache_attention's options as resolved by the front end (nn.h CacheAttentionOptions).
+struct CacheAttentionParams {
+  double scale = 1.0;
+  int64_t window = 0;  // > 0: row b sees keys [lengths[b] - window, lengths[b]) only
+  double softcap = 0;  // > 0: scores = softcap * tanh(scores / softcap)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

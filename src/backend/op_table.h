@@ -109,6 +109,14 @@
   /* q (B,H,Tq,D), k/v (B,H,Tk,D), mask undefined or broadcast to (B,H,Tq,Tk); out (B,H,Tq,D) */                 \
   X(attention, (const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, \
                 const Tensor& out))                                                                              \
+  /* q (B,H,D), k/v (P,KV,N,D) pools, slots/lengths (B) i64 whose values the backend checks; out (B,H,D)       \
+     contiguous */                                                                                               \
+  X(cache_attention, (const CacheAttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,          \
+                      const Tensor& slots, const Tensor& lengths, const Tensor& out))                            \
+  /* in place: k_cache/v_cache (P,KV,N,D)[slots[b], :, positions[b], :] = k/v (B,KV,D); slots/positions (B)  \
+     i64 whose values the backend checks */                                                                      \
+  X(cache_write, (const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, const Tensor& positions,     \
+                  const Tensor& k, const Tensor& v))                                                             \
   /* ggml block-quantized weights: out contiguous f32/f16/bf16 of q's shape on q's device */                     \
   X(dequantize, (const QuantTensor& q, const Tensor& out))                                                       \
   /* out (M, N) f32 = x (M, K) @ W^T for W (N, K) on x's device; W never expanded as a whole */                  \
@@ -152,6 +160,8 @@
   X(linear_epilogue, kFloatDTypes)        \
   X(rope, kFloatDTypes)                   \
   X(attention, kFloatDTypes)              \
+  X(cache_attention, kFloatDTypes)        \
+  X(cache_write, kAllDTypes)              \
   X(dequantize, kQuantActivationDTypes)   \
   X(quant_matmul, kQuantActivationDTypes) \
   X(quant_linear, kQuantActivationDTypes)                                                                        \

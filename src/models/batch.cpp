@@ -75,4 +75,17 @@ Tensor CausalLM::forward_batch(std::span<const BatchSequence> seqs) const {
 
 void CausalLM::reserve_cache(KvCache&) const {}
 
+BatchDecodeState CausalLM::begin_batch_decode(const KvCache&, int64_t) const {
+  fail(ErrorKind::Unsupported, "begin_batch_decode: this model has no batched decode step (batch_decode_supported() ",
+       "is false); use forward_batch");
+}
+
+void CausalLM::set_batch_inputs(BatchDecodeState&, std::span<const BatchSequence>) const {
+  fail(ErrorKind::Unsupported, "set_batch_inputs: this model has no batched decode step; use forward_batch");
+}
+
+void CausalLM::decode_batch_step(BatchDecodeState&) const {
+  fail(ErrorKind::Unsupported, "decode_batch_step: this model has no batched decode step; use forward_batch");
+}
+
 }  // namespace wick::models

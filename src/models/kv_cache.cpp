@@ -50,7 +50,7 @@ std::vector<KvCache> KvCache::pooled(const KvCache& layout, int64_t n) {
   auto pool = std::make_shared<std::vector<Layer>>(layout.layers_.size());
   for (size_t i = 0; i < pool->size(); ++i) {
     const Tensor& k = layout.layers_[i].k;
-    const Shape shape{n, k.dim(1), k.dim(2), k.dim(3)};
+    const Shape shape{n + 1, k.dim(1), k.dim(2), k.dim(3)};  // row n: the spare row (causal_lm.h)
     (*pool)[i] = {zeros(shape, k.dtype(), k.device()), zeros(shape, k.dtype(), k.device())};
   }
   std::vector<KvCache> caches(size_t(n), KvCache(layout.capacity_));

@@ -4,7 +4,7 @@
 // LongRope picks its factors per sequence exactly as forward() does). Attention runs per
 // sequence (batch::attend_each) against its own cache with its own masks, except for the
 // decoding sequences (one new token each) whose caches are rows of one pool
-// (KvCache::pooled, as the server's slots are): those attend in one call over the pool.
+// (KvCache::pooled, as the server's slots are): those attend in one cache_attention call.
 #include <algorithm>
 #include <cmath>
 
@@ -18,38 +18,18 @@ namespace wick::models {
 
 namespace {
 
-// The decoding sequences of a batch that share a pool, attended as one grouped-query call
-// over rows [0, rows) of the pool: slot r's query is gathered into row r and masked to its
-// own keys. Rows of slots without such a sequence take token 0's query and see key 0 only
-// (no row is all -inf, so no NaN is computed); their outputs are dropped.
+// The decoding sequences of a batch that share a pool, attended in one cache_attention call
+// over their slots, each to its own length (no value is read back on the host).
 struct PooledDecode {
   const std::vector<KvCache::Layer>* pool = nullptr;
-  std::vector<size_t> seqs;    // indices into the batch, in slot order
-  int64_t rows = 0, keys = 0;  // pool rows and key positions attended
-  Tensor slot_token;           // (rows) i64: stream index of slot r's token (0 where none)
-  Tensor seq_token;            // (n) i64: stream index of seqs[j]'s token
-  Tensor seq_slot;             // (n) i64: pool row of seqs[j]
-  Tensor cache_rows;           // (KV * n) i64: rows of the (P * KV * capacity, D) pool, head-major
-  Tensor mask, window_mask;    // (rows, 1, 1, keys) additive; window_mask only for sliding layers
+  std::vector<size_t> seqs;  // indices into the batch
+  Tensor token;              // (n) i64: stream index of seqs[j]'s token
+  Tensor slot;               // (n) i64: pool row of seqs[j]
+  Tensor position;           // (n) i64: the position its token takes
+  Tensor length;             // (n) i64: position + 1, the keys it attends
 };
 
-Tensor i64_tensor(const std::vector<int64_t>& v, Device device) { return Tensor::from_vector(v).to(device); }
-
-// The masks of the pooled rows: key j of row r is seen when j < length[r] and, with a
-// window w > 0, j >= length[r] - w (the new token is at length[r] - 1).
-Tensor pooled_mask(const std::vector<int64_t>& length, int64_t keys, int64_t window, DType dtype, Device device) {
-  const auto rows = int64_t(length.size());
-  std::vector<float> m(size_t(rows * keys), -INFINITY);
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t end = std::max<int64_t>(length[size_t(r)], 1);
-    const int64_t begin = window > 0 ? std::max<int64_t>(end - window, 0) : 0;
-    std::fill(m.begin() + r * keys + begin, m.begin() + r * keys + end, 0.0f);
-  }
-  return Tensor::from_vector(m, Shape{rows, 1, 1, keys}).to(dtype).to(device);
-}
-
-PooledDecode plan_pooled(const LlamaConfig& c, std::span<const BatchSequence> seqs, const batch::Plan& p, DType dtype,
-                         Device device) {
+PooledDecode plan_pooled(std::span<const BatchSequence> seqs, const batch::Plan& p, Device device) {
   PooledDecode d;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const KvCache& kv = *seqs[i].cache;
@@ -58,36 +38,21 @@ PooledDecode plan_pooled(const LlamaConfig& c, std::span<const BatchSequence> se
     if (kv.pool() == d.pool) d.seqs.push_back(i);
   }
   if (d.seqs.size() < 2) return {};  // one sequence gains nothing over its own call
-  std::sort(d.seqs.begin(), d.seqs.end(),
-            [&](size_t a, size_t b) { return seqs[a].cache->pool_slot() < seqs[b].cache->pool_slot(); });
-  d.rows = seqs[d.seqs.back()].cache->pool_slot() + 1;
-  const int64_t KV = c.n_kv_head, capacity = (*d.pool)[0].k.dim(2);
-  std::vector<int64_t> slot_token(size_t(d.rows), 0), length(size_t(d.rows), 0), seq_token, seq_slot;
-  std::vector<int64_t> cache_rows(KV * d.seqs.size());
-  for (size_t j = 0; j < d.seqs.size(); ++j) {
-    const size_t i = d.seqs[j];
-    const int64_t slot = seqs[i].cache->pool_slot();
-    slot_token[size_t(slot)] = p.offset[i];
-    length[size_t(slot)] = p.past[i] + 1;
-    d.keys = std::max(d.keys, p.past[i] + 1);
-    seq_token.push_back(p.offset[i]);
-    seq_slot.push_back(slot);
-    for (int64_t h = 0; h < KV; ++h) cache_rows[size_t(h) * d.seqs.size() + j] = (slot * KV + h) * capacity + p.past[i];
+  const auto n = int64_t(d.seqs.size());
+  // One host-to-device copy for the four index rows of the step, then views of it.
+  std::vector<int64_t> all(size_t(4 * n));
+  for (int64_t j = 0; j < n; ++j) {
+    const size_t i = d.seqs[size_t(j)];
+    all[size_t(j)] = p.offset[i];
+    all[size_t(n + j)] = seqs[i].cache->pool_slot();
+    all[size_t(2 * n + j)] = p.past[i];
+    all[size_t(3 * n + j)] = p.past[i] + 1;
   }
-  // One host-to-device copy for the four index vectors of the step, then views of it.
-  std::vector<int64_t> all = slot_token;
-  for (const auto* v : {&seq_token, &seq_slot, &cache_rows}) all.insert(all.end(), v->begin(), v->end());
-  const Tensor up = i64_tensor(all, device);
-  int64_t at = 0;
-  for (auto [t, len] : {std::pair{&d.slot_token, slot_token.size()}, std::pair{&d.seq_token, seq_token.size()},
-                        std::pair{&d.seq_slot, seq_slot.size()}, std::pair{&d.cache_rows, cache_rows.size()}}) {
-    *t = up.narrow(0, at, int64_t(len));
-    at += int64_t(len);
-  }
-  d.mask = pooled_mask(length, d.keys, 0, dtype, device);
-  const bool sliding = std::any_of(c.sliding_layers.begin(), c.sliding_layers.end(), [](bool b) { return b; });
-  if (sliding && d.keys > c.sliding_window)
-    d.window_mask = pooled_mask(length, d.keys, c.sliding_window, dtype, device);
+  const Tensor up = Tensor::from_vector(all, Shape{4, n}).to(device);
+  d.token = up.select(0, 0);
+  d.slot = up.select(0, 1);
+  d.position = up.select(0, 2);
+  d.length = up.select(0, 3);
   return d;
 }
 
@@ -95,19 +60,15 @@ PooledDecode plan_pooled(const LlamaConfig& c, std::span<const BatchSequence> se
 // stream. Writes their new keys and values into the pool, returns (1, H, n, D) in d.seqs order.
 Tensor attend_pooled(const LlamaConfig& c, size_t li, const PooledDecode& d, const Tensor& q, const Tensor& k,
                      const Tensor& v) {
-  const int64_t H = c.n_head, KV = c.n_kv_head, G = c.kv_groups(), D = c.head_dim;
-  const auto n = int64_t(d.seqs.size());
   const KvCache::Layer& pool = (*d.pool)[li];
-  const int64_t flat = pool.k.dim(0) * KV * pool.k.dim(2);
-  // The new keys and values, rows (head, sequence), into their positions of the pool.
-  index_copy_(pool.k.reshape({flat, D}), 0, d.cache_rows, index_select(k, 2, d.seq_token).reshape({KV * n, D}));
-  index_copy_(pool.v.reshape({flat, D}), 0, d.cache_rows, index_select(v, 2, d.seq_token).reshape({KV * n, D}));
-  // (1, H, rows, D) -> (rows, KV, G, D), a view: G query heads per key head, one row per slot.
-  const Tensor qg = index_select(q, 2, d.slot_token).reshape({KV, G, d.rows, D}).permute({2, 0, 1, 3});
-  const Tensor& mask = d.window_mask.defined() && c.sliding_layers[li] ? d.window_mask : d.mask;
-  const Tensor ctx = llama_attention(c, qg, pool.k.narrow(0, 0, d.rows).narrow(2, 0, d.keys),
-                                     pool.v.narrow(0, 0, d.rows).narrow(2, 0, d.keys), mask, false);
-  return index_select(ctx.reshape({d.rows, H, D}), 0, d.seq_slot).unsqueeze(0).transpose(1, 2);
+  // (1, heads, n, D) -> (n, heads, D): the sequences as rows.
+  auto rows = [&](const Tensor& t) { return index_select(t, 2, d.token).squeeze(0).transpose(0, 1); };
+  cache_write_(pool.k, pool.v, d.slot, d.position, rows(k), rows(v));
+  CacheAttentionOptions o;
+  o.scale = c.attention_scale;
+  o.window = c.sliding_layers[li] ? c.sliding_window : 0;
+  o.softcap = c.attn_logit_softcap;
+  return cache_attention(rows(q), pool.k, pool.v, d.slot, d.length, o).transpose(0, 1).unsqueeze(0);
 }
 
 }  // namespace
@@ -116,7 +77,7 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
   const batch::Plan p =
       batch::plan("llama", seqs, config_.context_length, device_, [&](KvCache& kv, int64_t) { reserve_cache(kv); });
   const size_t n = seqs.size();
-  const PooledDecode pooled = plan_pooled(config_, seqs, p, dtype_, device_);
+  const PooledDecode pooled = plan_pooled(seqs, p, device_);
   std::vector<bool> is_pooled(n, false);
   for (const size_t i : pooled.seqs) is_pooled[i] = true;
   std::vector<SeqMasks> masks(n);  // the sequences that attend on their own
@@ -164,7 +125,7 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
     std::vector<int64_t> to_stream(order.size());
     for (size_t r = 0; r < order.size(); ++r) to_stream[size_t(order[r])] = int64_t(r);
     const bool in_order = std::is_sorted(order.begin(), order.end());
-    const Tensor gather = in_order ? Tensor() : i64_tensor(to_stream, device_);
+    const Tensor gather = in_order ? Tensor() : Tensor::from_vector(to_stream).to(device_);
     y = blocks(embed(p.ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
       std::vector<Tensor> parts{attend_pooled(config_, li, pooled, q, k, v)};
       for (const size_t i : others)

@@ -22,7 +22,8 @@ void deliver(Outbox& out) {
   out.clear();
 }
 
-Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : model(m), opt(options) {
+Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options)
+    : model(m), opt(options), decoder(m, options.cuda_graphs) {
   // The bound keeps a typo from asking for billions of slot objects before any KV memory.
   constexpr int64_t kMaxParallel = 1 << 16;
   WICK_CHECK(opt.parallel >= 1 && opt.parallel <= kMaxParallel, InvalidArgument, "engine: parallel must be in [1, ",
@@ -41,6 +42,10 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options) : mo
   model.reserve_cache(layout);
   std::vector<models::KvCache> caches = models::KvCache::pooled(layout, opt.parallel);
   for (size_t i = 0; i < slots.size(); ++i) slots[i].cache = std::move(caches[i]);
+  // Every lane count's decode step recorded now, before any request: later the HTTP workers
+  // may use the device (embeddings) while the engine thread runs, which a recording in
+  // progress cannot tolerate.
+  decoder.prepare(slots[0].cache, opt.parallel);
   st.slots = opt.parallel;
   st.kv_capacity = opt.parallel * opt.ctx_size;
 }

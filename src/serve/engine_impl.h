@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "wick/models/batch_decoder.h"
 #include "wick/serve/engine.h"
 
 namespace wick::serve {
@@ -49,6 +50,8 @@ struct Engine::Impl {
   const models::CausalLM& model;
   EngineOptions opt;
   std::vector<Slot> slots;  // the engine thread's alone (allocated before it starts)
+  // Decode-only parts of a step go through the recorded batched step (the engine thread's).
+  models::BatchDecoder decoder;
 
   mutable std::mutex mu;           // guards everything below
   std::condition_variable wake;    // the engine thread waits on it for work

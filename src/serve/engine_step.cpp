@@ -106,6 +106,7 @@ void Engine::Impl::step(Outbox& out) {
       in_step.push_back(s);
       --budget;
     }
+  const size_t n_decode = batch.size();
   std::vector<int64_t> chunk(in_step.size(), 0);
   for (Slot* s : order) {
     Sequence& q = *s->seq;
@@ -136,7 +137,17 @@ void Engine::Impl::step(Outbox& out) {
   std::vector<float> logits;
   std::exception_ptr failure;
   try {
-    const Tensor out_logits = model.forward_batch(batch);
+    // The decode tokens (the first n_decode entries) through the batched step when it takes
+    // them, the prefill chunks through forward_batch; their logits rows in batch order.
+    const std::span<const models::BatchSequence> all(batch);
+    const std::span<const models::BatchSequence> decoding = all.first(n_decode), prefill = all.subspan(n_decode);
+    Tensor out_logits;
+    if (!decoding.empty() && decoder.takes(decoding)) {
+      out_logits = decoder.step(decoding);
+      if (!prefill.empty()) out_logits = cat({out_logits, model.forward_batch(prefill)}, 0);
+    } else {
+      out_logits = model.forward_batch(batch);
+    }
     argmaxes = argmax(out_logits, -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
     if (!full_rows.empty()) {
       const Tensor idx = Tensor::from_vector(full_rows, Shape{int64_t(full_rows.size())}).to(model.device());

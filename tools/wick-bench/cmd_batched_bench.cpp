@@ -3,9 +3,11 @@
 // ntg decode steps of one token per sequence; prints the prefill and decode times and the
 // aggregate tok/s per npl in llama-batched-bench's table columns.
 //
-// --mode batch (default) drives CausalLM::forward_batch directly, like llama-batched-bench
-// drives llama_decode: prefill in forwards of at most --max-step-tokens tokens, then one
-// forward of npl tokens per step (greedy: the argmax of each row is fed back).
+// --mode batch (default) drives the model directly, like llama-batched-bench drives
+// llama_decode: prefill in forward_batch calls of at most --max-step-tokens tokens, then one
+// step of npl tokens at a time (greedy: the argmax of each row is fed back). --step picks the
+// decode step: graph (default; models::BatchDecoder, a CUDA graph per lane count, recorded
+// before the timing starts), eager (BatchDecoder op by op) or forward (forward_batch).
 // --mode engine runs the same work through serve::Engine (npl requests submitted at once,
 // prefill until every request's first token, decode until the last one finishes): what
 // `wick serve` adds to the batched forward (threading, sampling, events).
@@ -23,6 +25,7 @@
 #include "bench_commands.h"
 #include "commands.h"
 #include "subcommands.h"
+#include "wick/models/batch_decoder.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 #include "wick/serve/engine.h"
@@ -35,7 +38,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  std::string model, device = "cpu", dtype, mode = "batch", npl = "1,8,32", quant_activation = "q8";
+  std::string model, device = "cpu", dtype, mode = "batch", step = "graph", npl = "1,8,32", quant_activation = "q8";
   int64_t npp = 256, ntg = 256, max_step_tokens = 2048;
   bool json = false;
 };
@@ -109,13 +112,16 @@ Row run_batch(const models::CausalLM& m, const Args& a, int64_t npl) {
       if (finishing[i] != SIZE_MAX) next[finishing[i]] = int32_t(v[i]);
   }
   synchronize(m.device());
+  // Decode: ntg steps of one token per sequence, as llama-batched-bench times them.
+  models::BatchDecoder decoder(m, a.step == "graph");
+  const bool use_decoder = a.step != "forward" && m.batch_decode_supported();
+  if (use_decoder) decoder.prepare(caches[0], npl);
   const auto t1 = Clock::now();
-  // Decode: ntg forwards of one token per sequence, as llama-batched-bench times them.
   for (int64_t step = 0; step < a.ntg; ++step) {
     std::vector<models::BatchSequence> batch;
     for (int64_t s = 0; s < npl; ++s)
       batch.push_back({std::span<const int32_t>(&next[size_t(s)], 1), &caches[size_t(s)]});
-    argmax_rows(m.forward_batch(batch), 0);
+    argmax_rows(use_decoder ? decoder.step(batch) : m.forward_batch(batch), 0);
   }
   synchronize(m.device());
   return {npl, seconds(t0, t1), seconds(t1, Clock::now()), npl * a.ntg};
@@ -124,6 +130,7 @@ Row run_batch(const models::CausalLM& m, const Args& a, int64_t npl) {
 Row run_engine(const models::CausalLM& m, const Args& a, int64_t npl) {
   serve::EngineOptions o;
   o.parallel = npl;
+  o.cuda_graphs = a.step == "graph";
   o.ctx_size = a.npp + a.ntg;  // ntg - 1 tokens are fed back
   o.max_queue = npl;
   o.prefill_chunk = a.npp;
@@ -177,6 +184,8 @@ int run_batched_bench(const Args& a) {
              "batched-bench: -npp, -ntg and --max-step-tokens must be positive");
   WICK_CHECK(a.mode == "batch" || a.mode == "engine", InvalidArgument, "batched-bench: --mode is batch or engine, got ",
              a.mode);
+  WICK_CHECK(a.step == "graph" || a.step == "eager" || a.step == "forward", InvalidArgument,
+             "batched-bench: --step is graph, eager or forward, got ", a.step);
   const std::vector<int64_t> npls = parse_list(a.npl);
   const std::unique_ptr<models::CausalLM> model = load(a);
   const models::CausalLM& m = *model;
@@ -190,8 +199,8 @@ int run_batched_bench(const Args& a) {
 
   nlohmann::json rows = nlohmann::json::array();
   if (!a.json) {
-    std::printf("model %s, device %s, dtype %s, mode %s\n\n", a.model.c_str(), m.device().str().c_str(),
-                std::string(dtype_name(m.dtype())).c_str(), a.mode.c_str());
+    std::printf("model %s, device %s, dtype %s, mode %s, step %s\n\n", a.model.c_str(), m.device().str().c_str(),
+                std::string(dtype_name(m.dtype())).c_str(), a.mode.c_str(), a.step.c_str());
     std::printf(
         "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n");
     std::printf(
@@ -236,7 +245,9 @@ Runner add_batched_bench(CLI::App& app) {
   sub->add_option("-n,--ntg", a->ntg, "generated tokens per sequence (default 256)");
   sub->add_option("-l,--npl", a->npl, "comma-separated parallel sequence counts (default 1,8,32)");
   sub->add_option("--max-step-tokens", a->max_step_tokens, "tokens of one prefill forward at most (default 2048)");
-  sub->add_option("--mode", a->mode, "batch: forward_batch directly (default); engine: through serve::Engine");
+  sub->add_option("--mode", a->mode, "batch: the model directly (default); engine: through serve::Engine");
+  sub->add_option("--step", a->step,
+                  "the decode step of --mode batch: graph (recorded batched step, default), eager, forward");
   sub->add_flag("--json", a->json, "one JSON array instead of the table");
   return [a] { return run_batched_bench(*a); };
 }

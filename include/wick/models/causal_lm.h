@@ -50,13 +50,16 @@ class KvCache {
   void set_length(int64_t n);
 
   // n empty caches laid out as `layout` (reserved, batch 1: its layers, heads, capacity,
-  // dtype and device) whose buffers are rows of one (n, heads, capacity, head_dim) buffer
-  // per layer: a server's slots, so that a batched decode step (forward_batch) attends over
-  // all of them in one kernel instead of one per sequence. layout's own buffers stay its own.
+  // dtype and device) whose buffers are rows 0..n-1 of one (n + 1, heads, capacity, head_dim)
+  // buffer per layer: a server's slots, so that a batched decode step (forward_batch,
+  // BatchDecoder) attends over all of them in one kernel instead of one per sequence. Row n
+  // belongs to no cache: the padding lanes of a recorded batched step write there.
+  // layout's own buffers stay its own.
   static std::vector<KvCache> pooled(const KvCache& layout, int64_t n);
-  // The shared buffers (n, heads, capacity, head_dim) per layer of a pooled cache and this
-  // cache's row in them; nullptr and -1 for a cache with buffers of its own.
+  // The shared buffers (n + 1, heads, capacity, head_dim) per layer of a pooled cache and
+  // this cache's row in them; nullptr and -1 for a cache with buffers of its own.
   const std::vector<Layer>* pool() const { return pool_.get(); }
+  std::shared_ptr<const std::vector<Layer>> shared_pool() const { return pool_; }
   int64_t pool_slot() const { return pool_slot_; }
 
  private:
@@ -84,6 +87,19 @@ struct DecodeState {
 struct BatchSequence {
   std::span<const int32_t> tokens;
   KvCache* cache = nullptr;
+};
+
+// Device-resident state of a batched decode step with static shapes
+// (CausalLM::decode_batch_step): `lanes` sequences, caches of one pool (KvCache::pooled),
+// each feeding one token. Everything a step reads that changes between steps is in
+// `inputs`, written by set_batch_inputs with one host-to-device copy, so a CUDA graph can
+// record the step once per lane count and replay it (BatchDecoder does).
+struct BatchDecodeState {
+  int64_t lanes = 0;
+  std::shared_ptr<const std::vector<KvCache::Layer>> pool;  // (P + 1, heads, capacity, head_dim) per layer
+  Tensor inputs;              // (rows, lanes) i64 on the model device; the rows are the model's
+  Tensor logits;              // (lanes, vocab_size) f32: the last step's output
+  std::vector<Tensor> extra;  // model-specific device state (rope tables held for the recording)
 };
 
 class CausalLM {
@@ -119,6 +135,21 @@ class CausalLM {
   // sequence's last new token. The results equal forward(tokens, cache, true) per sequence
   // (up to rounding). This default runs exactly that, one sequence after another.
   virtual Tensor forward_batch(std::span<const BatchSequence> seqs) const;
+  // Batched decoding with static shapes over a pool of caches (KvCache::pooled), what a
+  // server's steady state is: several sequences, one new token each. Models without it
+  // return false and callers use forward_batch.
+  virtual bool batch_decode_supported() const { return false; }
+  // The state of a step of `lanes` (>= 1) sequences of the pool that pooled_cache belongs to.
+  virtual BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const;
+  // Writes a step's inputs (one host-to-device copy): seqs, at most s.lanes of them, each one
+  // token, caches of s's pool holding fewer positions than their capacity. Lanes past
+  // seqs.size() are padding: they attend and write in the pool's spare row, and their logits
+  // mean nothing. Caches are not advanced (the caller does, after the step).
+  virtual void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const;
+  // One step: every lane's token through the model, its key and value written into its
+  // slot at its position, its logits into s.logits. Only device ops with static shapes.
+  virtual void decode_batch_step(BatchDecodeState& s) const;
+
   // Allocates cache's buffers (batch 1, its resolved capacity) now instead of on first use,
   // so that a server learns at start-up whether its KV memory fits (OutOfMemory).
   // The default does nothing (buffers come with the first forward).

@@ -116,6 +116,11 @@ class LlamaModel final : public CausalLM {
   DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
   void decode_step(DecodeState& s, KvCache& cache) const override;
   Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // llama_batch.cpp
+  // llama_batch_decode.cpp
+  bool batch_decode_supported() const override { return true; }
+  BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const override;
+  void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const override;
+  void decode_batch_step(BatchDecodeState& s) const override;
   void reserve_cache(KvCache& cache) const override;
 
   const LlamaConfig& config() const { return config_; }

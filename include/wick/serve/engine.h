@@ -73,6 +73,9 @@ struct EngineOptions {
   int64_t max_queue = 64;          // admitted requests waiting for a slot (beyond the free ones); more are refused
   int64_t prefill_chunk = 512;     // prompt tokens of one sequence fed per step at most
   int64_t max_step_tokens = 2048;  // tokens of one batched forward at most (decode + prefill); >= parallel
+  // The decoding sequences of a step run as models::BatchDecoder's recorded step (one CUDA
+  // graph per lane count, recorded at construction) when the model has one; false: op by op.
+  bool cuda_graphs = true;
 };
 
 struct EngineStats {

@@ -23,7 +23,19 @@ struct DeviceErrorRecord {
   int64_t value;  // the bad index
   int64_t bound;  // the size it had to be below
 };
-enum class IndexOpId : int32_t { None, IndexSelect, Gather, Scatter, ScatterAdd, IndexAdd, Embedding };
+enum class IndexOpId : int32_t {
+  None,
+  IndexSelect,
+  Gather,
+  Scatter,
+  ScatterAdd,
+  IndexAdd,
+  Embedding,
+  CacheAttentionSlot,
+  CacheAttentionLength,
+  CacheWriteSlot,
+  CacheWritePosition
+};
 
 class CudaBackend final : public Backend {
  public:

@@ -1,0 +1,113 @@
+// The Llama family's batched decode step with static shapes (CausalLM::decode_batch_step):
+// `lanes` sequences of one pool of caches, one token each, as one (1, lanes) stream through
+// blocks(), every lane with its own position's rotary row. The keys and values go into the
+// pool by cache_write_ and attention is cache_attention over each lane's own slot and
+// length, so nothing in a step reads a value on the host: BatchDecoder records it into a
+// CUDA graph once per lane count. The inputs a step reads live in one (4, lanes) i64 tensor:
+// token ids, positions, slots and lengths (position + 1).
+#include "llama_config.h"
+#include "wick/error.h"
+#include "wick/models/llama.h"
+#include "wick/nn.h"
+#include "wick/ops.h"
+
+namespace wick::models {
+
+namespace {
+
+constexpr const char* kOp = "llama batched decode";
+enum InputRow : int64_t { kIds, kPositions, kSlots, kLengths, kInputRows };
+enum Extra : size_t { kCos, kSin, kCosLong, kSinLong, kExtras };
+
+}  // namespace
+
+BatchDecodeState LlamaModel::begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const {
+  const LlamaConfig& c = config_;
+  WICK_CHECK(lanes >= 1, InvalidArgument, kOp, ": lanes must be >= 1, got ", lanes);
+  const auto pool = pooled_cache.shared_pool();
+  WICK_CHECK(pool != nullptr, InvalidArgument, kOp, ": the cache is not a slot of a pool (KvCache::pooled)");
+  WICK_CHECK(pool->size() == layers_.size(), InvalidArgument, kOp, ": the pool has ", pool->size(),
+             " layers, the model ", layers_.size());
+  const Tensor& k0 = (*pool)[0].k;
+  WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_ && k0.dim(1) == c.n_kv_head && k0.dim(3) == c.head_dim,
+             InvalidArgument, kOp, ": the pool ", k0.shape(), " ", k0.dtype(), " on ", k0.device(),
+             " belongs to another model, device or dtype");
+  BatchDecodeState s;
+  s.lanes = lanes;
+  s.pool = pool;
+  s.inputs = zeros(Shape{kInputRows, lanes}, DType::I64, device_);
+  // The tables for every position of the pool, held by the state: a recorded step reads
+  // their addresses, whatever later calls grow.
+  const RopeTables::Rows rope = rope_->at_least(k0.dim(2));
+  s.extra.assign(kExtras, Tensor());
+  s.extra[kCos] = rope.cos;
+  s.extra[kSin] = rope.sin;
+  s.extra[kCosLong] = rope.cos_long;
+  s.extra[kSinLong] = rope.sin_long;
+  return s;
+}
+
+void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const {
+  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kExtras, InvalidArgument, kOp,
+             ": the state does not come from begin_batch_decode");
+  const auto n = int64_t(seqs.size());
+  WICK_CHECK(n >= 1 && n <= s.lanes, InvalidArgument, kOp, ": ", n, " sequences for a step of ", s.lanes, " lanes");
+  const Tensor& k0 = (*s.pool)[0].k;
+  const int64_t spare = k0.dim(0) - 1, capacity = k0.dim(2), L = s.lanes;
+  std::vector<int64_t> in(size_t(kInputRows * L), 0);
+  for (int64_t i = 0; i < L; ++i) {  // padding: token 0 at position 0 of the spare row
+    in[size_t(kSlots * L + i)] = spare;
+    in[size_t(kLengths * L + i)] = 1;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const BatchSequence& q = seqs[size_t(i)];
+    WICK_CHECK(q.cache && q.cache->pool() == s.pool.get(), InvalidArgument, kOp, ": sequence ", i,
+               "'s cache is not a slot of the state's pool");
+    WICK_CHECK(q.tokens.size() == 1, InvalidArgument, kOp, ": sequence ", i, " has ", q.tokens.size(),
+               " tokens, a decode step takes one");
+    WICK_CHECK(q.tokens[0] >= 0 && q.tokens[0] < config_.vocab_size, InvalidArgument, kOp, ": sequence ", i, ": token ",
+               q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
+    const int64_t pos = q.cache->length();
+    WICK_CHECK(pos < capacity, InvalidArgument, kOp, ": sequence ", i, "'s cache is full (", pos, " of ", capacity,
+               " positions)");
+    for (int64_t j = 0; j < i; ++j)
+      WICK_CHECK(seqs[size_t(j)].cache != q.cache, InvalidArgument, kOp, ": sequences ", j, " and ", i,
+                 " share a cache");
+    in[size_t(kIds * L + i)] = q.tokens[0];
+    in[size_t(kPositions * L + i)] = pos;
+    in[size_t(kSlots * L + i)] = q.cache->pool_slot();
+    in[size_t(kLengths * L + i)] = pos + 1;
+  }
+  s.inputs.copy_(Tensor::from_vector(in, Shape{kInputRows, L}).to(device_));
+}
+
+void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
+  const LlamaConfig& c = config_;
+  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kExtras, InvalidArgument, kOp,
+             ": the state does not come from begin_batch_decode");
+  const int64_t L = s.lanes;
+  const Tensor ids = s.inputs.narrow(0, kIds, 1);  // (1, L): the stream
+  const Tensor positions = s.inputs.select(0, kPositions);
+  const Tensor slots = s.inputs.select(0, kSlots);
+  const Tensor lengths = s.inputs.select(0, kLengths);
+  Tensor cos = embedding(positions, s.extra[kCos]), sin = embedding(positions, s.extra[kSin]);
+  if (s.extra[kCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
+    const Tensor is_long = ge(positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
+    cos = where(is_long, embedding(positions, s.extra[kCosLong]), cos);
+    sin = where(is_long, embedding(positions, s.extra[kSinLong]), sin);
+  }
+  const std::vector<KvCache::Layer>& pool = *s.pool;
+  const Tensor y = blocks(embed(ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+    // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
+    const KvCache::Layer& l = pool[li];
+    cache_write_(l.k, l.v, slots, positions, k.squeeze(0).transpose(0, 1), v.squeeze(0).transpose(0, 1));
+    CacheAttentionOptions o;
+    o.scale = c.attention_scale;
+    o.window = c.sliding_layers[li] ? c.sliding_window : 0;
+    o.softcap = c.attn_logit_softcap;
+    return cache_attention(q.squeeze(0).transpose(0, 1), l.k, l.v, slots, lengths, o).transpose(0, 1).unsqueeze(0);
+  });
+  s.logits = head(y.reshape({L, c.hidden_size})).to(DType::F32);
+}
+
+}  // namespace wick::models

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Goldens for tests/test_cache_attention.cpp: cache_attention computed in numpy float64.
+Writes tests/data/cache_attention.safetensors.
+
+Each case is a pool of caches k, v (P, KV, N, D), queries q (B, H, D), the slots and lengths
+of the rows, and the expected output (B, H, D): row b's query head h attends keys
+[first, lengths[b]) of pool row slots[b], key/value head h // (H // KV), with
+first = max(0, length - window) for a window > 0; scores q.k * scale, then
+softcap * tanh(s / softcap) when softcap > 0. Inputs are bf16-exact (golden_io.bf16_exact),
+so one golden serves every float dtype.
+"""
+import os
+
+import numpy as np
+
+from golden_io import bf16_exact, write_safetensors
+
+rng = np.random.default_rng(2026)
+
+
+def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0):
+    q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
+    B, H, D = q.shape
+    KV = k.shape[1]
+    G = H // KV
+    out = np.empty((B, H, D))
+    for b in range(B):
+        L = int(lengths[b])
+        first = max(0, L - window) if window > 0 else 0
+        for h in range(H):
+            keys = k[slots[b], h // G, first:L]
+            vals = v[slots[b], h // G, first:L]
+            s = keys @ q[b, h] * scale
+            if softcap > 0:
+                s = softcap * np.tanh(s / softcap)
+            p = np.exp(s - s.max())
+            out[b, h] = (p / p.sum()) @ vals
+    return out
+
+
+T = {}
+
+
+def case(name, P, KV, N, D, H, slots, lengths):
+    """Inputs <name>.{k,v,q,slots,lengths} and the plain output <name>.out."""
+    k = bf16_exact(rng.standard_normal((P, KV, N, D)))
+    v = bf16_exact(rng.standard_normal((P, KV, N, D)))
+    q = bf16_exact(rng.standard_normal((len(slots), H, D)))
+    T[name + ".k"], T[name + ".v"], T[name + ".q"] = k, v, q
+    T[name + ".slots"] = np.array(slots)
+    T[name + ".lengths"] = np.array(lengths)
+    T[name + ".out"] = cache_attention(q, k, v, slots, lengths, 1.0 / np.sqrt(D))
+
+
+def variant(name, inputs, **options):
+    """<name>.out: case `inputs` under other options (window, softcap, scale)."""
+    g = {f: T[inputs + "." + f] for f in ("q", "k", "v", "slots", "lengths")}
+    scale = options.pop("scale", 1.0 / np.sqrt(g["q"].shape[2]))
+    T[name + ".out"] = cache_attention(g["q"], g["k"], g["v"], g["slots"], g["lengths"], scale, **options)
+
+
+# Grouped-query (G = 3), head dim 64, a full row, a one-key row, rows sharing a slot.
+case("gqa", P=4, KV=2, N=40, D=64, H=6, slots=[2, 0, 1, 2, 3], lengths=[1, 40, 17, 33, 5])
+# The same inputs with a sliding window (rows shorter and longer than it) and a softcap.
+variant("window", "gqa", window=8)
+variant("softcap", "gqa", softcap=2.0, scale=0.3)
+# Head dim 128, multi-head (G = 1), keys past one tile of every dtype.
+case("mha128", P=2, KV=2, N=70, D=128, H=2, slots=[1, 0], lengths=[70, 37])
+# An odd head dim (no 16-byte rows: the element-wise path), G = 9 (two head blocks on CUDA).
+case("odd", P=3, KV=1, N=12, D=20, H=9, slots=[0, 2, 1], lengths=[12, 1, 7])
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cache_attention.safetensors")
+write_safetensors(out, T)
+print(out, os.path.getsize(out), "bytes")
