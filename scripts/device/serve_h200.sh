@@ -4,11 +4,13 @@
 # load (bench/serve_load.py: streaming completions, 256-token prompts and outputs), on the
 # Llama-3.2-1B-shaped F16 and Q4_K_M files of bench/make_llama_gguf.py.
 #   LLAMA_BIN=DIR [WAIT_FOR=FILE] [QUANTS="F16 Q4_K_M"] [NPL=1,8,32,64] [REPS=2] [BATCHED=0] \
-#     [SERVERS=0] [STEPS="graph forward"] bash scripts/device/serve_h200.sh
+#     [SERVERS=0] [STEPS="graph forward"] [QUANT_ROWS="8 64"] bash scripts/device/serve_h200.sh
 # LLAMA_BIN: the bin folder of a llama.cpp CUDA build with llama-quantize, llama-batched-bench
 # and llama-server (not part of wick; docs/perf.md says how to build one: configure with
 # -DLLAMA_BUILD_SERVER=ON for llama-server). BATCHED=0 skips the engine rows, SERVERS=0 the
-# HTTP rows; STEPS: wick's decode steps to run (batched-bench --step; default graph). WAIT_FOR: a file
+# HTTP rows; STEPS: wick's decode steps to run (batched-bench --step; default graph);
+# QUANT_ROWS: for the quantized files, wick's rows again under each WICK_CUDA_QUANT_MATVEC_ROWS
+# (the rows up to which the matrix-vector kernel multiplies; more go through bands). WAIT_FOR: a file
 # that appears when that build is done (wick's side runs first, while it builds).
 # Writes to $OUT: bb_<file>.txt (both engines' tables), serve_<file>.md (the load table).
 set -uo pipefail
@@ -35,7 +37,13 @@ for q in ${QUANTS:-F16 Q4_K_M}; do
   f=$(gguf_of "$q")
   [[ -f $f ]] || "$LLAMA_BIN/llama-quantize" "$(gguf_of F16)" "$f" "$q" > /dev/null 2>&1
   [[ ${BATCHED:-1} == 1 ]] || continue  # BATCHED=0: the servers only
-  [[ $q == F16 ]] || wick_batched "$f" "$q"
+  if [[ $q != F16 ]]; then
+    wick_batched "$f" "$q"
+    for rows in ${QUANT_ROWS:-}; do
+      echo "== WICK_CUDA_QUANT_MATVEC_ROWS=$rows" | tee -a "$out/bb_$q.txt"
+      WICK_CUDA_QUANT_MATVEC_ROWS=$rows wick_batched "$f" "$q"
+    done
+  fi
   echo "== llama-batched-bench $q" | tee -a "$out/bb_$q.txt"
   timeout 240 "$LLAMA_BIN/llama-batched-bench" -m "$f" -ngl 99 -c "$ctx" -b 2048 -ub 512 \
     -npp 256 -ntg 256 -npl "$npl" 2>&1 | grep -E '^\|' | tee -a "$out/bb_$q.txt"

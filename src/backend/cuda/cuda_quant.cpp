@@ -2,6 +2,7 @@
 // kernels_quant.cu; quantize through the CPU encoders (a host round trip: the encoders
 // are ggml's reference scalar algorithms, run once per weight at load time).
 #include <algorithm>
+#include <cstdlib>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/quant_cuda.h"
@@ -12,11 +13,27 @@ namespace wick {
 namespace {
 // Rows of W per band of the large-M path: about 64 MiB of f32 scratch at a time.
 constexpr int64_t kBandElems = int64_t(16) << 20;
-// Up to this many rows of x (a batched decode step of 9-64 sequences) take the matrix-vector
-// kernel once per kQuantMatvecMaxM rows: each pass reads W once, and even 8 passes read
-// fewer bytes than dequantizing W into 16-bit bands and multiplying those (2 bytes written
-// and read per weight); the band path measured ~11 ms per 1B-shaped Q4_K_M forward.
-constexpr int64_t kMatvecPassesMax = 8;
+// Up to this many rows of x take the matrix-vector kernel, once per kQuantMatvecMaxM rows;
+// more go through dequantized 16-bit bands and cuBLAS. Each pass reads W once, but decodes
+// every block again and is bound by that arithmetic, not by the bytes: a 1B-shaped Q4_K_M
+// step of 64 sequences took 8 passes of ~1.7 ms (2026-12-04), while the bands (with the
+// 8-values-per-thread dequantize) write and read 2 bytes per weight in well under that.
+// WICK_CUDA_QUANT_MATVEC_ROWS (a multiple of 8 from 8 to 64) moves the bound: the
+// measurement knob of docs/perf.md.
+int64_t matvec_rows_max() {
+  static const int64_t rows = [] {
+    constexpr int64_t kDefault = cuda::kQuantMatvecMaxM, kMost = 8 * cuda::kQuantMatvecMaxM;
+    const char* env = std::getenv("WICK_CUDA_QUANT_MATVEC_ROWS");
+    if (!env) return kDefault;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    WICK_CHECK(end && *end == '\0' && v >= cuda::kQuantMatvecMaxM && v <= kMost && v % cuda::kQuantMatvecMaxM == 0,
+               InvalidArgument, "WICK_CUDA_QUANT_MATVEC_ROWS must be a multiple of ", cuda::kQuantMatvecMaxM, " from ",
+               cuda::kQuantMatvecMaxM, " to ", kMost, ", got '", env, "'");
+    return int64_t(v);
+  }();
+  return rows;
+}
 }  // namespace
 
 void CudaBackend::dequantize(const QuantTensor& q, const Tensor& out) {
@@ -45,7 +62,7 @@ void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiv
     q8 = false;
   };
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
-  if (M <= cuda::kQuantMatvecMaxM * kMatvecPassesMax && K % 8 == 0) {
+  if (M <= matvec_rows_max() && K % 8 == 0) {
     if (q8 && !cuda::quant_matvec_q8_supported(w.type)) round_x();
     // Row blocks of x start 16-byte aligned (K % 8 == 0 keeps every f32 row a multiple of 32 bytes).
     for (int64_t m0 = 0; m0 < M; m0 += cuda::kQuantMatvecMaxM) {
@@ -81,7 +98,7 @@ void CudaBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiv
   }
 }
 
-// The fused quantized linear: for up to kMatvecPassesMax * 8 rows, one matrix-vector kernel
+// The fused quantized linear: for up to matvec_rows_max() rows, one matrix-vector kernel
 // per 8 rows that stages x in its own dtype (normalizing it on the way) and writes the
 // epilogue's value; a glu epilogue's gate and up rows fall in different row groups of the
 // kernel, so it writes the f32 product and one epilogue pass follows. Anything the kernel
@@ -108,7 +125,7 @@ void CudaBackend::quant_linear(const LinearParams& p, const Tensor& x, const Ten
   // Chunks differ only in M and x's offset (a multiple of 8 values when K % 8 == 0): the
   // first and the last decide.
   const bool fused =
-      M <= cuda::kQuantMatvecMaxM * kMatvecPassesMax && cuda::quant_matvec_takes(w.type, K, chunk(0), q8) &&
+      M <= matvec_rows_max() && cuda::quant_matvec_takes(w.type, K, chunk(0), q8) &&
       cuda::quant_matvec_takes(w.type, K, chunk((M - 1) / cuda::kQuantMatvecMaxM * cuda::kQuantMatvecMaxM), q8);
   if (!fused) return quant_linear_by_parts(*this, p, x, norm, w, act, bias, residual, out);
   const size_t row_bytes = ggml_row_bytes(w.type, K, "quant_linear");
