@@ -88,8 +88,9 @@ class QuantLinear : public test::DeviceTest {
         const double act = test::epilogue_act(c.e.act, p);
         const double want = (c.e.glu ? act * up : act) + rv[size_t(m * c.N + n)];
         // Roundings: f32 sums and the normalized x (in x's dtype on the by-parts route), the
-        // output's dtype; with q8 a few values a quantum off. Past 8 rows CUDA multiplies
-        // dequantized bands of W in x's dtype (a 16-bit W value within half an ulp).
+        // output's dtype; with q8 a few values a quantum off. Past 8 rows CUDA may multiply
+        // dequantized bands of W in x's dtype (a 16-bit W value within half an ulp; past 16
+        // rows by default, WICK_CUDA_QUANT_MATVEC_ROWS moves that).
         const double gate = c.e.glu ? std::abs(up) + 1 : 1;
         const bool bands = dev().is_cuda() && c.M > 8 && c.x_dtype != DType::F32;
         const double x_round = c.norm || bands ? test::unit_roundoff(c.x_dtype) : 0x1p-20;

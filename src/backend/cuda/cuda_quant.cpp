@@ -15,14 +15,14 @@ namespace {
 constexpr int64_t kBandElems = int64_t(16) << 20;
 // Up to this many rows of x take the matrix-vector kernel, once per kQuantMatvecMaxM rows;
 // more go through dequantized 16-bit bands and cuBLAS. Each pass reads W once, but decodes
-// every block again and is bound by that arithmetic, not by the bytes: a 1B-shaped Q4_K_M
-// step of 64 sequences took 8 passes of ~1.7 ms (2026-12-04), while the bands (with the
-// 8-values-per-thread dequantize) write and read 2 bytes per weight in well under that.
-// WICK_CUDA_QUANT_MATVEC_ROWS (a multiple of 8 from 8 to 64) moves the bound: the
-// measurement knob of docs/perf.md.
+// every block again and is bound by that arithmetic, not by the bytes; the bands cost about
+// the same at any row count. A 1B-shaped Q4_K_M batched step (2026-12-04, tok/s at 16 / 32
+// / 64 sequences): passes 4,236 / 4,559 / 4,688, bands 3,123 / 5,958 / 10,754, hence two
+// passes at most. WICK_CUDA_QUANT_MATVEC_ROWS (a multiple of 8 from 8 to 64) moves the
+// bound: the measurement knob of docs/perf.md.
 int64_t matvec_rows_max() {
   static const int64_t rows = [] {
-    constexpr int64_t kDefault = cuda::kQuantMatvecMaxM, kMost = 8 * cuda::kQuantMatvecMaxM;
+    constexpr int64_t kDefault = 2 * cuda::kQuantMatvecMaxM, kMost = 8 * cuda::kQuantMatvecMaxM;
     const char* env = std::getenv("WICK_CUDA_QUANT_MATVEC_ROWS");
     if (!env) return kDefault;
     char* end = nullptr;

@@ -15,6 +15,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdlib>
+
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
@@ -27,7 +29,7 @@ using namespace cuda;
 
 namespace {
 
-constexpr int kGemvMaxM = 8;    // rows of x the GEMV takes; more go to cuBLAS
+constexpr int kGemvMaxM = 8;    // rows of x the GEMV kernel is built for
 constexpr int kGemvWarps = 4;   // warps per block
 constexpr int kGemvUnroll = 4;  // 16-byte chunks per row in flight per lane
 
@@ -215,6 +217,24 @@ __global__ void epilogue_kernel(const Y* __restrict__ y, int64_t ld, const T* __
   }
 }
 
+// Rows of x the GEMV takes; more go to cuBLAS. Its cost grows with the rows (each weight
+// chunk meets every row's x: at 8 rows a 1B-shaped F16 step took 3.0 ms where cuBLAS did 16
+// rows in 1.5 ms, 2026-12-04), so past kGemvDefaultRows cuBLAS's tensor-core kernels win.
+// WICK_CUDA_GEMV_ROWS (1 to 8) moves the bound: the measurement knob of docs/perf.md.
+constexpr int kGemvDefaultRows = 4;
+int gemv_max_rows() {
+  static const int rows = [] {
+    const char* env = std::getenv("WICK_CUDA_GEMV_ROWS");
+    if (!env) return kGemvDefaultRows;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    WICK_CHECK(end && *end == '\0' && v >= 1 && v <= kGemvMaxM, InvalidArgument,
+               "WICK_CUDA_GEMV_ROWS must be from 1 to ", kGemvMaxM, ", got '", env, "'");
+    return int(v);
+  }();
+  return rows;
+}
+
 template <class S>
 const S* opt_ptr(const Tensor& t) {
   return t.defined() ? static_cast<const S*>(t.data()) : nullptr;
@@ -232,7 +252,7 @@ bool try_gemv(CudaBackend& be, const LinearParams& p, const Tensor& x, const Ten
   if constexpr (std::is_same_v<D, double>) {
     return false;
   } else {
-    if (M > kGemvMaxM || K % V != 0 || K == 0) return false;
+    if (M > gemv_max_rows() || K % V != 0 || K == 0) return false;
     if (x.strides()[1] != 1 || w.strides()[1] != 1 || (M > 1 && x.strides()[0] % V != 0) || w.strides()[0] % V != 0)
       return false;
     if (!aligned16<T>(x) || !aligned16<T>(w) || (norm.defined() && !aligned16<T>(norm))) return false;
