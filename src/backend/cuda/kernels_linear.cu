@@ -218,10 +218,11 @@ __global__ void epilogue_kernel(const Y* __restrict__ y, int64_t ld, const T* __
 }
 
 // Rows of x the GEMV takes; more go to cuBLAS. Its cost grows with the rows (each weight
-// chunk meets every row's x: at 8 rows a 1B-shaped F16 step took 3.0 ms where cuBLAS did 16
-// rows in 1.5 ms, 2026-12-04), so past kGemvDefaultRows cuBLAS's tensor-core kernels win.
-// WICK_CUDA_GEMV_ROWS (1 to 8) moves the bound: the measurement knob of docs/perf.md.
-constexpr int kGemvDefaultRows = 4;
+// chunk meets every row's x): at 8 rows a 1B-shaped F16 batched step took 3.0 ms where
+// cuBLAS did 16 rows in 1.5 ms (2026-12-04), so cuBLAS may well win from 5 rows; that was
+// not measured yet, and WICK_CUDA_GEMV_ROWS (1 to 8) is the knob to measure it with
+// (docs/perf.md).
+constexpr int kGemvDefaultRows = kGemvMaxM;
 int gemv_max_rows() {
   static const int rows = [] {
     const char* env = std::getenv("WICK_CUDA_GEMV_ROWS");
