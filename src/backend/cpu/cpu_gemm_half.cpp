@@ -82,6 +82,11 @@ template <class T>
 void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* out,
                        bool accumulate) {
   constexpr int64_t kCols = 4;
+  // A decode step (M = 1) is bound by the weight stream: each row is prefetched this many
+  // values ahead (512 bytes of f16; measured on the 2-core dev machine, a 1B-shaped decode's
+  // GEMV chain: 28.0 GB/s without, 29.5 with 256, 27.3 with 1024, 26.4 GB/s reading one row
+  // at a time instead of four).
+  constexpr int64_t kAhead = 256;
   const int64_t groups = (N + kCols - 1) / kCols;
   parallel_for(groups, std::max<int64_t>(1, kTaskWork / (kCols * K * M)), [&](int64_t lo, int64_t hi) {
     for (int64_t g = lo; g < hi; ++g) {
@@ -94,6 +99,12 @@ void gemv_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
         __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
         int64_t k = 0;
         for (; k + 8 <= K; k += 8) {
+          if (M == 1 && (k & 31) == 0) {  // one 64-byte line of each row per 32 values
+            _mm_prefetch(reinterpret_cast<const char*>(w0 + k + kAhead), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(w1 + k + kAhead), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(w2 + k + kAhead), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(w3 + k + kAhead), _MM_HINT_T0);
+          }
           const __m256 xv = _mm256_loadu_ps(xm + k);
           acc0 = _mm256_fmadd_ps(xv, load8(w0 + k), acc0);
           acc1 = _mm256_fmadd_ps(xv, load8(w1 + k), acc1);
