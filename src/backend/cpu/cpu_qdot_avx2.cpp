@@ -200,6 +200,11 @@ struct DecQ6_K {
   }
 };
 
+// A decode step is bound by the weight stream, which the hardware prefetchers alone did not
+// keep ahead of these loops: each block is prefetched this far ahead (into the rows that
+// follow; prefetches never fault). Cold 16384 x 2048 matrices, 2 threads, 2026-12-04: q4_0
+// 6.6 -> 17.1 GB/s, q8_0 15 -> 29 GB/s (512 bytes: 11.4 / 24.8, 4096: about the same as 2048).
+constexpr int64_t kAheadBytes = 2048;
 template <int R, class Dec>
 void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
   const int64_t nb = a.blocks;
@@ -216,6 +221,8 @@ void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t y
     xs[r] = a.sum.data() + (m0 + r) * nb;
   }
   for (int64_t b0 = 0; b0 < nb; b0 += Dec::kSub) {
+    for (int o = 0; o < Dec::kBytes; o += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(w + (b0 / Dec::kSub) * Dec::kBytes + kAheadBytes + o), _MM_HINT_T0);
     Dec::decode(w + (b0 / Dec::kSub) * Dec::kBytes, [&](int j, __m256i wv, __m256i sc16, float wf, float wm) {
       const int64_t b = b0 + j;
       const __m256i wa = Dec::kUnsigned ? wv : _mm256_sign_epi8(wv, wv);
