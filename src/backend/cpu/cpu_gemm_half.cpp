@@ -3,8 +3,8 @@
 //    group of four weight rows an FMA dot over K against the f32 activation rows;
 //  - small M, b's N dimension contiguous (an (in, out) weight): tasks split K into bands of
 //    whole weight rows, each summing into its own partial, added at the end;
-//  - larger M with b's K dimension contiguous: register tiles (gemm_k_contiguous), the weight
-//    converted as it is read;
+//  - larger M with b's K dimension contiguous: register tiles (gemm_tile_impl.h; AVX-512 ones
+//    where the CPU has it, cpu_gemm_half_avx512.cpp), the weight converted as it is read;
 //  - anything else: b widened to f32 a panel at a time in parallel, one sgemm per panel.
 // The GEMVs are memory bound: the point is to stream the 16-bit weight once, in parallel,
 // instead of first widening all of it.
@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "backend/convert.h"
@@ -167,84 +168,21 @@ void gemv_n_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T*
   });
 }
 
-// The larger products with a K-contiguous weight (an (out, in) weight viewed transposed, as
-// Llama's are): register tiles of RM rows of x by RN weight rows, dot products over K kept in
-// 8-lane accumulators and summed across lanes at the end (llamafile's tinyBLAS form). Each
-// weight vector is converted once per RM rows and never written out widened. The caller's
-// 6 x 2 tiles keep 12 accumulators, 2 weight vectors and one x vector in the 16 AVX2
-// registers (4 x 3 spilled under GCC).
-template <int RM, int RN, class T>
-void tile_k_contiguous(int64_t K, const float* x, int64_t ldx, const T* const* w, float* c, int64_t ldc, int nr,
-                       bool accumulate) {
-  __m256 acc[RM][RN];
-#pragma GCC unroll 6
-  for (int i = 0; i < RM; ++i)
-#pragma GCC unroll 3
-    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
-  int64_t k = 0;
-  for (; k + 8 <= K; k += 8) {
-    __m256 bv[RN];
-#pragma GCC unroll 3
-    for (int j = 0; j < RN; ++j) bv[j] = load8(w[j] + k);
-#pragma GCC unroll 6
-    for (int i = 0; i < RM; ++i) {
-      __m256 av = _mm256_loadu_ps(x + i * ldx + k);
-      // Held in a register: GCC would otherwise fold the load into each FMA, RN loads of the
-      // same vector, and the loads (not the FMAs) would bound the loop.
-      asm("" : "+x"(av));
-#pragma GCC unroll 3
-      for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
-    }
-  }
-  for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < nr; ++j) {
-      float s = simd::hsum(acc[i][j]);
-      for (int64_t t = k; t < K; ++t) s += x[i * ldx + t] * float(w[j][t]);
-      c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + s;
-    }
-}
-
-// c (M x N) = x (M x K, contiguous f32) @ b with b's rows b + n * bcs contiguous over K.
-// Blocked for the caches: K in slices of kColBlock; the weight rows in panels of kPanel
-// (128 KB of f16 per slice: L2) split over the threads; within a panel each tile of RM rows
-// of x (12 KB: L1) meets every group of RN weight rows before the next tile is loaded. So
-// per FMA the loop reads 2 bytes of weight per RM from L2 and x from L1: streaming x from
-// L2 instead (x tiles outer to the weight groups) bound the loop at L2's 32 bytes a cycle.
-// Partial sums of the K slices accumulate in c.
-template <class T>
-void gemm_k_contiguous(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* c,
-                       bool accumulate) {
-  constexpr int RM = 6, RN = 2;
-  constexpr int64_t kColBlock = 1024, kPanel = 64;
-  const int64_t panels = (N + kPanel - 1) / kPanel;
-  for (int64_t kb = 0; kb < K; kb += kColBlock) {
-    const int64_t kn = std::min(kColBlock, K - kb);
-    const bool acc = accumulate || kb > 0;
-    parallel_for(panels, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t p = lo; p < hi; ++p) {
-        const int64_t p0 = p * kPanel, p1 = std::min(N, p0 + kPanel);
-        for (int64_t m = 0; m < M; m += RM) {
-          const float* xm = x + m * K + kb;
-          const int64_t mr = std::min<int64_t>(RM, M - m);
-          for (int64_t n0 = p0; n0 < p1; n0 += RN) {
-            const int nr = int(std::min<int64_t>(RN, p1 - n0));
-            const T* w[RN];
-            for (int j = 0; j < RN; ++j) w[j] = b + (n0 + std::min(j, nr - 1)) * bcs + kb;  // short group: repeat
-            float* cm = c + m * N + n0;
-            switch (mr) {
-              case 1: tile_k_contiguous<1, RN>(kn, xm, K, w, cm, N, nr, acc); break;
-              case 2: tile_k_contiguous<2, RN>(kn, xm, K, w, cm, N, nr, acc); break;
-              case 3: tile_k_contiguous<3, RN>(kn, xm, K, w, cm, N, nr, acc); break;
-              case 4: tile_k_contiguous<4, RN>(kn, xm, K, w, cm, N, nr, acc); break;
-              case 5: tile_k_contiguous<5, RN>(kn, xm, K, w, cm, N, nr, acc); break;
-              default: tile_k_contiguous<RM, RN>(kn, xm, K, w, cm, N, nr, acc);
-            }
-          }
-        }
-      }
-    });
-  }
-}
+// The larger products with a K-contiguous weight: gemm_tile_impl.h over AVX2 vectors, 6 x 2
+// tiles (12 accumulators, 2 weight vectors and one x vector in the 16 registers; 4 x 3
+// spilled under GCC). cpu_gemm_half_avx512.cpp has the same over AVX-512.
+struct Isa {
+  using vec = __m256;
+  static constexpr int kLanes = 8, kRM = 6, kRN = 2;
+  static vec zero() { return _mm256_setzero_ps(); }
+  static vec load(const float* p) { return load8(p); }
+  static vec load(const f16* p) { return load8(p); }
+  static vec load(const bf16* p) { return load8(p); }
+  static vec fma(vec a, vec b, vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(vec v) { return simd::hsum(v); }
+  static void pin(vec& v) { asm("" : "+x"(v)); }
+};
+#include "backend/cpu/gemm_tile_impl.h"
 
 // c (M x N, contiguous f32) = a @ b, or c += a @ b with accumulate; a is f32 or T.
 template <class A, class T>
@@ -263,7 +201,10 @@ void product(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t a
       gemv_n_contiguous(M, N, K, x, b, brs, c, accumulate);
     return;
   }
-  if (brs == 1) return gemm_k_contiguous(M, N, K, x, b, bcs, c, accumulate);
+  if (brs == 1) {
+    if (gemm_k_avx512(M, N, K, x, b, bcs, c, accumulate)) return;
+    return gemm_k(M, N, K, x, b, bcs, c, accumulate);
+  }
   // b is widened a panel of output columns at a time (about 4 MB of f32, reused from the
   // cache by its sgemm) instead of whole: a 1B model's LM head would be 400 MB per call.
   // b with unit K stride is widened as its P x K transpose (unit-stride rows) and handed

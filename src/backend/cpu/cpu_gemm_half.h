@@ -27,6 +27,15 @@ template <class T>
 bool mixed_gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
                 int64_t bcs, float* out, bool accumulate);
 
+// The larger products with a K-contiguous b over AVX-512 (cpu_gemm_half_avx512.cpp): c (M x N)
+// = x (M x K, contiguous f32) @ b (rows b + n * bcs), or c += with accumulate. Returns false,
+// doing nothing, where cpu_has_avx512() is false or the build has no AVX-512 form.
+template <class T>
+bool gemm_k_avx512(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* c,
+                   bool accumulate);
+
+extern template bool gemm_k_avx512<f16>(int64_t, int64_t, int64_t, const float*, const f16*, int64_t, float*, bool);
+extern template bool gemm_k_avx512<bf16>(int64_t, int64_t, int64_t, const float*, const bf16*, int64_t, float*, bool);
 extern template bool half_gemm<f16>(int64_t, int64_t, int64_t, const f16*, int64_t, int64_t, const f16*, int64_t,
                                     int64_t, f16*);
 extern template bool half_gemm<bf16>(int64_t, int64_t, int64_t, const bf16*, int64_t, int64_t, const bf16*, int64_t,
