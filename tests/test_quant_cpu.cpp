@@ -127,6 +127,14 @@ TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
           const uint8_t* row = wp + size_t(n) * row_bytes;
           std::vector<float> ref(static_cast<size_t>(M)), simd(static_cast<size_t>(M));
           for (int64_t m = 0; m < M; ++m) cpu::qdot::dot_rows(c.type, row, a_ref, m, 1, &ref[size_t(m)], 1, false);
+          // quant_matmul takes the wide kernel (and its lane order) past kMaxRows rows where
+          // the CPU has AVX-512 VNNI.
+          std::vector<float> mm_ref = ref;
+          if (M > cpu::qdot::kMaxRows && cpu::qdot::has_wide_kernel(c.type) && cpu::qdot::wide_available()) {
+            cpu::qdot::prepare_wide(a_ref);
+            for (int64_t m = 0; m < M; ++m)
+              cpu::qdot::dot_rows_wide(c.type, row, a_ref, m, 1, &mm_ref[size_t(m)], 1, false);
+          }
           for (int R = 1; R <= cpu::qdot::kMaxRows; ++R) {
             for (int64_t m = 0; m < M; m += R)
               cpu::qdot::dot_rows(c.type, row, a, m, int(std::min<int64_t>(R, M - m)), &simd[size_t(m)], 1, true);
@@ -135,7 +143,7 @@ TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
                   << "R=" << R << " m=" << m << " n=" << n << ": " << simd[size_t(m)] << " vs " << ref[size_t(m)];
           }
           for (int64_t m = 0; m < M; ++m) {
-            EXPECT_EQ(std::bit_cast<uint32_t>(y[size_t(m * N + n)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+            EXPECT_EQ(std::bit_cast<uint32_t>(y[size_t(m * N + n)]), std::bit_cast<uint32_t>(mm_ref[size_t(m)]))
                 << "quant_matmul m=" << m << " n=" << n;
             double exact = 0, mag = 0;
             for (int64_t k = 0; k < K; ++k) {
@@ -149,6 +157,61 @@ TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
       }
     }
   }
+}
+
+// The wide (AVX-512 VNNI) kernel at every row count equals its scalar reference bit for bit
+// (odd block counts: the last block alone in its register), and the reference is within f32
+// accumulation error of the f64 product. Where the CPU lacks AVX-512 VNNI both sides are the
+// reference; the lane order is still checked against f64.
+TEST(QuantCpu, WideBlockDotsMatchTheirReferenceAndF64) {
+  const int64_t N = 3, M = 9;
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0}) {
+    for (int64_t K : {32, 96, 800, 4096}) {
+      SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K));
+      const QuantTensor w =
+          quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 11, 0.5f), Shape{N, K}), type, "w");
+      const size_t row_bytes = ggml_row_bytes(type, K, "test");
+      const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+      const std::vector<float> wd = dequantize(w).to_vector<float>();
+      const std::vector<float> x = activations(M, K, uint32_t(K * 17 + 3));
+      ActQ8 a;
+      cpu::qdot::quantize_act(x.data(), M, K, a, true);
+      cpu::qdot::prepare_wide(a);
+      for (int64_t n = 0; n < N; ++n) {
+        const uint8_t* row = wp + size_t(n) * row_bytes;
+        std::vector<float> ref(static_cast<size_t>(M)), got(static_cast<size_t>(M));
+        for (int64_t m = 0; m < M; ++m) cpu::qdot::dot_rows_wide(type, row, a, m, 1, &ref[size_t(m)], 1, false);
+        for (int R = 1; R <= cpu::qdot::kMaxWideRows; ++R) {
+          for (int64_t m = 0; m < M; m += R)
+            cpu::qdot::dot_rows_wide(type, row, a, m, int(std::min<int64_t>(R, M - m)), &got[size_t(m)], 1, true);
+          for (int64_t m = 0; m < M; ++m)
+            EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+                << "R=" << R << " m=" << m << " n=" << n << ": " << got[size_t(m)] << " vs " << ref[size_t(m)];
+        }
+        for (int64_t m = 0; m < M; ++m) {
+          double exact = 0, mag = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const double xq = double(a.d[size_t((m * K + k) / 32)]) * a.qs[size_t(m * K + k)];
+            exact += double(wd[size_t(n * K + k)]) * xq;
+            mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
+          }
+          EXPECT_NEAR(ref[size_t(m)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+        }
+      }
+    }
+  }
+  ActQ8 unprepared;
+  const std::vector<float> x = activations(2, 64, 5);
+  cpu::qdot::quantize_act(x.data(), 2, 64, unprepared, true);
+  std::vector<uint8_t> w(2 * sizeof(quant::BlockQ8_0));
+  float y = 0;
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_wide(GgmlType::Q8_0, w.data(), unprepared, 0, 1, &y, 1), InvalidArgument,
+                    "prepare_wide");
+  cpu::qdot::prepare_wide(unprepared);
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_wide(GgmlType::Q4_K, w.data(), unprepared, 0, 1, &y, 1), Unsupported,
+                    "no kernel for q4_K");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_wide(GgmlType::Q8_0, w.data(), unprepared, 1, 2, &y, 1), InvalidArgument,
+                    "outside");
 }
 
 // quant_matmul takes x through to(F32).contiguous(): a transposed, offset view gives the

@@ -31,8 +31,7 @@ bool mixed_gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t ars, in
 // = x (M x K, contiguous f32) @ b (rows b + n * bcs), or c += with accumulate. Returns false,
 // doing nothing, where cpu_has_avx512() is false or the build has no AVX-512 form.
 template <class T>
-bool gemm_k_avx512(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* c,
-                   bool accumulate);
+bool gemm_k_avx512(int64_t M, int64_t N, int64_t K, const float* x, const T* b, int64_t bcs, float* c, bool accumulate);
 
 extern template bool gemm_k_avx512<f16>(int64_t, int64_t, int64_t, const float*, const f16*, int64_t, float*, bool);
 extern template bool gemm_k_avx512<bf16>(int64_t, int64_t, int64_t, const float*, const bf16*, int64_t, float*, bool);

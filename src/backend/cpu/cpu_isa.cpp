@@ -20,4 +20,13 @@ bool cpu_has_avx512() {
   return has;
 }
 
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace wick::cpu

@@ -7,5 +7,7 @@ namespace wick::cpu {
 
 // AVX-512 F, BW, VL and DQ, with the OS saving the registers; false under WICK_CPU_ISA=avx2.
 bool cpu_has_avx512();
+// cpu_has_avx512() and the VNNI byte dot products (vpdpbusd).
+bool cpu_has_avx512_vnni();
 
 }  // namespace wick::cpu

@@ -7,10 +7,12 @@
 // decoder per type turns a packed block into 32-byte registers of quants.
 #include "backend/cpu/cpu_qdot_avx2.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 
+#include "backend/cpu/cpu_isa.h"
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 #include "wick/error.h"
@@ -107,6 +109,31 @@ void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
   }
 }
 
+// The wide kernel's order: 16 lanes, block b in lanes 8 * (b % 2) + l, the halves added
+// lane by lane, then the 8-lane sum.
+void ref_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
+  const int64_t nb = a.blocks;
+  RefBlock o;
+  for (int r = 0; r < R; ++r) {
+    const int8_t* xq = a.qs.data() + (m0 + r) * nb * kQK;
+    const float* xd = a.d.data() + (m0 + r) * nb;
+    float acc[16] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      ref_block(type, w, b, o);
+      const float f = o.wf * xd[b];
+      for (int l = 0; l < 8; ++l) {
+        int32_t p = 0;
+        for (int i = 4 * l; i < 4 * l + 4; ++i) p += int32_t(o.q[i]) * int32_t(xq[b * kQK + i]);
+        float& lane = acc[8 * (b % 2) + l];
+        lane = std::fma(f, float(p), lane);
+      }
+    }
+    float half[8];
+    for (int l = 0; l < 8; ++l) half[l] = acc[l + 8] + acc[l];
+    y[r * ys] = hsum8(half);
+  }
+}
+
 void ref_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
   std::vector<BlockQ8_0> blk(size_t(K / kQK));
   for (int64_t m = m0; m < m1; ++m) {
@@ -125,86 +152,8 @@ void ref_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
 #ifdef WICK_QDOT_AVX2
 // ---- AVX2 ------------------------------------------------------------------------------
 
-float f16c_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return _cvtsh_ss(bits);  // exact, the same value as f16_value
-}
+#include "backend/cpu/qdot_decoders_impl.h"
 
-__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-// Decoders: decode(block, f) calls f(j, quants, scales16, wf, wm) for each 32-value
-// sub-block j of one packed block; kSub sub-blocks per block of kBytes.
-struct DecQ8_0 {
-  static constexpr int kSub = 1, kBytes = sizeof(BlockQ8_0);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    f(0, load32(p + offsetof(BlockQ8_0, qs)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
-  }
-};
-
-struct DecQ4_0 {
-  static constexpr int kSub = 1, kBytes = sizeof(BlockQ4_0);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ4_0, qs)));
-    const __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
-    f(0, _mm256_sub_epi8(v, _mm256_set1_epi8(8)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
-  }
-};
-
-struct DecQ4_K {
-  static constexpr int kSub = 8, kBytes = sizeof(BlockQ4_K);
-  static constexpr bool kUnsigned = true, kMin = true;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    const float d = f16c_at(p + offsetof(BlockQ4_K, d)), dmin = f16c_at(p + offsetof(BlockQ4_K, dmin));
-    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi16(1);
-    for (int c = 0; c < 4; ++c) {
-      const __m256i q = load32(p + offsetof(BlockQ4_K, qs) + 32 * c);
-      uint8_t sc0, m0, sc1, m1;
-      scale_min_k4(2 * c, p + offsetof(BlockQ4_K, scales), sc0, m0);
-      scale_min_k4(2 * c + 1, p + offsetof(BlockQ4_K, scales), sc1, m1);
-      f(2 * c, _mm256_and_si256(q, m4), one, d * float(sc0), dmin * float(m0));
-      f(2 * c + 1, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), one, d * float(sc1), dmin * float(m1));
-    }
-  }
-};
-
-struct DecQ6_K {
-  static constexpr int kSub = 8, kBytes = sizeof(BlockQ6_K);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    const float d = f16c_at(p + offsetof(BlockQ6_K, d));
-    const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales));
-    const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(32);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i l0 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h);
-      const __m256i l1 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h + 32);
-      const __m256i qh = load32(p + offsetof(BlockQ6_K, qh) + 32 * h);
-      // The two high bits of quarter t sit at bits 2t of qh; move them to bits 4..5.
-      const __m256i v[4] = {
-          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)),
-          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30))),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                          _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(char(0xC0))), 2))};
-      for (int t = 0; t < 4; ++t) {
-        const int8_t* s = sc + 8 * h + 2 * t;  // low 128 bits: values 0..15 of the block
-        f(4 * h + t, _mm256_sub_epi8(v[t], off), _mm256_set_m128i(_mm_set1_epi16(s[1]), _mm_set1_epi16(s[0])), d, 0.0f);
-      }
-    }
-  }
-};
-
-// A decode step is bound by the weight stream, which the hardware prefetchers alone did not
-// keep ahead of these loops: each block is prefetched this far ahead (into the rows that
-// follow; prefetches never fault). Cold 16384 x 2048 matrices, 2 threads, 2026-12-04: q4_0
-// 6.6 -> 17.1 GB/s, q8_0 15 -> 29 GB/s (512 bytes: 11.4 / 24.8, 4096: about the same as 2048).
-constexpr int64_t kAheadBytes = 2048;
 template <int R, class Dec>
 void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
   const int64_t nb = a.blocks;
@@ -330,6 +279,29 @@ void quantize_act_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8&
 void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd) {
   resize_act(a, M, K);
   quantize_act_rows(x, K, 0, M, a, simd);
+}
+
+bool has_wide_kernel(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_0; }
+
+bool wide_available() { return cpu_has_avx512_vnni(); }
+
+void prepare_wide(ActQ8& a) {
+  const int64_t pairs = (a.blocks + 1) / 2;
+  a.d_pairs.assign(size_t(a.rows * pairs * 16), 0.0f);
+  for (int64_t m = 0; m < a.rows; ++m)
+    for (int64_t b = 0; b < a.blocks; ++b)
+      std::fill_n(a.d_pairs.begin() + (m * pairs + b / 2) * 16 + 8 * (b % 2), 8, a.d[size_t(m * a.blocks + b)]);
+}
+
+void dot_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,
+                   bool simd) {
+  if (!has_wide_kernel(type)) fail(ErrorKind::Unsupported, "q8 dot (wide): no kernel for ", ggml_type_name(type));
+  if (R < 1 || R > kMaxWideRows || m0 < 0 || m0 + R > a.rows)
+    fail(ErrorKind::InvalidArgument, "q8 dot (wide): rows [", m0, ", ", m0 + R, ") outside 0..", a.rows);
+  if (a.d_pairs.size() != size_t(a.rows * ((a.blocks + 1) / 2) * 16))
+    fail(ErrorKind::InvalidArgument, "q8 dot (wide): the activations were not prepared (prepare_wide)");
+  if (simd && wide_available() && avx512_dot_rows(type, w, a, m0, R, y, y_stride)) return;
+  ref_rows_wide(type, w, a, m0, R, y, y_stride);
 }
 
 void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,

@@ -23,6 +23,9 @@ struct ActQ8 {
   std::vector<int8_t> qs;        // rows * blocks * 32
   std::vector<float> d;          // rows * blocks
   std::vector<int16_t> sum;      // rows * blocks
+  // For the wide kernel (prepare_wide): per row, per pair of blocks, 16 floats, lanes 0..7
+  // the even block's d and 8..15 the odd one's (0 past the last block).
+  std::vector<float> d_pairs;
 };
 
 // x (M, K) contiguous f32, K % 32 == 0. simd = false runs the scalar reference (ggml's
@@ -46,5 +49,22 @@ void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
 
 // Whether the AVX2 kernels were compiled in (simd = true falls back to scalar otherwise).
 bool have_avx2();
+
+// The wide form for q8_0 and q4_0 weights (cpu_qdot_avx512.cpp, where the CPU has AVX-512
+// VNNI: cpu_isa.h): two blocks per 512-bit register, lanes 0..7 the even blocks' and 8..15
+// the odd ones', int32 lane sums by vpdpbusd (the same integers as the AVX2 pair sums),
+// the halves added lane by lane at the end before the AVX2 kernels' 8-lane sum; up to
+// kMaxWideRows rows of x per decoded weight block. Its scalar reference does the same
+// arithmetic in the same lane order, so both give the same floats bit for bit.
+inline constexpr int kMaxWideRows = 8;
+bool has_wide_kernel(GgmlType type);
+// Whether dot_rows_wide runs the AVX-512 kernel (else its reference).
+bool wide_available();
+// Fills a.d_pairs from a.d; dot_rows_wide needs it.
+void prepare_wide(ActQ8& a);
+void dot_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,
+                   bool simd = true);
+// The AVX-512 kernel itself (false, doing nothing, where it was not compiled in).
+bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride);
 
 }  // namespace wick::cpu::qdot

@@ -1,0 +1,107 @@
+// The wide q8-activation dot kernel (cpu_qdot_avx2.h, dot_rows_wide) over AVX-512 VNNI, for
+// q8_0 and q4_0 weights: two 32-value blocks per 512-bit register, vpdpbusd for the
+// unsigned-by-signed byte products (one instruction for the AVX2 kernel's maddubs + madd,
+// the same int32 lane sums: no pair here reaches int16's limit either), up to 8 rows of x
+// per decoded pair of blocks. Only the code between the target pragmas is compiled for
+// AVX-512, all of it with internal linkage (the decoders are this file's own copy), so no
+// AVX-512 instruction reaches the rest of the library; matmul_q8 calls it only where the
+// CPU has AVX-512 VNNI (cpu_isa.h).
+#include <cstddef>
+#include <cstring>
+
+#include "backend/cpu/cpu_qdot_avx2.h"
+#include "backend/cpu/simd_avx2.h"
+#include "io/quant/blocks.h"
+#include "io/quant/dequantize_row.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__AVX2__)
+#define WICK_QDOT_AVX512 1
+#include <immintrin.h>
+#endif
+
+namespace wick::cpu::qdot {
+
+using namespace wick::quant;
+
+#ifdef WICK_QDOT_AVX512
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+namespace {
+
+#include "backend/cpu/qdot_decoders_impl.h"
+
+// Two floats to the lanes of their blocks: lanes 0..7 a, 8..15 b.
+__m512 pair_lanes(float a, float b) {
+  return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                               _mm512_castps128_ps512(_mm_setr_ps(a, b, 0.0f, 0.0f)));
+}
+
+template <int R, class Dec>
+void wide_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
+  static_assert(Dec::kSub == 1 && !Dec::kUnsigned && !Dec::kMin, "the wide kernel takes q8_0 / q4_0 blocks");
+  const int64_t nb = a.blocks;
+  __m512 acc[R];
+  const int8_t* xq[R];
+  const float* xd[R];  // d_pairs rows: 16 lanes per pair of blocks
+  const int64_t pairs = (nb + 1) / 2;
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm512_setzero_ps();
+    xq[r] = a.qs.data() + (m0 + r) * nb * kQK;
+    xd[r] = a.d_pairs.data() + (m0 + r) * pairs * 16;
+  }
+  for (int64_t b = 0; b < nb; b += 2) {
+    const bool pair = b + 1 < nb;
+    for (int o = 0; o < 2 * Dec::kBytes; o += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(w + b * Dec::kBytes + kAheadBytes + o), _MM_HINT_T0);
+    __m256i q0 = _mm256_setzero_si256(), q1 = q0;
+    float f0 = 0.0f, f1 = 0.0f;
+    Dec::decode(w + b * Dec::kBytes, [&](int, __m256i v, __m256i, float wf, float) { q0 = v, f0 = wf; });
+    if (pair)
+      Dec::decode(w + (b + 1) * Dec::kBytes, [&](int, __m256i v, __m256i, float wf, float) { q1 = v, f1 = wf; });
+    const __m512i wv = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+    const __m512i wa = _mm512_abs_epi8(wv);              // |w| as unsigned bytes
+    const __mmask64 negative = _mm512_movepi8_mask(wv);  // x's sign flips where w < 0
+    const __mmask64 valid = pair ? ~__mmask64(0) : __mmask64(0xFFFFFFFFu);
+    const __m512 fw = pair_lanes(f0, f1);
+    for (int r = 0; r < R; ++r) {
+      const __m512i xv = _mm512_maskz_loadu_epi8(valid, xq[r] + b * kQK);
+      const __m512i xs = _mm512_mask_sub_epi8(xv, negative, _mm512_setzero_si512(), xv);
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wa, xs);
+      const __m512 f = _mm512_mul_ps(fw, _mm512_loadu_ps(xd[r] + (b / 2) * 16));
+      acc[r] = _mm512_fmadd_ps(f, _mm512_cvtepi32_ps(p), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256 half = _mm256_add_ps(_mm512_extractf32x8_ps(acc[r], 1), _mm512_castps512_ps256(acc[r]));
+    y[r * ys] = simd::hsum(half);
+  }
+}
+
+template <class Dec>
+void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
+  switch (R) {
+    case 1: return wide_rows<1, Dec>(w, a, m0, y, ys);
+    case 2: return wide_rows<2, Dec>(w, a, m0, y, ys);
+    case 3: return wide_rows<3, Dec>(w, a, m0, y, ys);
+    case 4: return wide_rows<4, Dec>(w, a, m0, y, ys);
+    case 5: return wide_rows<5, Dec>(w, a, m0, y, ys);
+    case 6: return wide_rows<6, Dec>(w, a, m0, y, ys);
+    case 7: return wide_rows<7, Dec>(w, a, m0, y, ys);
+    default: return wide_rows<8, Dec>(w, a, m0, y, ys);
+  }
+}
+
+}  // namespace
+#pragma GCC pop_options
+#endif
+
+bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride) {
+#ifdef WICK_QDOT_AVX512
+  if (type == GgmlType::Q8_0) return wide_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride), true;
+  if (type == GgmlType::Q4_0) return wide_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride), true;
+#endif
+  (void)type, (void)w, (void)a, (void)m0, (void)R, (void)y, (void)y_stride;
+  return false;
+}
+
+}  // namespace wick::cpu::qdot
