@@ -17,29 +17,13 @@
 namespace wick {
 namespace {
 
-const std::map<std::string, Tensor>& goldens() {
-  static const std::map<std::string, Tensor> g = safetensors::load(test::data_path("attention.safetensors"));
-  return g;
-}
-Tensor gold(const std::string& name) {
-  auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("attention golden missing: " + name);
-  return it->second;
-}
+Tensor gold(const std::string& name) { return test::golden_tensor("attention.safetensors", name); }
 
 const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
 
-// The goldens are stored as f32 (rounded from the float64 reference), which bounds the f64
-// check at 1e-6. f16/bf16: the probabilities are rounded to the dtype before P V (as flash attention does)
+// f16/bf16: the probabilities are rounded to the dtype before P V (as flash attention does)
 // and the output once more; f32 must stay at float rounding (no TF32).
-double tol(DType dt) {
-  switch (dt) {
-    case DType::F64: return 1e-6;
-    case DType::F32: return 2e-5;
-    case DType::F16: return 3e-3;
-    default: return 2e-2;
-  }
-}
+double tol(DType dt) { return test::attention_tol(dt); }
 
 class Attention : public test::DeviceTest {
  protected:

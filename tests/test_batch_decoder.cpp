@@ -11,6 +11,7 @@
 #include "support/devices.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
+#include "support/model_inputs.h"
 #include "support/thrown.h"
 #include "wick/models/batch_decoder.h"
 #include "wick/models/gpt2.h"
@@ -23,24 +24,9 @@ using models::BatchDecoder;
 using models::BatchSequence;
 using models::KvCache;
 
-// Deterministic ids below vocab.
-std::vector<int32_t> tokens(size_t n, int64_t vocab, uint32_t seed) {
-  std::vector<int32_t> t(n);
-  for (auto& x : t) {
-    seed = seed * 1664525u + 1013904223u;
-    x = int32_t((seed >> 8) % uint32_t(vocab));
-  }
-  return t;
-}
+using test::lcg_tokens;
 
-double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, double(std::fabs(b[i])));
-  }
-  return worst / scale;
-}
+using test::logits_rel_error;
 
 class BatchDecoderTest : public test::DeviceTest {
  protected:
@@ -69,14 +55,14 @@ TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
     std::vector<KvCache> alone;
     std::vector<std::vector<int32_t>> seq(n);
     for (size_t i = 0; i < n; ++i) {
-      seq[i] = tokens(size_t(prompt[i]) + 12, V, uint32_t(3 + i));
+      seq[i] = lcg_tokens(size_t(prompt[i]) + 12, V, uint32_t(3 + i));
       alone.emplace_back(48);
       const Tensor ids = test::llama_ids(std::vector<int32_t>(seq[i].begin(), seq[i].begin() + prompt[i]));
       (void)m.forward(ids, &pool[slot[i]]);
       (void)m.forward(ids, &alone[i]);
     }
     // The unused slot holds a prompt too: no step may touch it.
-    const Tensor untouched = test::llama_ids(tokens(5, V, 99));
+    const Tensor untouched = test::llama_ids(lcg_tokens(5, V, 99));
     (void)m.forward(untouched, &pool[3]);
     const std::vector<float> slot3 = (*pool[3].pool())[0].k.select(0, 3).to(Device::cpu()).to_vector<float>();
 
@@ -98,7 +84,7 @@ TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
       for (size_t j = 0; j < members.size(); ++j) {
         const size_t i = members[j];
         EXPECT_EQ(pool[slot[i]].length(), prompt[i] + fed[i] + 1);
-        EXPECT_LE(rel_error(logits.select(0, int64_t(j)).to(Device::cpu()).to_vector<float>(), want[j]), 1e-5)
+        EXPECT_LE(logits_rel_error(logits.select(0, int64_t(j)).to(Device::cpu()).to_vector<float>(), want[j]), 1e-5)
             << "sequence " << i << " after " << fed[i] << " steps";
         ++fed[i];
       }
@@ -142,7 +128,7 @@ TEST_P(BatchDecoderTest, RefusesWhatItDoesNotTake) {
     EXPECT_EQ(test::thrown_kind([&] { (void)d.step(batch); }), ErrorKind::InvalidArgument);
   }
   // A full cache has no position left.
-  (void)m.forward(test::llama_ids(tokens(8, m.vocab_size(), 1)), &pool[1]);
+  (void)m.forward(test::llama_ids(lcg_tokens(8, m.vocab_size(), 1)), &pool[1]);
   EXPECT_FALSE(d.takes(std::vector<BatchSequence>{{one, &pool[1]}}));
   // A token outside the vocabulary: refused by the step, nothing advanced.
   const std::vector<int32_t> bad{int32_t(m.vocab_size())};

@@ -6,7 +6,6 @@
 // slots, lengths and positions as IndexOutOfRange with nothing written; a CUDA graph
 // recording of both ops replayed with new inputs.
 #include <cmath>
-#include <map>
 
 #include "support/devices.h"
 #include "support/golden.h"
@@ -18,28 +17,10 @@
 namespace wick {
 namespace {
 
-const std::map<std::string, Tensor>& goldens() {
-  static const std::map<std::string, Tensor> g = safetensors::load(test::data_path("cache_attention.safetensors"));
-  return g;
-}
-Tensor gold(const std::string& name) {
-  auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("cache_attention golden missing: " + name);
-  return it->second;
-}
+Tensor gold(const std::string& name) { return test::golden_tensor("cache_attention.safetensors", name); }
 
 const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
-
-// The goldens are f32 roundings of the float64 reference (bounding f64 at 1e-6); f16/bf16
-// round the output (and, on the CPU, nothing else: the keys are exact in every dtype).
-double tol(DType dt) {
-  switch (dt) {
-    case DType::F64: return 1e-6;
-    case DType::F32: return 2e-5;
-    case DType::F16: return 3e-3;
-    default: return 2e-2;
-  }
-}
+double tol(DType dt) { return test::attention_tol(dt); }
 
 class CacheAttention : public test::DeviceTest {
  protected:

@@ -16,6 +16,7 @@
 #include "support/devices.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
+#include "support/model_inputs.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 #include "wick/serve/engine.h"
@@ -32,14 +33,7 @@ using serve::Request;
 using serve::TokenEvent;
 using namespace std::chrono_literals;
 
-std::vector<int32_t> tokens(size_t n, int64_t vocab, uint32_t seed) {
-  std::vector<int32_t> t(n);
-  for (auto& x : t) {
-    seed = seed * 1664525u + 1013904223u;
-    x = int32_t((seed >> 8) % uint32_t(vocab));
-  }
-  return t;
-}
+using test::lcg_tokens;
 
 const models::LlamaModel& llama(Device device = Device::cpu()) {
   static std::map<std::string, models::LlamaModel> models;
@@ -126,7 +120,7 @@ void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOpti
     SamplingOptions si = s;
     si.seed = s.seed + i;
     if (i % 4 == 3) si = {};  // greedy ones among the sampled: the device-argmax rows mix in
-    reqs.push_back(request(tokens(1 + 3 * i % 23, m.vocab_size(), uint32_t(i)), int64_t(1 + (7 * i) % 13), si));
+    reqs.push_back(request(lcg_tokens(1 + 3 * i % 23, m.vocab_size(), uint32_t(i)), int64_t(1 + (7 * i) % 13), si));
     ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)).has_value());
   }
   c.wait(16);
@@ -171,7 +165,7 @@ TEST(Engine, StopTokensMaxTokensAndAFullContext) {
   o.ctx_size = 24;
   Engine engine(m, o);
   EXPECT_EQ(engine.options().ctx_size, 24);
-  const std::vector<int32_t> prompt = tokens(14, m.vocab_size(), 99);
+  const std::vector<int32_t> prompt = lcg_tokens(14, m.vocab_size(), 99);
   const std::vector<int32_t> greedy = alone(m, request(prompt, 10));
   Collector c;
   Request stop = request(prompt, 10);
@@ -205,7 +199,7 @@ TEST(Engine, LogprobsAreTheLogSoftmaxOfTheLogits) {
   const auto& m = llama();
   Engine engine(m, {});
   Collector c;
-  Request r = request(tokens(6, m.vocab_size(), 5), 3);
+  Request r = request(lcg_tokens(6, m.vocab_size(), 5), 3);
   r.logprobs = true;
   r.top_logprobs = 5;
   ASSERT_TRUE(engine.submit(r, c.on(0)));
@@ -237,7 +231,7 @@ TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
   o.ctx_size = 64;
   Engine engine(m, o);
   Collector c;
-  const Request first = request(tokens(10, m.vocab_size(), 21), 5);
+  const Request first = request(lcg_tokens(10, m.vocab_size(), 21), 5);
   ASSERT_TRUE(engine.submit(first, c.on(0)));
   c.wait(1);
   const auto answer = c.get(0).tokens;
@@ -246,7 +240,7 @@ TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
   // The cache holds the prompt and the four answer tokens that were fed back.
   std::vector<int32_t> next = first.prompt;
   next.insert(next.end(), answer.begin(), answer.end());
-  for (int32_t t : tokens(3, m.vocab_size(), 22)) next.push_back(t);
+  for (int32_t t : lcg_tokens(3, m.vocab_size(), 22)) next.push_back(t);
   const Request second = request(next, 6);
   ASSERT_TRUE(engine.submit(second, c.on(1)));
   c.wait(2);
@@ -257,7 +251,7 @@ TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
   c.wait(3);
   EXPECT_EQ(c.get(2).tokens, c.get(1).tokens);
   EXPECT_EQ(c.get(2).last.cached_tokens, int64_t(next.size()) - 1);
-  const Request other = request(tokens(7, m.vocab_size(), 23), 3);
+  const Request other = request(lcg_tokens(7, m.vocab_size(), 23), 3);
   ASSERT_TRUE(engine.submit(other, c.on(3)));
   c.wait(4);
   EXPECT_EQ(c.get(3).tokens, alone(m, other));
@@ -303,7 +297,7 @@ TEST(Engine, AFullQueueRefusesAndChangesNothing) {
   Engine engine(m, o);
   Collector c;
   Gate gate;
-  const auto p = tokens(4, m.vocab_size(), 1);
+  const auto p = lcg_tokens(4, m.vocab_size(), 1);
   ASSERT_TRUE(engine.submit(request(p, 4), gate.wrap(c.on(0))));
   gate.wait_entered();                                 // running in the one slot
   ASSERT_TRUE(engine.submit(request(p, 4), c.on(1)));  // queued
@@ -327,7 +321,7 @@ TEST(Engine, CancelFreesTheSlotAndLeavesTheOthersAlone) {
   o.parallel = 3;
   Engine engine(m, o);
   Collector c;
-  const Request keep = request(tokens(9, m.vocab_size(), 8), 20);
+  const Request keep = request(lcg_tokens(9, m.vocab_size(), 8), 20);
   std::atomic<uint64_t> victim{0};
   std::atomic<int> seen{0};
   // Cancels itself from its own callback after three tokens (cancel() is allowed there).
@@ -335,7 +329,7 @@ TEST(Engine, CancelFreesTheSlotAndLeavesTheOthersAlone) {
     inner(e);
     if (++seen == 3) engine.cancel(victim.load());
   };
-  const auto id = engine.submit(request(tokens(30, m.vocab_size(), 2), 60), self_cancel);
+  const auto id = engine.submit(request(lcg_tokens(30, m.vocab_size(), 2), 60), self_cancel);
   ASSERT_TRUE(id);
   victim = *id;
   ASSERT_TRUE(engine.submit(keep, c.on(1)));
@@ -357,7 +351,7 @@ TEST(Engine, CancelFreesTheSlotAndLeavesTheOthersAlone) {
 
 TEST(Engine, ShutdownWithGraceFinishesWithoutGraceCancels) {
   const auto& m = llama();
-  const auto p = tokens(5, m.vocab_size(), 4);
+  const auto p = lcg_tokens(5, m.vocab_size(), 4);
   {
     EngineOptions o;
     o.parallel = 2;
@@ -386,7 +380,7 @@ TEST(Engine, BadRequestsAreRejectedWithTheFieldNamed) {
   EngineOptions o;
   o.ctx_size = 32;
   Engine engine(m, o);
-  const auto p = tokens(4, m.vocab_size(), 6);
+  const auto p = lcg_tokens(4, m.vocab_size(), 6);
   auto expect_rejected = [&](Request r, const std::string& field) {
     try {
       (void)engine.submit(std::move(r), [](const TokenEvent&) {});
@@ -481,7 +475,7 @@ TEST_P(EngineDevices, AModelOnTheDeviceGivesGeneratorsTokens) {
   Collector c;
   std::vector<Request> reqs;
   for (size_t i = 0; i < 6; ++i) {
-    reqs.push_back(request(tokens(2 + 5 * i, m.vocab_size(), uint32_t(40 + i)), int64_t(3 + i)));
+    reqs.push_back(request(lcg_tokens(2 + 5 * i, m.vocab_size(), uint32_t(40 + i)), int64_t(3 + i)));
     ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)));
   }
   c.wait(6);
@@ -504,7 +498,7 @@ TEST(EngineConcurrency, SubmitCancelAndStatsFromManyThreads) {
     threads.emplace_back([&, t] {
       for (size_t i = 0; i < 6; ++i) {
         const size_t key = t * 100 + i;
-        const auto id = engine.submit(request(tokens(3 + i, m.vocab_size(), uint32_t(key)), 8), c.on(key));
+        const auto id = engine.submit(request(lcg_tokens(3 + i, m.vocab_size(), uint32_t(key)), 8), c.on(key));
         if (!id) continue;
         ++accepted;
         if (i % 2) engine.cancel(*id);

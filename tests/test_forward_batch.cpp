@@ -10,6 +10,7 @@
 #include "support/devices.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
+#include "support/model_inputs.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 
@@ -20,29 +21,13 @@ using models::BatchSequence;
 using models::CausalLM;
 using models::KvCache;
 
-// Deterministic token ids below vocab (an LCG: the fixtures' models accept any id).
-std::vector<int32_t> tokens(size_t n, int64_t vocab, uint32_t seed) {
-  std::vector<int32_t> t(n);
-  for (auto& x : t) {
-    seed = seed * 1664525u + 1013904223u;
-    x = int32_t((seed >> 8) % uint32_t(vocab));
-  }
-  return t;
-}
+using test::lcg_tokens;
 
 Tensor ids(std::span<const int32_t> t) {
   return Tensor::from_vector(std::vector<int64_t>(t.begin(), t.end()), Shape{1, int64_t(t.size())});
 }
 
-// max |a - b| / max |b| over two (vocab) f32 rows.
-double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, double(std::fabs(b[i])));
-  }
-  return worst / scale;
-}
+using test::logits_rel_error;
 
 // The batch: (cached positions, new tokens) per sequence.
 struct Case {
@@ -58,7 +43,7 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
   std::vector<std::vector<int32_t>> seq(n);
   std::vector<KvCache> batched, alone;
   for (size_t i = 0; i < n; ++i) {
-    seq[i] = tokens(size_t(kCases[i].past + kCases[i].count + 1), V, uint32_t(7 + i));
+    seq[i] = lcg_tokens(size_t(kCases[i].past + kCases[i].count + 1), V, uint32_t(7 + i));
     batched.emplace_back(64);
     alone.emplace_back(64);
   }
@@ -94,7 +79,7 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
   for (size_t i = 0; i < n; ++i) {
     EXPECT_EQ(batched[i].length(), kCases[i].past + kCases[i].count) << what << " sequence " << i;
     const auto got = logits.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>();
-    EXPECT_LE(rel_error(got, want[i]), 1e-5) << what << " sequence " << i;
+    EXPECT_LE(logits_rel_error(got, want[i]), 1e-5) << what << " sequence " << i;
   }
   // A second step, one token each, over the caches the batch extended.
   batch.clear();
@@ -105,7 +90,7 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
   }
   const Tensor step = m.forward_batch(batch);
   for (size_t i = 0; i < n; ++i)
-    EXPECT_LE(rel_error(step.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>(), want[i]), 1e-5)
+    EXPECT_LE(logits_rel_error(step.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>(), want[i]), 1e-5)
         << what << " second step, sequence " << i;
 }
 
@@ -170,17 +155,17 @@ TEST_P(ForwardBatch, Gpt2EqualsForwardPerSequence) {
 
 TEST_P(ForwardBatch, OneSequenceIsForward) {
   const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
-  const std::vector<int32_t> t = tokens(9, m.vocab_size(), 3);
+  const std::vector<int32_t> t = lcg_tokens(9, m.vocab_size(), 3);
   KvCache a(16), b(16);
   const std::vector<BatchSequence> one = {{t, &a}};
   const auto got = m.forward_batch(one).to(Device::cpu()).to_vector<float>();
   const auto want = m.forward(ids(t), &b, true).to(Device::cpu()).to_vector<float>();
-  EXPECT_LE(rel_error(got, want), 1e-6);
+  EXPECT_LE(logits_rel_error(got, want), 1e-6);
 }
 
 TEST_P(ForwardBatch, BadBatchesAreRejectedAndLeaveTheCachesAlone) {
   const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
-  const std::vector<int32_t> t = tokens(9, m.vocab_size(), 5);
+  const std::vector<int32_t> t = lcg_tokens(9, m.vocab_size(), 5);
   KvCache a(8), b(16);
   auto expect_error = [&](std::vector<BatchSequence> seqs, const std::string& needle) {
     try {

@@ -93,6 +93,18 @@ TEST(QuantCpu, ActivationQuantizerIsGgmlsQ8_0Rounding) {
   EXPECT_EQ(a.qs[4], -2);
 }
 
+// got against the f64 dot of weight row n (dequantized: wd) with activation row m as
+// quantized (a), within f32 accumulation error.
+void expect_near_f64_dot(float got, const ActQ8& a, const std::vector<float>& wd, int64_t m, int64_t n, int64_t K) {
+  double exact = 0, mag = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const double xq = double(a.d[size_t((m * K + k) / 32)]) * a.qs[size_t(m * K + k)];
+    exact += double(wd[size_t(n * K + k)]) * xq;
+    mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
+  }
+  EXPECT_NEAR(got, exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+}
+
 struct Case {
   GgmlType type;
   std::vector<int64_t> ks;
@@ -145,13 +157,7 @@ TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
           for (int64_t m = 0; m < M; ++m) {
             EXPECT_EQ(std::bit_cast<uint32_t>(y[size_t(m * N + n)]), std::bit_cast<uint32_t>(mm_ref[size_t(m)]))
                 << "quant_matmul m=" << m << " n=" << n;
-            double exact = 0, mag = 0;
-            for (int64_t k = 0; k < K; ++k) {
-              const double xq = double(a_ref.d[size_t((m * K + k) / 32)]) * a_ref.qs[size_t(m * K + k)];
-              exact += double(wd[size_t(n * K + k)]) * xq;
-              mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
-            }
-            EXPECT_NEAR(ref[size_t(m)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+            expect_near_f64_dot(ref[size_t(m)], a_ref, wd, m, n, K);
           }
         }
       }
@@ -189,13 +195,7 @@ TEST(QuantCpu, WideBlockDotsMatchTheirReferenceAndF64) {
                 << "R=" << R << " m=" << m << " n=" << n << ": " << got[size_t(m)] << " vs " << ref[size_t(m)];
         }
         for (int64_t m = 0; m < M; ++m) {
-          double exact = 0, mag = 0;
-          for (int64_t k = 0; k < K; ++k) {
-            const double xq = double(a.d[size_t((m * K + k) / 32)]) * a.qs[size_t(m * K + k)];
-            exact += double(wd[size_t(n * K + k)]) * xq;
-            mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
-          }
-          EXPECT_NEAR(ref[size_t(m)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+          expect_near_f64_dot(ref[size_t(m)], a, wd, m, n, K);
         }
       }
     }

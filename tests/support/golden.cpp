@@ -2,7 +2,11 @@
 
 #include <bit>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <sstream>
+
+#include "wick/io.h"
 
 namespace wick::test {
 
@@ -43,6 +47,26 @@ double default_rtol(DType dtype) {
     case DType::F16: return 2e-3;
     case DType::BF16: return 1.6e-2;
     default: return 0;
+  }
+}
+
+const Tensor& golden_tensor(const std::string& file, const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::map<std::string, Tensor>> files;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = files.find(file);
+  if (it == files.end()) it = files.emplace(file, safetensors::load(data_path(file))).first;
+  const auto t = it->second.find(name);
+  if (t == it->second.end()) throw std::runtime_error("golden " + name + " missing from " + file);
+  return t->second;
+}
+
+double attention_tol(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return 1e-6;
+    case DType::F32: return 2e-5;
+    case DType::F16: return 3e-3;
+    default: return 2e-2;
   }
 }
 

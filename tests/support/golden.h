@@ -27,6 +27,15 @@ std::string shared_fixture_path(const std::string& name);
 // Tolerances for results computed in dtype.
 double default_rtol(DType dtype);
 
+// Tensor `name` of the safetensors golden file tests/data/<file> (each file loaded once).
+// Throws naming the file and tensor when it is missing.
+const Tensor& golden_tensor(const std::string& file, const std::string& name);
+
+// The attention goldens' tolerance in dtype: they are f32 roundings of float64 references
+// (bounding f64 at 1e-6) of inputs exact in every float dtype, so f16/bf16 results differ
+// by their own roundings of probabilities and outputs.
+double attention_tol(DType dtype);
+
 // Largest |value| of a tensor (scales absolute tolerances).
 inline double max_abs(const Tensor& t) {
   double m = 0;

@@ -84,6 +84,13 @@ void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
   }
 }
 
+// Lane l's integer sum: values 4l..4l+3 of the block against the activation block xq.
+int32_t lane_dot(const RefBlock& o, const int8_t* xq, int l) {
+  int32_t p = 0;
+  for (int i = 4 * l; i < 4 * l + 4; ++i) p += int32_t(o.q[i]) * int32_t(xq[i]);
+  return p;
+}
+
 // The AVX2 kernels' horizontal sum order (simd::hsum).
 float hsum8(const float* a) { return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); }
 
@@ -98,11 +105,7 @@ void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
     for (int64_t b = 0; b < nb; ++b) {
       ref_block(type, w, b, o);
       const float f = o.wf * xd[b];
-      for (int l = 0; l < 8; ++l) {
-        int32_t p = 0;
-        for (int i = 4 * l; i < 4 * l + 4; ++i) p += int32_t(o.q[i]) * int32_t(xq[b * kQK + i]);
-        acc[l] = std::fma(f, float(p * o.sc[l / 4]), acc[l]);
-      }
+      for (int l = 0; l < 8; ++l) acc[l] = std::fma(f, float(lane_dot(o, xq + b * kQK, l) * o.sc[l / 4]), acc[l]);
       if (type == GgmlType::Q4_K) bias = std::fma(o.wm * xd[b], float(-xs[b]), bias);
     }
     y[r * ys] = hsum8(acc) + bias;
@@ -122,10 +125,8 @@ void ref_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, 
       ref_block(type, w, b, o);
       const float f = o.wf * xd[b];
       for (int l = 0; l < 8; ++l) {
-        int32_t p = 0;
-        for (int i = 4 * l; i < 4 * l + 4; ++i) p += int32_t(o.q[i]) * int32_t(xq[b * kQK + i]);
         float& lane = acc[8 * (b % 2) + l];
-        lane = std::fma(f, float(p), lane);
+        lane = std::fma(f, float(lane_dot(o, xq + b * kQK, l)), lane);
       }
     }
     float half[8];

@@ -125,27 +125,7 @@ __global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __rest
     }
     run_max = new_max;
   }
-  if (part_acc) {
-    const int64_t prow = split * rows + row;
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) {
-      const int64_t d = lane + 32 * e;
-      if (d < a.D) part_acc[prow * a.D + d] = acc[e];
-    }
-    if (lane == 0) {
-      part_ml[2 * prow] = run_max;
-      part_ml[2 * prow + 1] = run_sum;
-    }
-    return;
-  }
-  // A row whose every key is masked out gives NaN, as PyTorch does (0/0).
-  const A inv = run_sum > A(0) ? A(1) / run_sum : A(NAN);
-  S* op = out + row * a.D;
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) {
-    const int64_t d = lane + 32 * e;
-    if (d < a.D) op[d] = from_compute<S>(acc[e] * inv);
-  }
+  store_attention_row<S>(lane, a.D, acc, run_max, run_sum, split * rows + row, part_acc, part_ml, row, out);
 }
 
 // Merges the splits' partials of each row (one warp per row): rescales each split's sum and

@@ -63,6 +63,33 @@ __host__ __device__ inline int64_t last_key(const AttnArgs& a, int64_t i) {
   return a.causal && causal_last < a.Tk - 1 ? causal_last : a.Tk - 1;
 }
 
+// One warp's finished query row (lane holds elements lane + 32 e of its accumulator): with
+// part_acc, the split's partials for launch_attention_combine (row prow of [split][row]);
+// otherwise the normalized output row out + orow * D. A row that saw no key gives NaN, as
+// PyTorch does (0/0).
+template <class S, int EPL, class A>
+__device__ __forceinline__ void store_attention_row(int lane, int64_t D, const A (&acc)[EPL], A run_max, A run_sum,
+                                                    int64_t prow, A* part_acc, A* part_ml, int64_t orow, S* out) {
+  if (part_acc) {
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) {
+      const int64_t d = lane + 32 * e;
+      if (d < D) part_acc[prow * D + d] = acc[e];
+    }
+    if (lane == 0) {
+      part_ml[2 * prow] = run_max;
+      part_ml[2 * prow + 1] = run_sum;
+    }
+    return;
+  }
+  const A inv = run_sum > A(0) ? A(1) / run_sum : A(NAN);
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    const int64_t d = lane + 32 * e;
+    if (d < D) out[orow * D + d] = from_compute<S>(acc[e] * inv);
+  }
+}
+
 // Tile geometry of the prefill kernels (kernels_attention_flash.cu for f32,
 // kernels_attention_mma.cu for f16/bf16): a block of kFlashWarps warps takes kFlashBQ
 // queries (kFlashWQ per warp) of one (batch, head) and walks its keys in tiles of kFlashBK.

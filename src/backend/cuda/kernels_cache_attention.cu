@@ -222,25 +222,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   if (!head_ok) return;
   const int64_t row = b * a.H + h;
-  if (part_acc) {
-    const int64_t prow = split * a.B * a.H + row;
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) {
-      const int64_t d = lane + 32 * e;
-      if (d < a.D) part_acc[prow * a.D + d] = acc[e];
-    }
-    if (lane == 0) {
-      part_ml[2 * prow] = run_max;
-      part_ml[2 * prow + 1] = run_sum;
-    }
-    return;
-  }
-  const A inv = run_sum > A(0) ? A(1) / run_sum : A(NAN);
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) {
-    const int64_t d = lane + 32 * e;
-    if (d < a.D) out[row * a.D + d] = from_compute<S>(acc[e] * inv);
-  }
+  store_attention_row<S>(lane, a.D, acc, run_max, run_sum, split * a.B * a.H + row, part_acc, part_ml, row, out);
 }
 
 template <class S>
