@@ -10,22 +10,13 @@ Attention reference: softmax(q k^T * scale + mask) v per (batch, head); with cau
 sees keys j <= i + Tk - Tq (queries aligned to the end of the keys, as with a KV cache). A
 row that sees no key is NaN.
 """
-import json
 import os
-import struct
 
 import numpy as np
 
+from golden_io import bf16_exact, write_safetensors
+
 rng = np.random.default_rng(1234)
-
-
-def bf16_exact(a):
-    a = np.asarray(a, dtype=np.float32)
-    bits = a.view(np.uint32).astype(np.uint64)
-    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16  # round to nearest even
-    r = bits.astype(np.uint32).view(np.float32)
-    r = np.where(np.abs(r) < 1e-3, 0, r).astype(np.float32)
-    return r
 
 
 def randn(*shape):
@@ -158,23 +149,6 @@ rc, rs = bf16_exact(np.cos(pos)), bf16_exact(np.sin(pos))
 T["rope.x"], T["rope.cos"], T["rope.sin"] = rx, rc, rs
 T["rope.interleaved"] = rope(rx, rc, rs, True)
 T["rope.half"] = rope(rx, rc, rs, False)
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(np.asarray(tensors[name], dtype=np.float32))
-        b = a.tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
 
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention.safetensors")
