@@ -73,6 +73,17 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
   return matmul(softmax(s), v);
 }
 
+Tensor llama_pooled_attention(const LlamaConfig& c, size_t li, const KvCache::Layer& pool, const Tensor& q,
+                              const Tensor& k, const Tensor& v, const Tensor& slots, const Tensor& positions,
+                              const Tensor& lengths) {
+  cache_write_(pool.k, pool.v, slots, positions, k, v);
+  CacheAttentionOptions o;
+  o.scale = c.attention_scale;
+  o.window = c.sliding_layers[li] ? c.sliding_window : 0;
+  o.softcap = c.attn_logit_softcap;
+  return cache_attention(q, pool.k, pool.v, slots, lengths, o).transpose(0, 1).unsqueeze(0);
+}
+
 Tensor LlamaModel::embed(const Tensor& ids) const {
   Tensor x;
   if (!embedding_.quantized()) {

@@ -60,15 +60,9 @@ PooledDecode plan_pooled(std::span<const BatchSequence> seqs, const batch::Plan&
 // stream. Writes their new keys and values into the pool, returns (1, H, n, D) in d.seqs order.
 Tensor attend_pooled(const LlamaConfig& c, size_t li, const PooledDecode& d, const Tensor& q, const Tensor& k,
                      const Tensor& v) {
-  const KvCache::Layer& pool = (*d.pool)[li];
-  // (1, heads, n, D) -> (n, heads, D): the sequences as rows.
+  // (1, heads, N, D) -> (n, heads, D): the pooled sequences' tokens as rows.
   auto rows = [&](const Tensor& t) { return index_select(t, 2, d.token).squeeze(0).transpose(0, 1); };
-  cache_write_(pool.k, pool.v, d.slot, d.position, rows(k), rows(v));
-  CacheAttentionOptions o;
-  o.scale = c.attention_scale;
-  o.window = c.sliding_layers[li] ? c.sliding_window : 0;
-  o.softcap = c.attn_logit_softcap;
-  return cache_attention(rows(q), pool.k, pool.v, d.slot, d.length, o).transpose(0, 1).unsqueeze(0);
+  return llama_pooled_attention(c, li, (*d.pool)[li], rows(q), rows(k), rows(v), d.slot, d.position, d.length);
 }
 
 }  // namespace

@@ -99,13 +99,8 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
   const std::vector<KvCache::Layer>& pool = *s.pool;
   const Tensor y = blocks(embed(ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
-    const KvCache::Layer& l = pool[li];
-    cache_write_(l.k, l.v, slots, positions, k.squeeze(0).transpose(0, 1), v.squeeze(0).transpose(0, 1));
-    CacheAttentionOptions o;
-    o.scale = c.attention_scale;
-    o.window = c.sliding_layers[li] ? c.sliding_window : 0;
-    o.softcap = c.attn_logit_softcap;
-    return cache_attention(q.squeeze(0).transpose(0, 1), l.k, l.v, slots, lengths, o).transpose(0, 1).unsqueeze(0);
+    auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
+    return llama_pooled_attention(c, li, pool[li], rows(q), rows(k), rows(v), slots, positions, lengths);
   });
   s.logits = head(y.reshape({L, c.hidden_size})).to(DType::F32);
 }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu/cpu_isa.h"
 #include "io/quant/blocks.h"
@@ -190,12 +191,7 @@ void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t y
 
 template <class Dec>
 void avx2_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
-  switch (R) {
-    case 1: return avx2_rows<1, Dec>(w, a, m0, y, ys);
-    case 2: return avx2_rows<2, Dec>(w, a, m0, y, ys);
-    case 3: return avx2_rows<3, Dec>(w, a, m0, y, ys);
-    default: return avx2_rows<4, Dec>(w, a, m0, y, ys);
-  }
+  with_rows<kMaxRows>(R, [&]<int N>() { avx2_rows<N, Dec>(w, a, m0, y, ys); });
 }
 
 // ggml's q8_0 reference rounding (quantize_q8_0 in io/quant/quantize.cpp) in 8 lanes:

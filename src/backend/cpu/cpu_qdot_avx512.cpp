@@ -8,6 +8,7 @@
 // CPU has AVX-512 VNNI (cpu_isa.h).
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu/cpu_qdot_avx2.h"
 #include "backend/cpu/simd_avx2.h"
@@ -79,16 +80,7 @@ void wide_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t y
 
 template <class Dec>
 void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t ys) {
-  switch (R) {
-    case 1: return wide_rows<1, Dec>(w, a, m0, y, ys);
-    case 2: return wide_rows<2, Dec>(w, a, m0, y, ys);
-    case 3: return wide_rows<3, Dec>(w, a, m0, y, ys);
-    case 4: return wide_rows<4, Dec>(w, a, m0, y, ys);
-    case 5: return wide_rows<5, Dec>(w, a, m0, y, ys);
-    case 6: return wide_rows<6, Dec>(w, a, m0, y, ys);
-    case 7: return wide_rows<7, Dec>(w, a, m0, y, ys);
-    default: return wide_rows<8, Dec>(w, a, m0, y, ys);
-  }
+  with_rows<kMaxWideRows>(R, [&]<int N>() { wide_rows<N, Dec>(w, a, m0, y, ys); });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The AVX2 decoders of packed weight blocks for the q8-activation dot kernels: each turns a
 // block into 32-byte registers of quants with their scales. No include guard and no
 // namespace of its own: included inside an anonymous namespace (of wick::cpu::qdot, after
-// io/quant/blocks.h and <immintrin.h>) by cpu_qdot_avx2.cpp and, under its AVX-512 target
+// io/quant/blocks.h, <immintrin.h> and <utility>) by cpu_qdot_avx2.cpp and, under its AVX-512 target
 // pragma, by cpu_qdot_avx512.cpp, so each file has its own copy compiled for its own ISA.
 //
 // The block prefetch distance of both kernel files: a decode step is bound by the weight
@@ -10,6 +10,17 @@
 // Cold 16384 x 2048 matrices, 2 threads, 2026-12-04: q4_0 6.6 -> 17.1 GB/s, q8_0 15 -> 29
 // GB/s (512 bytes: 11.4 / 24.8, 4096: about the same as 2048).
 constexpr int64_t kAheadBytes = 2048;
+
+// f.template operator()<R>() for the kernels' row count R, 1 <= R <= Max (the callers
+// check it): one instantiation per count.
+template <class F, int... I>
+void with_rows_of(int R, F& f, std::integer_sequence<int, I...>) {
+  (void)((R == I + 1 ? (f.template operator()<I + 1>(), true) : false) || ...);
+}
+template <int Max, class F>
+void with_rows(int R, F&& f) {
+  with_rows_of(R, f, std::make_integer_sequence<int, Max>());
+}
 
 float f16c_at(const uint8_t* p) {
   uint16_t bits;

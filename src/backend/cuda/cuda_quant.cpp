@@ -2,10 +2,10 @@
 // kernels_quant.cu; quantize through the CPU encoders (a host round trip: the encoders
 // are ggml's reference scalar algorithms, run once per weight at load time).
 #include <algorithm>
-#include <cstdlib>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/quant_cuda.h"
+#include "backend/env_knob.h"
 #include "backend/linear_epilogue.h"
 
 namespace wick {
@@ -21,17 +21,8 @@ constexpr int64_t kBandElems = int64_t(16) << 20;
 // passes at most. WICK_CUDA_QUANT_MATVEC_ROWS (a multiple of 8 from 8 to 64) moves the
 // bound: the measurement knob of docs/perf.md.
 int64_t matvec_rows_max() {
-  static const int64_t rows = [] {
-    constexpr int64_t kDefault = 2 * cuda::kQuantMatvecMaxM, kMost = 8 * cuda::kQuantMatvecMaxM;
-    const char* env = std::getenv("WICK_CUDA_QUANT_MATVEC_ROWS");
-    if (!env) return kDefault;
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    WICK_CHECK(end && *end == '\0' && v >= cuda::kQuantMatvecMaxM && v <= kMost && v % cuda::kQuantMatvecMaxM == 0,
-               InvalidArgument, "WICK_CUDA_QUANT_MATVEC_ROWS must be a multiple of ", cuda::kQuantMatvecMaxM, " from ",
-               cuda::kQuantMatvecMaxM, " to ", kMost, ", got '", env, "'");
-    return int64_t(v);
-  }();
+  constexpr int64_t kStep = cuda::kQuantMatvecMaxM;
+  static const int64_t rows = env_knob("WICK_CUDA_QUANT_MATVEC_ROWS", 2 * kStep, kStep, 8 * kStep, kStep);
   return rows;
 }
 }  // namespace

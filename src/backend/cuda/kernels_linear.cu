@@ -15,12 +15,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <cstdlib>
-
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/row_vector.cuh"
+#include "backend/env_knob.h"
 #include "backend/linear_epilogue.h"
 
 namespace wick {
@@ -224,15 +223,7 @@ __global__ void epilogue_kernel(const Y* __restrict__ y, int64_t ld, const T* __
 // (docs/perf.md).
 constexpr int kGemvDefaultRows = kGemvMaxM;
 int gemv_max_rows() {
-  static const int rows = [] {
-    const char* env = std::getenv("WICK_CUDA_GEMV_ROWS");
-    if (!env) return kGemvDefaultRows;
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    WICK_CHECK(end && *end == '\0' && v >= 1 && v <= kGemvMaxM, InvalidArgument,
-               "WICK_CUDA_GEMV_ROWS must be from 1 to ", kGemvMaxM, ", got '", env, "'");
-    return int(v);
-  }();
+  static const int rows = int(env_knob("WICK_CUDA_GEMV_ROWS", kGemvDefaultRows, 1, kGemvMaxM));
   return rows;
 }
 
