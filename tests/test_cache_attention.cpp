@@ -150,9 +150,11 @@ TEST_P(CacheAttention, BadArgumentsAreClearErrors) {
   EXPECT_EQ(kind([&] { cache_attention(q, k, k, ok, ok, nan_cap); }), ErrorKind::InvalidArgument);
   // Values: a slot past the pool, lengths 0 and past the capacity.
   auto values = [&](std::vector<int64_t> v) { return Tensor::from_vector(v).to(dev()); };
-  for (const auto& [slots, lengths] :
-       {std::pair{values({0, 3}), values({1, 1})}, std::pair{values({-1, 0}), values({1, 1})},
-        std::pair{values({0, 1}), values({0, 1})}, std::pair{values({0, 1}), values({1, 11})}}) {
+  // (named pairs, not a structured binding, which clang 14's lambdas cannot capture)
+  for (const auto& pair : {std::pair{values({0, 3}), values({1, 1})}, std::pair{values({-1, 0}), values({1, 1})},
+                           std::pair{values({0, 1}), values({0, 1})}, std::pair{values({0, 1}), values({1, 11})}}) {
+    const Tensor& slots = pair.first;
+    const Tensor& lengths = pair.second;
     EXPECT_EQ(kind([&] {
                 cache_attention(q, k, k, slots, lengths);
                 sync();
@@ -206,9 +208,11 @@ TEST_P(CacheAttention, WriteRejectsBadRowsAndWritesNothing) {
             }),
             ErrorKind::ShapeMismatch);
   EXPECT_EQ(kind([&] { cache_write_(kc, vc, values({0}), values({0, 1}), rows, rows); }), ErrorKind::ShapeMismatch);
-  for (const auto& [slots, positions] :
-       {std::pair{values({0, 2}), values({0, 1})}, std::pair{values({0, 1}), values({0, 4})},
-        std::pair{values({0, 1}), values({-1, 0})}}) {
+  // (named pairs, not a structured binding, which clang 14's lambdas cannot capture)
+  for (const auto& pair : {std::pair{values({0, 2}), values({0, 1})}, std::pair{values({0, 1}), values({0, 4})},
+                           std::pair{values({0, 1}), values({-1, 0})}}) {
+    const Tensor& slots = pair.first;
+    const Tensor& positions = pair.second;
     EXPECT_EQ(kind([&] {
                 cache_write_(kc, vc, slots, positions, rows, rows);
                 sync();

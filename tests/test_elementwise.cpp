@@ -359,8 +359,9 @@ TEST_P(Binary, IntegerRules) {
 
 TEST_P(Binary, FloatNaNPropagates) {
   const double nan = std::nan("");
-  const Tensor a = Tensor::from_vector<float>({nan, 1.f, nan, 2.f}, Shape{4}, dev());
-  const Tensor b = Tensor::from_vector<float>({1.f, nan, nan, 3.f}, Shape{4}, dev());
+  const float fnan = float(nan);
+  const Tensor a = Tensor::from_vector<float>({fnan, 1.f, fnan, 2.f}, Shape{4}, dev());
+  const Tensor b = Tensor::from_vector<float>({1.f, fnan, fnan, 3.f}, Shape{4}, dev());
   EXPECT_CLOSE(minimum(a, b).to_vector<double>(), (std::vector<double>{nan, nan, nan, 2}), 0, 0);
   EXPECT_CLOSE(maximum(a, b).to_vector<double>(), (std::vector<double>{nan, nan, nan, 3}), 0, 0);
   EXPECT_EQ(eq(a, b).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 0}));

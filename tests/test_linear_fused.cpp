@@ -33,7 +33,9 @@ class LinearFused : public test::DeviceTest {
   void check(const Case& c, DType dt, int w_view = 0, int x_view = 0, std::optional<DType> wdt = {}) {
     const DType wt_dt = wdt.value_or(dt);
     const int64_t rows = c.e.glu ? 2 * c.N : c.N;
-    auto [x, xv] = test::rounded_random(Shape{c.M, c.K}, dt, dev(), 1);
+    Tensor x;
+    std::vector<double> xv;  // (M, K) row-major values (not a structured binding: the checks' lambda captures it)
+    std::tie(x, xv) = test::rounded_random(Shape{c.M, c.K}, dt, dev(), 1);
     if (x_view == 1) {  // (K, M) stored, used transposed
       auto [xt, xtv] = test::rounded_random(Shape{c.K, c.M}, dt, dev(), 1);
       x = xt.t();

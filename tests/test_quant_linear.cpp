@@ -43,7 +43,9 @@ class QuantLinear : public test::DeviceTest {
     const QuantTensor wq =
         quantize(Tensor::from_vector(test::random_normal(size_t(rows * c.K), 2, 0.2f), Shape{rows, c.K}), c.type, "w");
     const std::vector<double> wv = dequantize(wq, DType::F32).to(DType::F64).to_vector<double>();
-    auto [x, hv] = test::rounded_random(Shape{c.M, c.K}, c.x_dtype, dev(), 1);
+    Tensor x;
+    std::vector<double> hv;  // not a structured binding: the checks' lambda captures it
+    std::tie(x, hv) = test::rounded_random(Shape{c.M, c.K}, c.x_dtype, dev(), 1);
     Tensor g, b, r;
     std::vector<double> gv, bv(size_t(rows), 0.0), rv(size_t(c.M * c.N), 0.0);
     if (c.norm) {

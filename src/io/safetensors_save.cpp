@@ -18,7 +18,7 @@ namespace {
 // Each entry keeps its keys in the reference's order (dtype, shape, data_offsets), so it is
 // an ordered_json; the whole header is joined from the entries' dumps, as an ordered_json
 // of every tensor would find each name by a linear search (saving was quadratic).
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // Host, contiguous versions of the tensors (copies only where needed).
 std::vector<Tensor> host_contiguous(const std::vector<std::pair<std::string, Tensor>>& tensors) {
@@ -39,7 +39,7 @@ std::string header_json(const std::vector<std::pair<std::string, Tensor>>& tenso
   std::string s = "{";
   auto add = [&](const std::string& key, const std::string& value_json) {
     if (s.size() > 1) s += ',';
-    s += Json(key).dump();
+    s += OrderedJson(key).dump();
     s += ':';
     s += value_json;
   };
@@ -50,7 +50,7 @@ std::string header_json(const std::vector<std::pair<std::string, Tensor>>& tenso
       const Tensor& t = host[i];
       const std::string_view dt = detail::dtype_name(t.dtype());
       WICK_CHECK(!dt.empty(), Unsupported, "safetensors save: no safetensors dtype for ", t.dtype());
-      const Json entry = {
+      const OrderedJson entry = {
           {"dtype", std::string(dt)}, {"shape", t.shape().dims()}, {"data_offsets", {offset, offset + t.nbytes()}}};
       add(tensors[i].first, entry.dump());
       offset += t.nbytes();

@@ -20,8 +20,6 @@ namespace wick::models {
 
 namespace {
 
-constexpr const char* kOp = "llama";
-
 // epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear either way;
 // a packed W's output is out_dtype (the LM head keeps f32).
 Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act,
@@ -66,7 +64,7 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
     o.scale = c.attention_scale;
     return scaled_dot_product_attention(q, k, v, mask, o);
   }
-  WICK_CHECK(mask.defined() || !causal, Internal, kOp, ": softcapped attention takes causality as a mask");
+  WICK_CHECK(mask.defined() || !causal, Internal, kLlamaOp, ": softcapped attention takes causality as a mask");
   const double cap = c.attn_logit_softcap;
   Tensor s = affine(tanh(affine(matmul(q, k.transpose(2, 3)), c.attention_scale / cap, 0.0)), cap, 0.0);
   if (mask.defined()) s = s + mask;
@@ -92,7 +90,7 @@ Tensor LlamaModel::embed(const Tensor& ids) const {
     // Gather the packed rows of the ids (device ops, so a CUDA graph can record it) and
     // dequantize just those: the table is never expanded.
     const QuantTensor& w = embedding_.packed;
-    const int64_t row_bytes = int64_t(ggml_row_bytes(w.type, w.shape[1], kOp));
+    const int64_t row_bytes = int64_t(ggml_row_bytes(w.type, w.shape[1], kLlamaOp));
     const Tensor rows = Tensor::from_buffer(w.bytes.view(DType::U8, Shape{w.shape[0], row_bytes}));
     const Tensor picked = embedding(ids.reshape({-1}), rows);
     const QuantTensor q{w.name, w.type, Shape{picked.dim(0), w.shape[1]}, picked.storage()};
@@ -247,24 +245,24 @@ Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, Kv
 
 void LlamaModel::reserve_cache(KvCache& cache) const {
   const LlamaConfig& c = config_;
-  cache.reserve(kOp, layers_.size(), 1, c.n_kv_head, cache.resolved_capacity(c.context_length), c.head_dim, dtype_,
+  cache.reserve(kLlamaOp, layers_.size(), 1, c.n_kv_head, cache.resolved_capacity(c.context_length), c.head_dim, dtype_,
                 device_);
 }
 
 Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
-  WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (batch, seq), got ",
+  WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kLlamaOp, ": ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
   const LlamaConfig& c = config_;
   const int64_t B = ids.dim(0), T = ids.dim(1);
-  WICK_CHECK(T > 0, InvalidArgument, kOp, ": ids must hold at least one position, got shape ", ids.shape());
+  WICK_CHECK(T > 0, InvalidArgument, kLlamaOp, ": ids must hold at least one position, got shape ", ids.shape());
   const int64_t past = cache ? cache->length() : 0;
-  WICK_CHECK(past + T <= c.context_length, InvalidArgument, kOp, ": ", past, " cached + ", T,
+  WICK_CHECK(past + T <= c.context_length, InvalidArgument, kLlamaOp, ": ", past, " cached + ", T,
              " new positions exceed the context length ", c.context_length);
   if (cache) {
     const int64_t capacity = cache->resolved_capacity(c.context_length);
-    WICK_CHECK(past + T <= capacity, InvalidArgument, kOp, ": ", past, " cached + ", T,
+    WICK_CHECK(past + T <= capacity, InvalidArgument, kLlamaOp, ": ", past, " cached + ", T,
                " new positions exceed the cache capacity ", capacity);
-    cache->reserve(kOp, layers_.size(), B, c.n_kv_head, capacity, c.head_dim, dtype_, device_);
+    cache->reserve(kLlamaOp, layers_.size(), B, c.n_kv_head, capacity, c.head_dim, dtype_, device_);
   }
   const SeqMasks masks = seq_masks(past, T);
   const Tensor x = embed(ids.to(device_));

@@ -15,22 +15,22 @@ namespace wick::models {
 
 namespace {
 
-constexpr const char* kOp = "llama batched decode";
+constexpr const char* kBatchDecodeOp = "llama batched decode";
 enum InputRow : int64_t { kIds, kPositions, kSlots, kLengths, kInputRows };
-enum Extra : size_t { kCos, kSin, kCosLong, kSinLong, kExtras };
+enum BatchExtra : size_t { kBatchCos, kBatchSin, kBatchCosLong, kBatchSinLong, kBatchExtras };
 
 }  // namespace
 
 BatchDecodeState LlamaModel::begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const {
   const LlamaConfig& c = config_;
-  WICK_CHECK(lanes >= 1, InvalidArgument, kOp, ": lanes must be >= 1, got ", lanes);
+  WICK_CHECK(lanes >= 1, InvalidArgument, kBatchDecodeOp, ": lanes must be >= 1, got ", lanes);
   const auto pool = pooled_cache.shared_pool();
-  WICK_CHECK(pool != nullptr, InvalidArgument, kOp, ": the cache is not a slot of a pool (KvCache::pooled)");
-  WICK_CHECK(pool->size() == layers_.size(), InvalidArgument, kOp, ": the pool has ", pool->size(),
+  WICK_CHECK(pool != nullptr, InvalidArgument, kBatchDecodeOp, ": the cache is not a slot of a pool (KvCache::pooled)");
+  WICK_CHECK(pool->size() == layers_.size(), InvalidArgument, kBatchDecodeOp, ": the pool has ", pool->size(),
              " layers, the model ", layers_.size());
   const Tensor& k0 = (*pool)[0].k;
   WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_ && k0.dim(1) == c.n_kv_head && k0.dim(3) == c.head_dim,
-             InvalidArgument, kOp, ": the pool ", k0.shape(), " ", k0.dtype(), " on ", k0.device(),
+             InvalidArgument, kBatchDecodeOp, ": the pool ", k0.shape(), " ", k0.dtype(), " on ", k0.device(),
              " belongs to another model, device or dtype");
   BatchDecodeState s;
   s.lanes = lanes;
@@ -39,19 +39,20 @@ BatchDecodeState LlamaModel::begin_batch_decode(const KvCache& pooled_cache, int
   // The tables for every position of the pool, held by the state: a recorded step reads
   // their addresses, whatever later calls grow.
   const RopeTables::Rows rope = rope_->at_least(k0.dim(2));
-  s.extra.assign(kExtras, Tensor());
-  s.extra[kCos] = rope.cos;
-  s.extra[kSin] = rope.sin;
-  s.extra[kCosLong] = rope.cos_long;
-  s.extra[kSinLong] = rope.sin_long;
+  s.extra.assign(kBatchExtras, Tensor());
+  s.extra[kBatchCos] = rope.cos;
+  s.extra[kBatchSin] = rope.sin;
+  s.extra[kBatchCosLong] = rope.cos_long;
+  s.extra[kBatchSinLong] = rope.sin_long;
   return s;
 }
 
 void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const {
-  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kExtras, InvalidArgument, kOp,
+  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kBatchExtras, InvalidArgument, kBatchDecodeOp,
              ": the state does not come from begin_batch_decode");
   const auto n = int64_t(seqs.size());
-  WICK_CHECK(n >= 1 && n <= s.lanes, InvalidArgument, kOp, ": ", n, " sequences for a step of ", s.lanes, " lanes");
+  WICK_CHECK(n >= 1 && n <= s.lanes, InvalidArgument, kBatchDecodeOp, ": ", n, " sequences for a step of ", s.lanes,
+             " lanes");
   const Tensor& k0 = (*s.pool)[0].k;
   const int64_t spare = k0.dim(0) - 1, capacity = k0.dim(2), L = s.lanes;
   std::vector<int64_t> in(size_t(kInputRows * L), 0);
@@ -61,17 +62,17 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
   }
   for (int64_t i = 0; i < n; ++i) {
     const BatchSequence& q = seqs[size_t(i)];
-    WICK_CHECK(q.cache && q.cache->pool() == s.pool.get(), InvalidArgument, kOp, ": sequence ", i,
+    WICK_CHECK(q.cache && q.cache->pool() == s.pool.get(), InvalidArgument, kBatchDecodeOp, ": sequence ", i,
                "'s cache is not a slot of the state's pool");
-    WICK_CHECK(q.tokens.size() == 1, InvalidArgument, kOp, ": sequence ", i, " has ", q.tokens.size(),
+    WICK_CHECK(q.tokens.size() == 1, InvalidArgument, kBatchDecodeOp, ": sequence ", i, " has ", q.tokens.size(),
                " tokens, a decode step takes one");
-    WICK_CHECK(q.tokens[0] >= 0 && q.tokens[0] < config_.vocab_size, InvalidArgument, kOp, ": sequence ", i, ": token ",
-               q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
+    WICK_CHECK(q.tokens[0] >= 0 && q.tokens[0] < config_.vocab_size, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
+               ": token ", q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
     const int64_t pos = q.cache->length();
-    WICK_CHECK(pos < capacity, InvalidArgument, kOp, ": sequence ", i, "'s cache is full (", pos, " of ", capacity,
-               " positions)");
+    WICK_CHECK(pos < capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
+               capacity, " positions)");
     for (int64_t j = 0; j < i; ++j)
-      WICK_CHECK(seqs[size_t(j)].cache != q.cache, InvalidArgument, kOp, ": sequences ", j, " and ", i,
+      WICK_CHECK(seqs[size_t(j)].cache != q.cache, InvalidArgument, kBatchDecodeOp, ": sequences ", j, " and ", i,
                  " share a cache");
     in[size_t(kIds * L + i)] = q.tokens[0];
     in[size_t(kPositions * L + i)] = pos;
@@ -83,18 +84,18 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
 
 void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
   const LlamaConfig& c = config_;
-  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kExtras, InvalidArgument, kOp,
+  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kBatchExtras, InvalidArgument, kBatchDecodeOp,
              ": the state does not come from begin_batch_decode");
   const int64_t L = s.lanes;
   const Tensor ids = s.inputs.narrow(0, kIds, 1);  // (1, L): the stream
   const Tensor positions = s.inputs.select(0, kPositions);
   const Tensor slots = s.inputs.select(0, kSlots);
   const Tensor lengths = s.inputs.select(0, kLengths);
-  Tensor cos = embedding(positions, s.extra[kCos]), sin = embedding(positions, s.extra[kSin]);
-  if (s.extra[kCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
+  Tensor cos = embedding(positions, s.extra[kBatchCos]), sin = embedding(positions, s.extra[kBatchSin]);
+  if (s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
     const Tensor is_long = ge(positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
-    cos = where(is_long, embedding(positions, s.extra[kCosLong]), cos);
-    sin = where(is_long, embedding(positions, s.extra[kSinLong]), sin);
+    cos = where(is_long, embedding(positions, s.extra[kBatchCosLong]), cos);
+    sin = where(is_long, embedding(positions, s.extra[kBatchSinLong]), sin);
   }
   const std::vector<KvCache::Layer>& pool = *s.pool;
   const Tensor y = blocks(embed(ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {

@@ -12,7 +12,6 @@ namespace wick::models {
 
 namespace {
 
-constexpr const char* kOp = "llama";
 using Json = nlohmann::json;
 
 // The value of key if present and not null.
@@ -23,19 +22,19 @@ const Json* find(const Json& j, const char* key) {
 
 int64_t get_size(const Json& j, const char* key, int64_t fallback) {
   int64_t v = fallback;
-  if (find(j, key)) read_config_size(j, kOp, key, v);
+  if (find(j, key)) read_config_size(j, kLlamaOp, key, v);
   return v;
 }
 
 int64_t require_size(const Json& j, const char* key) {
-  WICK_CHECK(find(j, key), Format, kOp, ": config.json has no '", key, "'");
+  WICK_CHECK(find(j, key), Format, kLlamaOp, ": config.json has no '", key, "'");
   return get_size(j, key, 0);
 }
 
 double get_number(const Json& j, const char* key, double fallback, bool positive = true) {
   const Json* v = find(j, key);
   if (!v) return fallback;
-  WICK_CHECK(v->is_number() && std::isfinite(v->get<double>()) && (!positive || v->get<double>() > 0), Format, kOp,
+  WICK_CHECK(v->is_number() && std::isfinite(v->get<double>()) && (!positive || v->get<double>() > 0), Format, kLlamaOp,
              ": config key '", key, "' must be a ", positive ? "positive " : "", "number, got ", json::brief(*v));
   return v->get<double>();
 }
@@ -43,14 +42,15 @@ double get_number(const Json& j, const char* key, double fallback, bool positive
 bool get_bool(const Json& j, const char* key, bool fallback) {
   const Json* v = find(j, key);
   if (!v) return fallback;
-  WICK_CHECK(v->is_boolean(), Format, kOp, ": config key '", key, "' must be true or false, got ", json::brief(*v));
+  WICK_CHECK(v->is_boolean(), Format, kLlamaOp, ": config key '", key, "' must be true or false, got ",
+             json::brief(*v));
   return v->get<bool>();
 }
 
 std::string get_string(const Json& j, const char* key) {
   const Json* v = find(j, key);
   if (!v) return {};
-  WICK_CHECK(v->is_string(), Format, kOp, ": config key '", key, "' must be a string, got ", json::brief(*v));
+  WICK_CHECK(v->is_string(), Format, kLlamaOp, ": config key '", key, "' must be a string, got ", json::brief(*v));
   return v->get<std::string>();
 }
 
@@ -60,7 +60,7 @@ std::vector<int32_t> get_ids(const Json& j, const char* key) {
   if (!v) return {};
   std::vector<int32_t> ids;
   auto take = [&](const Json& e) {
-    WICK_CHECK(e.is_number_integer() && e.get<int64_t>() >= 0 && e.get<int64_t>() <= INT32_MAX, Format, kOp,
+    WICK_CHECK(e.is_number_integer() && e.get<int64_t>() >= 0 && e.get<int64_t>() <= INT32_MAX, Format, kLlamaOp,
                ": config key '", key, "' must hold token ids, got ", json::brief(*v));
     ids.push_back(int32_t(e.get<int64_t>()));
   };
@@ -76,7 +76,7 @@ Activation activation_from(const std::string& name, const char* key) {
   if (name == "silu" || name == "swish") return Activation::Silu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::GeluTanh;
   if (name == "gelu") return Activation::Gelu;
-  fail(ErrorKind::Unsupported, kOp, ": config key '", key, "' names activation '", name,
+  fail(ErrorKind::Unsupported, kLlamaOp, ": config key '", key, "' names activation '", name,
        "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
 }
 
@@ -89,12 +89,12 @@ void read_rope(const Json& j, LlamaConfig& c) {
     pkey = "rope_scaling";
   }
   static const Json kEmpty = Json::object();
-  if (params) WICK_CHECK(params->is_object(), Format, kOp, ": config key '", pkey, "' must be an object");
+  if (params) WICK_CHECK(params->is_object(), Format, kLlamaOp, ": config key '", pkey, "' must be an object");
   const Json& p = params ? *params : kEmpty;
   RopeConfig& r = c.rope;
   r.theta = get_number(p, "rope_theta", get_number(j, "rope_theta", 10000.0));
   const double partial = get_number(p, "partial_rotary_factor", get_number(j, "partial_rotary_factor", 1.0));
-  WICK_CHECK(partial <= 1.0, Format, kOp, ": partial_rotary_factor must be in (0, 1], got ", partial);
+  WICK_CHECK(partial <= 1.0, Format, kLlamaOp, ": partial_rotary_factor must be in (0, 1], got ", partial);
   r.dims = int64_t(double(c.head_dim) * partial);
   std::string type = get_string(p, "rope_type");
   if (type.empty()) type = get_string(p, "type");
@@ -110,14 +110,14 @@ void read_rope(const Json& j, LlamaConfig& c) {
     r.scaling = RopeScaling::Llama3;
     r.low_freq_factor = get_number(p, "low_freq_factor", 1.0);
     r.high_freq_factor = get_number(p, "high_freq_factor", 4.0);
-    WICK_CHECK(r.high_freq_factor != r.low_freq_factor, Format, kOp,
+    WICK_CHECK(r.high_freq_factor != r.low_freq_factor, Format, kLlamaOp,
                ": llama3 rope needs high_freq_factor != low_freq_factor, both are ", r.low_freq_factor);
   } else if (type == "yarn") {
     r.scaling = RopeScaling::Yarn;
     r.beta_fast = get_number(p, "beta_fast", 32.0);
     r.beta_slow = get_number(p, "beta_slow", 1.0);
     r.yarn_truncate = get_bool(p, "truncate", true);
-    WICK_CHECK(!find(p, "mscale") && !find(p, "mscale_all_dim"), Unsupported, kOp,
+    WICK_CHECK(!find(p, "mscale") && !find(p, "mscale_all_dim"), Unsupported, kLlamaOp,
                ": yarn rope with mscale / mscale_all_dim is not supported");
     if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
   } else if (longrope) {
@@ -125,15 +125,15 @@ void read_rope(const Json& j, LlamaConfig& c) {
     if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
     for (auto [key, out] : {std::pair{"short_factor", &r.short_factor}, std::pair{"long_factor", &r.long_factor}}) {
       const Json* f = find(p, key);
-      WICK_CHECK(f && f->is_array(), Format, kOp, ": longrope needs a list '", key, "'");
+      WICK_CHECK(f && f->is_array(), Format, kLlamaOp, ": longrope needs a list '", key, "'");
       for (const Json& e : *f) {
-        WICK_CHECK(e.is_number() && e.get<double>() > 0 && std::isfinite(e.get<double>()), Format, kOp, ": '", key,
+        WICK_CHECK(e.is_number() && e.get<double>() > 0 && std::isfinite(e.get<double>()), Format, kLlamaOp, ": '", key,
                    "' must hold positive numbers, got ", json::brief(e));
         out->push_back(e.get<double>());
       }
     }
   } else {
-    fail(ErrorKind::Unsupported, kOp, ": rope type '", type,
+    fail(ErrorKind::Unsupported, kLlamaOp, ": rope type '", type,
          "' is not supported (default, linear, dynamic, llama3, yarn, longrope)");
   }
 }
@@ -147,12 +147,12 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
   if (c.sliding_window == 0) return;
   const Json* types = arch.sliding == SlidingPattern::All ? nullptr : find(j, "layer_types");
   if (types) {
-    WICK_CHECK(types->is_array() && int64_t(types->size()) == c.n_layer, Format, kOp,
+    WICK_CHECK(types->is_array() && int64_t(types->size()) == c.n_layer, Format, kLlamaOp,
                ": config key 'layer_types' must list num_hidden_layers ", c.n_layer, " entries, got ",
                json::brief(*types));
     for (size_t i = 0; i < types->size(); ++i) {
       const Json& t = (*types)[i];
-      WICK_CHECK(t == "sliding_attention" || t == "full_attention", Unsupported, kOp, ": layer_types[", i, "] is ",
+      WICK_CHECK(t == "sliding_attention" || t == "full_attention", Unsupported, kLlamaOp, ": layer_types[", i, "] is ",
                  json::brief(t), " (sliding_attention or full_attention)");
       c.sliding_layers[i] = t == "sliding_attention";
     }
@@ -166,20 +166,20 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
 }  // namespace
 
 LlamaConfig LlamaConfig::from_hf_json_file(const std::filesystem::path& path) {
-  return from_hf_json(read_config_text(path, kOp), path.string());
+  return from_hf_json(read_config_text(path, kLlamaOp), path.string());
 }
 
 LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string& origin) {
-  const Json j = parse_config_object(text, kOp, origin);
+  const Json j = parse_config_object(text, kLlamaOp, origin);
   std::string hf_arch;
   if (const Json* a = find(j, "architectures")) {
-    WICK_CHECK(a->is_array() && !a->empty() && (*a)[0].is_string(), Format, kOp,
+    WICK_CHECK(a->is_array() && !a->empty() && (*a)[0].is_string(), Format, kLlamaOp,
                ": config key 'architectures' must be a list of class names, got ", json::brief(*a));
     hf_arch = (*a)[0].get<std::string>();
   }
   const std::string model_type = get_string(j, "model_type");
   const LlamaArch* arch = find_arch_hf(hf_arch, model_type);
-  WICK_CHECK(arch, Unsupported, kOp, ": unknown architecture '", hf_arch.empty() ? model_type : hf_arch, "' in '",
+  WICK_CHECK(arch, Unsupported, kLlamaOp, ": unknown architecture '", hf_arch.empty() ? model_type : hf_arch, "' in '",
              origin, "' (supported: ", supported_arch_names(), ")");
 
   LlamaConfig c;
@@ -216,31 +216,32 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
 }
 
 void merge_generation_config(LlamaConfig& c, const std::string& text, const std::string& origin) {
-  const Json j = parse_config_object(text, kOp, origin);
+  const Json j = parse_config_object(text, kLlamaOp, origin);
   for (const int32_t id : get_ids(j, "eos_token_id"))
     if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
       c.eos_token_ids.push_back(id);
 }
 
 void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys) {
-  WICK_CHECK(c.n_kv_head <= c.n_head && c.n_head % c.n_kv_head == 0, Format, kOp, ": ", keys.n_head, " ", c.n_head,
+  WICK_CHECK(c.n_kv_head <= c.n_head && c.n_head % c.n_kv_head == 0, Format, kLlamaOp, ": ", keys.n_head, " ", c.n_head,
              " is not a multiple of ", keys.n_kv_head, " ", c.n_kv_head);
-  WICK_CHECK(c.head_dim > 0 && c.head_dim % 2 == 0, Format, kOp, ": ", keys.head_dim, " ", c.head_dim,
+  WICK_CHECK(c.head_dim > 0 && c.head_dim % 2 == 0, Format, kLlamaOp, ": ", keys.head_dim, " ", c.head_dim,
              " must be positive and even (rotary pairs)");
   // Every projection's width ((heads + 2 kv heads) x head_dim) stays an int32 size, so no
   // shape the loader forms from them can overflow.
-  WICK_CHECK(c.head_dim <= kMaxConfigSize / (c.n_head + 2 * c.n_kv_head), Format, kOp, ": ", keys.n_head, " ", c.n_head,
-             ", ", keys.n_kv_head, " ", c.n_kv_head, " and ", keys.head_dim, " ", c.head_dim,
+  WICK_CHECK(c.head_dim <= kMaxConfigSize / (c.n_head + 2 * c.n_kv_head), Format, kLlamaOp, ": ", keys.n_head, " ",
+             c.n_head, ", ", keys.n_kv_head, " ", c.n_kv_head, " and ", keys.head_dim, " ", c.head_dim,
              " give projections wider than ", kMaxConfigSize);
   if (c.rope.dims == 0) c.rope.dims = c.head_dim;
-  WICK_CHECK(c.rope.dims > 0 && c.rope.dims <= c.head_dim && c.rope.dims % 2 == 0, Format, kOp, ": ", keys.rope_dims,
-             " gives ", c.rope.dims, " rotary dims, which must be even and at most the head dim ", c.head_dim);
+  WICK_CHECK(c.rope.dims > 0 && c.rope.dims <= c.head_dim && c.rope.dims % 2 == 0, Format, kLlamaOp, ": ",
+             keys.rope_dims, " gives ", c.rope.dims, " rotary dims, which must be even and at most the head dim ",
+             c.head_dim);
   for (const auto* f : {&c.rope.freq_factors, &c.rope.short_factor, &c.rope.long_factor})
-    WICK_CHECK(f->empty() || int64_t(f->size()) == c.rope.dims / 2, Format, kOp, ": a rope factor list holds ",
+    WICK_CHECK(f->empty() || int64_t(f->size()) == c.rope.dims / 2, Format, kLlamaOp, ": a rope factor list holds ",
                f->size(), " factors, the ", c.rope.dims, " rotary dims need ", c.rope.dims / 2);
   WICK_CHECK(c.rope.scaling != RopeScaling::LongRope ||
                  (!c.rope.short_factor.empty() && !c.rope.long_factor.empty() && c.rope.original_context > 1),
-             Format, kOp, ": longrope needs short and long factors and an original context above 1");
+             Format, kLlamaOp, ": longrope needs short and long factors and an original context above 1");
   if (c.sliding_layers.size() != size_t(c.n_layer)) c.sliding_layers.assign(size_t(c.n_layer), false);
   if (c.sliding_window == 0) c.sliding_layers.assign(size_t(c.n_layer), false);
   c.gemma_norms = arch.gemma;

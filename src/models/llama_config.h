@@ -11,6 +11,9 @@
 
 namespace wick::models {
 
+// The op name that the Llama family's errors start with.
+inline constexpr const char* kLlamaOp = "llama";
+
 // Fills what follows from the row (gemma norms, embedding scale, fused tensors, the
 // default attention scale, the per-layer sliding flags when unset) and checks the sizes
 // against each other: Format naming the key (`keys` spells them for the source, HF or GGUF).

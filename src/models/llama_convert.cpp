@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kOp = "convert";
-
 void set_u32(gguf::Writer& w, const std::string& key, int64_t v) { w.set(key, gguf::Value(uint32_t(v))); }
 void set_f32(gguf::Writer& w, const std::string& key, double v) { w.set(key, gguf::Value(float(v))); }
 void set_str(gguf::Writer& w, const std::string& key, std::string v) { w.set(key, gguf::Value(std::move(v))); }
@@ -36,7 +34,7 @@ uint32_t file_type(GgmlType t) {
     case GgmlType::Q4_K: return 14;  // MOSTLY_Q4_K_S: every matrix q4_K
     case GgmlType::Q6_K: return 18;
     case GgmlType::BF16: return 32;
-    default: fail(ErrorKind::InvalidArgument, kOp, ": cannot write ", ggml_type_name(t));
+    default: fail(ErrorKind::InvalidArgument, kConvertOp, ": cannot write ", ggml_type_name(t));
   }
 }
 
@@ -193,23 +191,24 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
   const GgmlType t = opt.outtype;
   WICK_CHECK(t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
                  t == GgmlType::Q4_0 || t == GgmlType::Q4_K || t == GgmlType::Q6_K,
-             InvalidArgument, kOp, ": cannot write ", ggml_type_name(t), " (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K)");
-  WICK_CHECK(fs::is_directory(dir), Io, kOp, ": '", dir.string(), "' is not a folder");
+             InvalidArgument, kConvertOp, ": cannot write ", ggml_type_name(t),
+             " (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K)");
+  WICK_CHECK(fs::is_directory(dir), Io, kConvertOp, ": '", dir.string(), "' is not a folder");
   const fs::path config_path = dir / "config.json";
-  const std::string config_text = read_config_text(config_path, kOp);
+  const std::string config_text = read_config_text(config_path, kConvertOp);
   const LlamaConfig c = LlamaConfig::from_hf_json(config_text, config_path.string());
-  const nlohmann::json raw = parse_config_object(config_text, kOp, config_path.string());
+  const nlohmann::json raw = parse_config_object(config_text, kConvertOp, config_path.string());
   const LlamaArch& arch = arch_by_name(c.arch);
   const SafetensorsFolder src(dir);
-  WICK_CHECK(src.layer_count() == c.n_layer, Format, kOp, ": config.json has ", c.n_layer,
+  WICK_CHECK(src.layer_count() == c.n_layer, Format, kConvertOp, ": config.json has ", c.n_layer,
              " layers but the checkpoint holds ", src.layer_count());
 
   // The embedding holds vocab_size rows, so the vocabulary's padding is bounded by the input.
   const std::string embd(global_name(Global::Embedding, false));
-  WICK_CHECK(src.contains(embd), Format, kOp, ": the checkpoint has no tensor '", embd, "'");
+  WICK_CHECK(src.contains(embd), Format, kConvertOp, ": the checkpoint has no tensor '", embd, "'");
   const Shape embd_shape = src.get(embd).shape();
-  WICK_CHECK(embd_shape == Shape({c.vocab_size, c.hidden_size}), ShapeMismatch, kOp, ": tensor '", embd, "' has shape ",
-             embd_shape, ", config.json implies ", Shape({c.vocab_size, c.hidden_size}));
+  WICK_CHECK(embd_shape == Shape({c.vocab_size, c.hidden_size}), ShapeMismatch, kConvertOp, ": tensor '", embd,
+             "' has shape ", embd_shape, ", config.json implies ", Shape({c.vocab_size, c.hidden_size}));
 
   ConvertResult result;
   result.arch = c.arch;
@@ -227,7 +226,7 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
     if (name.ends_with("rotary_emb.inv_freq")) continue;
     if (c.tie_embeddings && name == global_name(Global::LmHead, false)) continue;
     const auto g = gguf_name_of(name, c.sandwich_norms);
-    WICK_CHECK(g, Unsupported, kOp, ": tensor '", name, "' has no GGUF name for ", c.arch);
+    WICK_CHECK(g, Unsupported, kConvertOp, ": tensor '", name, "' has no GGUF name for ", c.arch);
     tw.add(name, g->name, g->part, [&opt, i, n = names.size()] {
       if (opt.on_tensor) opt.on_tensor(i + 1, n);
     });

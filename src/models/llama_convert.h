@@ -9,6 +9,9 @@
 
 namespace wick::models {
 
+// The op name that `wick convert`'s errors start with.
+inline constexpr const char* kConvertOp = "convert";
+
 // tokenizer.* metadata from dir's tokenizer.json / tokenizer_config.json / config.json,
 // laid out as convert_hf_to_gguf.py's _set_vocab_gpt2 and gguf-py's SpecialVocab write it,
 // padded to vocab_size tokens. Io when tokenizer.json is missing; Unsupported for a

@@ -18,8 +18,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kOp = "convert";
-
 // llama.cpp's token types.
 enum TokenType : int32_t { kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
 
@@ -34,10 +32,10 @@ bool looks_special(std::string_view t) {
   return t.starts_with("<unused") && t.ends_with(">");                              // Gemma
 }
 
-std::string read_optional(const fs::path& path) { return fs::exists(path) ? read_config_text(path, kOp) : ""; }
+std::string read_optional(const fs::path& path) { return fs::exists(path) ? read_config_text(path, kConvertOp) : ""; }
 
 Json parse_object(const std::string& text, const char* file) {
-  return text.empty() ? Json::object() : parse_config_object(text, kOp, file);
+  return text.empty() ? Json::object() : parse_config_object(text, kConvertOp, file);
 }
 
 // Typed reads that treat a wrong type as absent (strings, flags) or as a Format error
@@ -54,7 +52,7 @@ const Json& typed(const Json& j, const char* key, bool array) {
   static const Json kArray = Json::array(), kObject = Json::object();
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return array ? kArray : kObject;
-  WICK_CHECK(array ? it->is_array() : it->is_object(), Format, kOp, ": tokenizer key '", key, "' must be ",
+  WICK_CHECK(array ? it->is_array() : it->is_object(), Format, kConvertOp, ": tokenizer key '", key, "' must be ",
              array ? "a list" : "an object", ", got ", json::brief(*it));
   return *it;
 }
@@ -77,12 +75,12 @@ bool byte_level_regexes(const Json& pre, std::vector<std::string>& out) {
   }
   if (type == "Split") {
     const std::string regex = str_of(object_of(pre, "pattern"), "Regex");
-    WICK_CHECK(!regex.empty(), Unsupported, kOp,
+    WICK_CHECK(!regex.empty(), Unsupported, kConvertOp,
                ": a Split pre-tokenizer without a Regex pattern has no GGUF pre name");
     out.push_back(regex);
     return false;
   }
-  fail(ErrorKind::Unsupported, kOp, ": pre-tokenizer '", type, "' has no GGUF pre name");
+  fail(ErrorKind::Unsupported, kConvertOp, ": pre-tokenizer '", type, "' has no GGUF pre name");
 }
 
 // A special token's text in tokenizer_config.json: a string or {"content": ...}.
@@ -103,8 +101,8 @@ void add_chat_templates(gguf::Writer& w, const std::string& jinja, const Json& t
   // Named templates: "default" is the chat template, the others tokenizer.chat_template.<name>.
   for (const Json& t : tmpl) {
     WICK_CHECK(t.is_object() && !str_of(t, "name").empty() && t.contains("template") && t["template"].is_string(),
-               Format, kOp, ": tokenizer_config.json chat_template entries need a string name and template, got ",
-               json::brief(t));
+               Format, kConvertOp,
+               ": tokenizer_config.json chat_template entries need a string name and template, got ", json::brief(t));
     const std::string name = t["name"].get<std::string>();
     w.set(name == "default" ? "tokenizer.chat_template" : "tokenizer.chat_template." + name,
           gguf::Value(t["template"].get<std::string>()));
@@ -119,10 +117,11 @@ bool prepends_space(const Json& normalizer) {
   if (type == "Prepend") return str_of(normalizer, "prepend") == kSpmSpace;
   if (type == "Replace") {
     WICK_CHECK(str_of(object_of(normalizer, "pattern"), "String") == " " && str_of(normalizer, "content") == kSpmSpace,
-               Unsupported, kOp, ": a Replace normalizer other than ' ' -> '\u2581' has no GGUF equivalent");
+               Unsupported, kConvertOp, ": a Replace normalizer other than ' ' -> '\u2581' has no GGUF equivalent");
     return false;
   }
-  WICK_CHECK(type == "Sequence", Unsupported, kOp, ": normalizer '", type, "' has no GGUF equivalent for `llama`");
+  WICK_CHECK(type == "Sequence", Unsupported, kConvertOp, ": normalizer '", type,
+             "' has no GGUF equivalent for `llama`");
   bool prepend = false;
   for (const Json& n : array_of(normalizer, "normalizers")) prepend |= prepends_space(n.is_object() ? n : Json());
   return prepend;
@@ -152,38 +151,40 @@ void add_spm_scores(gguf::Writer& w, const std::vector<std::string>& tokens, std
 }  // namespace
 
 void add_vocab_metadata(gguf::Writer& w, const fs::path& dir, int64_t vocab_size) {
-  WICK_CHECK(fs::exists(dir / "tokenizer.json"), Io, kOp, ": '", dir.string(),
+  WICK_CHECK(fs::exists(dir / "tokenizer.json"), Io, kConvertOp, ": '", dir.string(),
              "' has no tokenizer.json (the GGUF needs the vocabulary)");
-  add_vocab_metadata(w,
-                     {read_config_text(dir / "tokenizer.json", kOp), read_optional(dir / "tokenizer_config.json"),
-                      read_optional(dir / "config.json"), read_optional(dir / "chat_template.jinja")},
-                     vocab_size);
+  add_vocab_metadata(
+      w,
+      {read_config_text(dir / "tokenizer.json", kConvertOp), read_optional(dir / "tokenizer_config.json"),
+       read_optional(dir / "config.json"), read_optional(dir / "chat_template.jinja")},
+      vocab_size);
 }
 
 void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_size) {
-  WICK_CHECK(vocab_size >= 0 && vocab_size <= kMaxConfigSize, InvalidArgument, kOp, ": vocab_size ", vocab_size,
+  WICK_CHECK(vocab_size >= 0 && vocab_size <= kMaxConfigSize, InvalidArgument, kConvertOp, ": vocab_size ", vocab_size,
              " is out of range");
   const Json tok = parse_object(files.tokenizer_json, "tokenizer.json");
   const Json tconfig = parse_object(files.tokenizer_config_json, "tokenizer_config.json");
   const Json config = parse_object(files.config_json, "config.json");
   const Json& model = object_of(tok, "model");
   const std::string type = str_of(model, "type");
-  WICK_CHECK(type == "BPE", Unsupported, kOp, ": tokenizer.json model '", type,
+  WICK_CHECK(type == "BPE", Unsupported, kConvertOp, ": tokenizer.json model '", type,
              "' is not supported (byte-level BPE only)");
   std::vector<std::string> regexes;
   const Json pre_tokenizer = tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : Json();
   const bool byte_level = byte_level_regexes(pre_tokenizer, regexes);
   const bool spm = !byte_level && bool_of(model, "byte_fallback", false);
-  WICK_CHECK(byte_level || spm, Unsupported, kOp,
+  WICK_CHECK(byte_level || spm, Unsupported, kConvertOp,
              ": tokenizer.json is BPE with neither byte-level pre-tokenization nor byte fallback");
   // SentencePiece-style (GGUF `llama`): llama.cpp splits nothing and prefixes one space, so
   // only the normalizer that does the same (Prepend "▁", spaces as "▁") is converted.
-  WICK_CHECK(!spm || pre_tokenizer.is_null(), Unsupported, kOp,
+  WICK_CHECK(!spm || pre_tokenizer.is_null(), Unsupported, kConvertOp,
              ": a byte-fallback BPE tokenizer.json with a pre-tokenizer (Metaspace) is not converted");
   std::optional<std::string> pre = "default";
   if (byte_level) {
     pre = text::hf::gguf_pre_name(regexes, bool_of(model, "ignore_merges", false));
-    WICK_CHECK(pre, Unsupported, kOp, ": tokenizer.json's split regexes match no tokenizer.ggml.pre llama.cpp knows");
+    WICK_CHECK(pre, Unsupported, kConvertOp,
+               ": tokenizer.json's split regexes match no tokenizer.ggml.pre llama.cpp knows");
   }
 
   // Ids: the model's vocabulary, then the added tokens (which may sit outside it).
@@ -193,7 +194,7 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
   std::vector<int32_t> types(n, kUnused);
   std::vector<bool> set(n, false);
   auto place = [&](const std::string& text, const Json& id, int32_t token_type) {
-    WICK_CHECK(id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < vocab_size, Format, kOp,
+    WICK_CHECK(id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < vocab_size, Format, kConvertOp,
                ": token ", json::brief(Json(text)), " has id ", json::brief(id), ", outside config.json's vocab_size ",
                vocab_size);
     const size_t i = size_t(id.get<int64_t>());
@@ -204,7 +205,7 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
   for (const auto& [text, id] : vocab.items()) place(text, id, kNormal);
   std::map<std::string, int32_t> added;  // content -> id, for the special-token names
   for (const Json& a : array_of(tok, "added_tokens")) {
-    WICK_CHECK(a.is_object() && a.contains("content") && a["content"].is_string(), Format, kOp,
+    WICK_CHECK(a.is_object() && a.contains("content") && a["content"].is_string(), Format, kConvertOp,
                ": tokenizer.json added_tokens entries need a string content, got ", json::brief(a));
     const std::string text = a["content"].get<std::string>();
     place(text, a.contains("id") ? a["id"] : Json(),
@@ -224,7 +225,7 @@ void add_vocab_metadata(gguf::Writer& w, const VocabFiles& files, int64_t vocab_
       merged.push_back(std::move(result));
       continue;
     }
-    WICK_CHECK(m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string(), Format, kOp,
+    WICK_CHECK(m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string(), Format, kConvertOp,
                ": tokenizer.json merges must be strings or pairs of strings, got ", json::brief(m));
     std::string joined;
     for (size_t k = 0; k < 2; ++k) {

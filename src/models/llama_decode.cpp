@@ -18,8 +18,6 @@ namespace wick::models {
 
 namespace {
 
-constexpr const char* kOp = "llama";
-
 // DecodeState::extra: the rope tables the step gathers from (held by the state, so that a
 // recorded graph's addresses stay valid whatever later calls grow), and the window mask.
 enum Extra : size_t { kCos, kSin, kCosLong, kSinLong, kWindow, kExtras };
@@ -33,17 +31,17 @@ bool any_sliding(const LlamaConfig& c) {
 }  // namespace
 
 DecodeState LlamaModel::begin_decode(const KvCache& cache, const Tensor& ids) const {
-  WICK_CHECK(ids.defined() && ids.rank() == 2 && ids.dim(1) == 1, ShapeMismatch, kOp,
+  WICK_CHECK(ids.defined() && ids.rank() == 2 && ids.dim(1) == 1, ShapeMismatch, kLlamaOp,
              ": decode ids must have shape (batch, 1), got ", ids.defined() ? ids.shape().to_string() : "undefined");
   WICK_CHECK(cache.layers().size() == layers_.size() && cache.length() > 0 && cache.batch() == ids.dim(0),
-             InvalidArgument, kOp,
+             InvalidArgument, kLlamaOp,
              ": begin_decode needs a cache filled by forward() with the same batch (cache: ", cache.length(),
              " positions of batch ", cache.batch(), "; ids ", ids.shape(), ")");
   const Tensor& k0 = cache.layers()[0].k;
-  WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_ && k0.dim(1) == config_.n_kv_head, InvalidArgument, kOp,
-             ": the cache belongs to another model, device or dtype");
+  WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_ && k0.dim(1) == config_.n_kv_head, InvalidArgument,
+             kLlamaOp, ": the cache belongs to another model, device or dtype");
   const int64_t N = k0.dim(2), L = cache.length();
-  WICK_CHECK(L < N, InvalidArgument, kOp, ": the cache is full (", L, " of ", N, " positions)");
+  WICK_CHECK(L < N, InvalidArgument, kLlamaOp, ": the cache is full (", L, " of ", N, " positions)");
   DecodeState s;
   s.ids = ids.to(DType::I64).to(device_).contiguous().clone();
   s.position = Tensor::from_vector(std::vector<int64_t>{L}, Shape{1}).to(device_);
@@ -69,7 +67,8 @@ void LlamaModel::decode_step(DecodeState& s, KvCache& cache) const {
   const int64_t B = s.ids.dim(0), N = s.mask.dim(3), KV = c.n_kv_head, G = c.kv_groups(), D = c.head_dim;
   const Tensor zero = zeros(Shape{1, 1, 1, 1}, dtype_, device_);
   index_copy_(s.mask, 3, s.position, zero);  // a query sees itself
-  WICK_CHECK(s.extra.size() == kExtras, InvalidArgument, kOp, ": the decode state does not come from begin_decode");
+  WICK_CHECK(s.extra.size() == kExtras, InvalidArgument, kLlamaOp,
+             ": the decode state does not come from begin_decode");
   Tensor window;
   if (const Tensor& w = s.extra[kWindow]; w.defined()) {
     const int64_t pad = w.dim(3) - N;

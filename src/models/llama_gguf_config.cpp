@@ -13,8 +13,6 @@ namespace wick::models {
 
 namespace {
 
-constexpr const char* kOp = "llama";
-
 class Keys {
  public:
   Keys(const gguf::File& f, std::string arch) : f_(f), arch_(std::move(arch)) {}
@@ -35,31 +33,31 @@ class Keys {
           }
         },
         v.storage());
-    WICK_CHECK(out.has_value(), Format, kOp, ": GGUF key '", k, "' must be one integer, got ",
+    WICK_CHECK(out.has_value(), Format, kLlamaOp, ": GGUF key '", k, "' must be one integer, got ",
                gguf::value_type_name(v.type()), " ", v.to_string());
-    WICK_CHECK(*out >= lo && *out <= kMaxConfigSize, Format, kOp, ": GGUF key '", k, "' is ", *out, ", outside [", lo,
-               ", ", kMaxConfigSize, "]");
+    WICK_CHECK(*out >= lo && *out <= kMaxConfigSize, Format, kLlamaOp, ": GGUF key '", k, "' is ", *out, ", outside [",
+               lo, ", ", kMaxConfigSize, "]");
     return out;
   }
   int64_t require_integer(std::string_view suffix) const {
     const auto v = integer(suffix);
-    WICK_CHECK(v, Format, kOp, ": GGUF file has no key '", key(suffix), "'");
+    WICK_CHECK(v, Format, kLlamaOp, ": GGUF file has no key '", key(suffix), "'");
     return *v;
   }
   std::optional<double> number(std::string_view suffix) const {
     const std::string k = key(suffix);
     if (!f_.has(k)) return std::nullopt;
     const gguf::Value& v = f_.get(k);
-    WICK_CHECK(v.holds<float>() || v.holds<double>(), Format, kOp, ": GGUF key '", k, "' must be a float, got ",
+    WICK_CHECK(v.holds<float>() || v.holds<double>(), Format, kLlamaOp, ": GGUF key '", k, "' must be a float, got ",
                gguf::value_type_name(v.type()));
     const double d = v.holds<float>() ? double(v.get<float>()) : v.get<double>();
-    WICK_CHECK(std::isfinite(d) && d >= 0, Format, kOp, ": GGUF key '", k, "' must be finite and >= 0, got ", d);
+    WICK_CHECK(std::isfinite(d) && d >= 0, Format, kLlamaOp, ": GGUF key '", k, "' must be finite and >= 0, got ", d);
     return d;
   }
   std::string string(std::string_view suffix) const {
     const std::string k = key(suffix);
     if (!f_.has(k)) return {};
-    WICK_CHECK(f_.get(k).holds<std::string>(), Format, kOp, ": GGUF key '", k, "' must be a string");
+    WICK_CHECK(f_.get(k).holds<std::string>(), Format, kLlamaOp, ": GGUF key '", k, "' must be a string");
     return f_.get(k).get<std::string>();
   }
 
@@ -75,12 +73,12 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
   const std::string type = k.string("rope.scaling.type");
   // Per-frequency divisors stored as a 1-D tensor (rope_freqs, rope_factors_long/short).
   auto factors = [&](const char* name) {
-    WICK_CHECK(f.contains(name), Format, kOp, ": the GGUF file has no tensor '", name, "'");
+    WICK_CHECK(f.contains(name), Format, kLlamaOp, ": the GGUF file has no tensor '", name, "'");
     const Tensor t = gguf::plain_tensor(f.tensor(name)).to(DType::F64);
-    WICK_CHECK(t.rank() == 1, Format, kOp, ": tensor '", name, "' must be 1-D, got ", t.shape());
+    WICK_CHECK(t.rank() == 1, Format, kLlamaOp, ": tensor '", name, "' must be 1-D, got ", t.shape());
     std::vector<double> v = t.to_vector<double>();
     for (const double d : v)
-      WICK_CHECK(std::isfinite(d) && d > 0, Format, kOp, ": tensor '", name, "' holds ", d, " (must be > 0)");
+      WICK_CHECK(std::isfinite(d) && d > 0, Format, kLlamaOp, ": tensor '", name, "' holds ", d, " (must be > 0)");
     return v;
   };
   if (type == "longrope" || f.contains("rope_factors_long.weight")) {
@@ -103,22 +101,22 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
     r.beta_slow = k.number("rope.scaling.yarn_beta_slow").value_or(1.0);
     if (k.has("rope.scaling.attn_factor")) r.attention_factor = k.number("rope.scaling.attn_factor");
   } else {
-    WICK_CHECK(type.empty() || type == "none", Unsupported, kOp, ": GGUF key '", k.key("rope.scaling.type"), "' is '",
-               type, "' (none, linear, yarn, longrope)");
+    WICK_CHECK(type.empty() || type == "none", Unsupported, kLlamaOp, ": GGUF key '", k.key("rope.scaling.type"),
+               "' is '", type, "' (none, linear, yarn, longrope)");
   }
-  WICK_CHECK(r.factor > 0, Format, kOp, ": GGUF rope scaling factor must be > 0");
+  WICK_CHECK(r.factor > 0, Format, kLlamaOp, ": GGUF rope scaling factor must be > 0");
   if (f.contains("rope_freqs.weight")) r.freq_factors = factors("rope_freqs.weight");  // llama3's rule
 }
 
 }  // namespace
 
 LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
-  WICK_CHECK(f.has("general.architecture") && f.get("general.architecture").holds<std::string>(), Format, kOp,
+  WICK_CHECK(f.has("general.architecture") && f.get("general.architecture").holds<std::string>(), Format, kLlamaOp,
              ": GGUF file has no string key 'general.architecture'");
   const std::string name = f.get("general.architecture").get<std::string>();
   const LlamaArch* arch = find_arch_gguf(name);
-  WICK_CHECK(arch, Unsupported, kOp, ": unknown GGUF architecture '", name, "' (supported: ", supported_arch_names(),
-             ")");
+  WICK_CHECK(arch, Unsupported, kLlamaOp, ": unknown GGUF architecture '", name,
+             "' (supported: ", supported_arch_names(), ")");
   const Keys k(f, name);
   LlamaConfig c;
   c.arch = std::string(arch->name);
@@ -128,22 +126,22 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   c.intermediate_size = k.require_integer("feed_forward_length");
   c.n_head = k.require_integer("attention.head_count");
   c.n_kv_head = k.integer("attention.head_count_kv").value_or(c.n_head);
-  WICK_CHECK(c.hidden_size % c.n_head == 0 || k.has("attention.key_length"), Format, kOp, ": GGUF key '",
+  WICK_CHECK(c.hidden_size % c.n_head == 0 || k.has("attention.key_length"), Format, kLlamaOp, ": GGUF key '",
              k.key("embedding_length"), "' ", c.hidden_size, " is not a multiple of '", k.key("attention.head_count"),
              "' ", c.n_head, " and no key_length is given");
   c.head_dim = k.integer("attention.key_length").value_or(c.hidden_size / c.n_head);
   const int64_t value_dim = k.integer("attention.value_length").value_or(c.head_dim);
-  WICK_CHECK(value_dim == c.head_dim, Format, kOp, ": GGUF keys '", k.key("attention.key_length"), "' ", c.head_dim,
-             " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
+  WICK_CHECK(value_dim == c.head_dim, Format, kLlamaOp, ": GGUF keys '", k.key("attention.key_length"), "' ",
+             c.head_dim, " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
   const auto eps = k.number("attention.layer_norm_rms_epsilon");
-  WICK_CHECK(eps && *eps > 0, Format, kOp, ": GGUF file has no positive key '",
+  WICK_CHECK(eps && *eps > 0, Format, kLlamaOp, ": GGUF file has no positive key '",
              k.key("attention.layer_norm_rms_epsilon"), "'");
   c.rms_norm_eps = *eps;
   // The vocabulary: the key, else the embedding's rows (checked against its shape at load).
   if (k.has("vocab_size")) {
     c.vocab_size = *k.integer("vocab_size");
   } else {
-    WICK_CHECK(f.contains("token_embd.weight") && f.tensor("token_embd.weight").shape.rank() == 2, Format, kOp,
+    WICK_CHECK(f.contains("token_embd.weight") && f.tensor("token_embd.weight").shape.rank() == 2, Format, kLlamaOp,
                ": GGUF file has no key '", k.key("vocab_size"), "' and no 2-D tensor 'token_embd.weight'");
     c.vocab_size = f.tensor("token_embd.weight").shape[0];
   }

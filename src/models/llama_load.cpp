@@ -21,8 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kOp = "llama";
-
 enum class Kind { Matrix, Norm, Bias };
 
 struct Request {
@@ -124,7 +122,7 @@ struct LlamaLoader {
     size_t bytes = 0;
     for (Request& r : plan) {
       r.stored = src.get(r.name);
-      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kOp, ": tensor '", r.name, "' has shape ",
+      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kLlamaOp, ": tensor '", r.name, "' has shape ",
                  r.stored.shape(), ", config implies ", r.shape);
       bytes += planned_bytes(r);
     }
@@ -135,7 +133,7 @@ struct LlamaLoader {
     if (r.kind != Kind::Matrix) return size_t(r.shape.numel()) * dtype_size(vector_dtype(r.kind));
     if (!r.stored.dense.defined()) return r.stored.packed.bytes.nbytes();
     if (const auto q = quant_type_for(opt.quantize, r.shape[1]))
-      return ggml_row_bytes(*q, r.shape[1], kOp) * size_t(r.shape[0]);
+      return ggml_row_bytes(*q, r.shape[1], kLlamaOp) * size_t(r.shape[0]);
     return size_t(r.shape.numel()) * dtype_size(matrix_dtype(r.stored.dense.dtype()));
   }
 
@@ -208,7 +206,7 @@ struct LlamaLoader {
   }
   void run() {
     const int64_t layers = src.layer_count();
-    WICK_CHECK(layers == m.config_.n_layer, Format, kOp, ": the config has ", m.config_.n_layer,
+    WICK_CHECK(layers == m.config_.n_layer, Format, kLlamaOp, ": the config has ", m.config_.n_layer,
                " layers but the checkpoint holds ", layers);
     make_plan();
     const size_t bytes = check_plan();
@@ -227,22 +225,22 @@ struct LlamaLoader {
 
 LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
   if (opt.dtype)
-    WICK_CHECK(*opt.dtype == DType::F32 || *opt.dtype == DType::F16 || *opt.dtype == DType::BF16, DTypeMismatch, kOp,
-               ": compute dtype must be f32, f16 or bf16, got ", *opt.dtype);
+    WICK_CHECK(*opt.dtype == DType::F32 || *opt.dtype == DType::F16 || *opt.dtype == DType::BF16, DTypeMismatch,
+               kLlamaOp, ": compute dtype must be f32, f16 or bf16, got ", *opt.dtype);
   if (opt.quantize) {
     const GgmlType q = *opt.quantize;
     WICK_CHECK(q == GgmlType::Q8_0 || q == GgmlType::Q4_0 || q == GgmlType::Q4_K || q == GgmlType::Q6_K,
-               InvalidArgument, kOp, ": cannot quantize to ", ggml_type_name(q), " (q8_0, q4_0, q4_K, q6_K)");
+               InvalidArgument, kLlamaOp, ": cannot quantize to ", ggml_type_name(q), " (q8_0, q4_0, q4_K, q6_K)");
   }
   LlamaModel m;
   std::unique_ptr<WeightSource> src;
   if (fs::is_directory(path)) {
     m.config_ = LlamaConfig::from_hf_json_file(path / "config.json");
     if (const fs::path g = path / "generation_config.json"; fs::exists(g))
-      merge_generation_config(m.config_, read_config_text(g, kOp), g.string());
+      merge_generation_config(m.config_, read_config_text(g, kLlamaOp), g.string());
     src = std::make_unique<SafetensorsFolder>(path);
   } else {
-    WICK_CHECK(fs::exists(path), Io, kOp, ": '", path.string(), "' does not exist");
+    WICK_CHECK(fs::exists(path), Io, kLlamaOp, ": '", path.string(), "' does not exist");
     auto file = std::make_shared<const gguf::File>(gguf::File::open(path));
     m.config_ = LlamaConfig::from_gguf(*file);
     src = std::make_unique<GgufSource>(file);

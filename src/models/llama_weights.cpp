@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "io/json_limits.h"
+#include "llama_config.h"
 #include "wick/error.h"
 
 namespace wick::models {
@@ -14,8 +15,6 @@ namespace wick::models {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kOp = "llama";
 
 // 1 + the largest N in names <prefix>N.<rest>.
 template <class Names>
@@ -35,7 +34,7 @@ int64_t count_layers(const Names& names, std::string_view prefix) {
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  WICK_CHECK(in.good(), Io, kOp, ": cannot open '", path.string(), "'");
+  WICK_CHECK(in.good(), Io, kLlamaOp, ": cannot open '", path.string(), "'");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -47,7 +46,7 @@ SafetensorsFolder::SafetensorsFolder(const fs::path& dir) {
   const fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index)) {
     const fs::path single = dir / "model.safetensors";
-    WICK_CHECK(fs::exists(single), Io, kOp, ": '", dir.string(),
+    WICK_CHECK(fs::exists(single), Io, kLlamaOp, ": '", dir.string(),
                "' has neither model.safetensors nor model.safetensors.index.json");
     files_.push_back(safetensors::File::open(single));
     file_names_.push_back("model.safetensors");
@@ -55,46 +54,46 @@ SafetensorsFolder::SafetensorsFolder(const fs::path& dir) {
     return;
   }
   const nlohmann::json j = json::parse(read_text(index), "llama: invalid JSON in model.safetensors.index.json");
-  WICK_CHECK(j.is_object() && j.contains("weight_map") && j["weight_map"].is_object(), Format, kOp,
+  WICK_CHECK(j.is_object() && j.contains("weight_map") && j["weight_map"].is_object(), Format, kLlamaOp,
              ": model.safetensors.index.json has no object 'weight_map'");
   std::map<std::string, size_t> shard_index;
   for (const auto& [name, shard] : j["weight_map"].items()) {
-    WICK_CHECK(shard.is_string(), Format, kOp, ": model.safetensors.index.json maps '", name,
+    WICK_CHECK(shard.is_string(), Format, kLlamaOp, ": model.safetensors.index.json maps '", name,
                "' to a non-string: ", json::brief(shard));
     const std::string file = shard.get<std::string>();
     // A shard is a file beside the index: no folders, so a hostile index cannot reach out.
     WICK_CHECK(!file.empty() && file.find('/') == std::string::npos && file.find('\\') == std::string::npos &&
                    file != "." && file != "..",
-               Format, kOp, ": model.safetensors.index.json names shard '", file, "' (a file name in the folder)");
+               Format, kLlamaOp, ": model.safetensors.index.json names shard '", file, "' (a file name in the folder)");
     auto it = shard_index.find(file);
     if (it == shard_index.end()) {
-      WICK_CHECK(fs::exists(dir / file), Io, kOp, ": shard '", file,
+      WICK_CHECK(fs::exists(dir / file), Io, kLlamaOp, ": shard '", file,
                  "' named by model.safetensors.index.json is missing from '", dir.string(), "'");
       it = shard_index.emplace(file, files_.size()).first;
       files_.push_back(safetensors::File::open(dir / file));
       file_names_.push_back(file);
     }
-    WICK_CHECK(files_[it->second].contains(name), Format, kOp, ": model.safetensors.index.json puts tensor '", name,
-               "' in shard '", file, "', which does not hold it");
+    WICK_CHECK(files_[it->second].contains(name), Format, kLlamaOp, ": model.safetensors.index.json puts tensor '",
+               name, "' in shard '", file, "', which does not hold it");
     where_[name] = it->second;
   }
   // Every tensor of every shard once: the index names it, and no other shard holds it too.
   for (size_t i = 0; i < files_.size(); ++i)
     for (const auto& t : files_[i].tensors()) {
       const auto it = where_.find(t.name);
-      WICK_CHECK(it != where_.end(), Format, kOp, ": shard '", file_names_[i], "' holds tensor '", t.name,
+      WICK_CHECK(it != where_.end(), Format, kLlamaOp, ": shard '", file_names_[i], "' holds tensor '", t.name,
                  "', which model.safetensors.index.json does not list");
-      WICK_CHECK(it->second == i, Format, kOp, ": tensor '", t.name, "' is in both shard '", file_names_[it->second],
-                 "' and shard '", file_names_[i], "'");
+      WICK_CHECK(it->second == i, Format, kLlamaOp, ": tensor '", t.name, "' is in both shard '",
+                 file_names_[it->second], "' and shard '", file_names_[i], "'");
     }
 }
 
 StoredTensor SafetensorsFolder::get(const std::string& name) const {
   const auto it = where_.find(name);
-  WICK_CHECK(it != where_.end(), Format, kOp, ": the checkpoint has no tensor '", name, "'");
+  WICK_CHECK(it != where_.end(), Format, kLlamaOp, ": the checkpoint has no tensor '", name, "'");
   const safetensors::File& f = files_[it->second];
   const auto& info = f.info(name);
-  WICK_CHECK(info.wick_dtype && is_float(*info.wick_dtype) && *info.wick_dtype != DType::F64, DTypeMismatch, kOp,
+  WICK_CHECK(info.wick_dtype && is_float(*info.wick_dtype) && *info.wick_dtype != DType::F64, DTypeMismatch, kLlamaOp,
              ": tensor '", name, "' has dtype ", info.dtype, ", expected F32, F16 or BF16");
   return {f.tensor(name), {}};
 }
@@ -112,7 +111,7 @@ int64_t SafetensorsFolder::layer_count() const {
 }
 
 StoredTensor GgufSource::get(const std::string& name) const {
-  WICK_CHECK(file_->contains(name), Format, kOp, ": the GGUF file has no tensor '", name, "'");
+  WICK_CHECK(file_->contains(name), Format, kLlamaOp, ": the GGUF file has no tensor '", name, "'");
   const QuantTensor& t = file_->tensor(name);
   switch (t.type) {
     case GgmlType::F32:
@@ -125,7 +124,7 @@ StoredTensor GgufSource::get(const std::string& name) const {
       return {gguf::plain_tensor(t), {}};
     }
     default:
-      WICK_CHECK(gguf::dequantizable(t.type), DTypeMismatch, kOp, ": tensor '", name, "' has type ",
+      WICK_CHECK(gguf::dequantizable(t.type), DTypeMismatch, kLlamaOp, ": tensor '", name, "' has type ",
                  ggml_type_name(t.type), ", which is not a float or block-quantized type");
       return {{}, t};
   }
@@ -145,7 +144,7 @@ std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) 
 }
 
 void check_fits(size_t needed, size_t free, Device device) {
-  WICK_CHECK(free == 0 || needed <= free, OutOfMemory, kOp, ": the weights need ", needed, " bytes on ", device,
+  WICK_CHECK(free == 0 || needed <= free, OutOfMemory, kLlamaOp, ": the weights need ", needed, " bytes on ", device,
              ", which has ", free, " free");
 }
 

@@ -180,9 +180,9 @@ class BertNormalizer : public Normalizer {
   bool clean_, chinese_, lowercase_, strip_;
 };
 
-class Sequence : public Normalizer {
+class NormalizerSequence : public Normalizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
+  explicit NormalizerSequence(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
   void normalize(std::string& s) const override {
     for (const auto& p : parts_) p->normalize(s);
   }
@@ -212,7 +212,7 @@ std::unique_ptr<Normalizer> make_normalizer(const json& j) {
     std::vector<std::unique_ptr<Normalizer>> parts;
     for (const json& part : field_ref(j, "normalizers", "Sequence")) parts.push_back(make_normalizer(part));
     std::erase(parts, nullptr);
-    return std::make_unique<Sequence>(std::move(parts));
+    return std::make_unique<NormalizerSequence>(std::move(parts));
   }
   unsupported("normalizer", j);
 }

@@ -163,9 +163,9 @@ class Whitespace : public PreTokenizer {
   }
 };
 
-class Sequence : public PreTokenizer {
+class PreTokenizerSequence : public PreTokenizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
+  explicit PreTokenizerSequence(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
   void split(std::vector<Piece>& pieces) const override {
     for (const auto& p : parts_) p->split(pieces);
   }
@@ -199,13 +199,13 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j) {
     std::vector<std::unique_ptr<PreTokenizer>> parts;
     parts.push_back(char_split(is_whitespace, SplitBehavior::Removed));
     parts.push_back(char_split(is_punctuation, SplitBehavior::Isolated));
-    return std::make_unique<Sequence>(std::move(parts));
+    return std::make_unique<PreTokenizerSequence>(std::move(parts));
   }
   if (type == "Sequence") {
     std::vector<std::unique_ptr<PreTokenizer>> parts;
     for (const json& part : field_ref(j, "pretokenizers", "Sequence")) parts.push_back(make_pre_tokenizer(part));
     std::erase(parts, nullptr);
-    return std::make_unique<Sequence>(std::move(parts));
+    return std::make_unique<PreTokenizerSequence>(std::move(parts));
   }
   unsupported("pre_tokenizer", j);
 }

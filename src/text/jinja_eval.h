@@ -134,6 +134,8 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
 // Charged to r as a list of that many items (a string's characters included).
 List iterate(const Value& v, Renderer& r);
 size_t length_of(const Value& v);
+// A callable value named `name` (a bound method, a global function) that runs f.
+Value callable(std::string name, std::function<Value(CallArgs&, Renderer&)> f);
 // A bound method of a str, dict or list (jinja_methods.cpp); an Undefined without a message
 // when there is none (get_attr words the error only when the lookup fails as a whole).
 Value method_of(const Value& self, const std::string& name);

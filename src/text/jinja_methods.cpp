@@ -6,20 +6,21 @@
 #include "text/jinja_eval.h"
 
 namespace wick::text::jinja {
-namespace {
 
-Value fn(std::string name, std::function<Value(CallArgs&, Renderer&)> f) {
+Value callable(std::string name, std::function<Value(CallArgs&, Renderer&)> f) {
   auto c = std::make_shared<Callable>();
   c->name = std::move(name);
   c->fn = std::move(f);
   return Value(CallablePtr(c));
 }
 
+namespace {
+
 Value unsafe(const Value& self, const std::string& name) {
   // ImmutableSandboxedEnvironment refuses methods that modify a list or dict.
   std::string msg = "access to attribute '" + name + "' of '" + std::string(type_name(self)) +
                     "' object is unsafe (the sandbox forbids modifying it)";
-  return fn(name, [msg](CallArgs&, Renderer&) -> Value { fail(ErrorKind::InvalidArgument, msg); });
+  return callable(name, [msg](CallArgs&, Renderer&) -> Value { fail(ErrorKind::InvalidArgument, msg); });
 }
 
 }  // namespace
@@ -29,7 +30,7 @@ Value method_of(const Value& self, const std::string& name) {
   if (self.is_dict()) {
     Value d = self;
     if (name == "items" || name == "keys" || name == "values")
-      return fn(name, [d, name](CallArgs&, Renderer& r) {
+      return callable(name, [d, name](CallArgs&, Renderer& r) {
         List out;
         r.charge_items(d.dict().entries.size());
         for (const auto& [k, v] : d.dict().entries) {
@@ -41,7 +42,7 @@ Value method_of(const Value& self, const std::string& name) {
         return Value::list(std::move(out));
       });
     if (name == "get")
-      return fn(name, [d](CallArgs& a, Renderer&) {
+      return callable(name, [d](CallArgs& a, Renderer&) {
         a.check("get", 2, "");
         if (a.positional.empty()) fail(ErrorKind::InvalidArgument, "get() takes at least one argument");
         const Value* v = a.positional[0].is_string() ? d.dict().find(a.positional[0].str()) : nullptr;
@@ -54,7 +55,7 @@ Value method_of(const Value& self, const std::string& name) {
   if (self.is_list()) {
     Value l = self;
     if (name == "index" || name == "count")
-      return fn(name, [l, name](CallArgs& a, Renderer&) {
+      return callable(name, [l, name](CallArgs& a, Renderer&) {
         a.check(name, 1, "");
         if (a.positional.empty()) fail(ErrorKind::InvalidArgument, name, "() takes one argument");
         int64_t n = 0;
@@ -74,7 +75,7 @@ Value method_of(const Value& self, const std::string& name) {
 }
 
 void add_globals(Scope& scope) {
-  scope.set("range", fn("range", [](CallArgs& a, Renderer& r) {
+  scope.set("range", callable("range", [](CallArgs& a, Renderer& r) {
               a.check("range", 3, "");
               for (const Value& v : a.positional)
                 if (!v.is_int() && !v.is_bool())
@@ -121,23 +122,23 @@ void add_globals(Scope& scope) {
       return Value::dict(std::move(d));
     };
   };
-  scope.set("namespace", fn("namespace", make_dict(true)));
-  scope.set("dict", fn("dict", make_dict(false)));
-  scope.set("joiner", fn("joiner", [](CallArgs& a, Renderer&) {
+  scope.set("namespace", callable("namespace", make_dict(true)));
+  scope.set("dict", callable("dict", make_dict(false)));
+  scope.set("joiner", callable("joiner", [](CallArgs& a, Renderer&) {
               a.check("joiner", 1, "sep");
               const Value* sep = a.get(0, "sep");
               std::string s = sep ? to_str(*sep) : ", ";
               auto used = std::make_shared<bool>(false);
-              return fn("joiner", [s, used](CallArgs&, Renderer&) {
+              return callable("joiner", [s, used](CallArgs&, Renderer&) {
                 bool first = !*used;
                 *used = true;
                 return Value(first ? std::string() : s);
               });
             }));
-  scope.set("raise_exception", fn("raise_exception", [](CallArgs& a, Renderer&) -> Value {
+  scope.set("raise_exception", callable("raise_exception", [](CallArgs& a, Renderer&) -> Value {
               fail(ErrorKind::InvalidArgument, a.positional.empty() ? std::string() : to_str(a.positional[0]));
             }));
-  scope.set("strftime_now", fn("strftime_now", [](CallArgs& a, Renderer&) {
+  scope.set("strftime_now", callable("strftime_now", [](CallArgs& a, Renderer&) {
               a.check("strftime_now", 1, "format");
               const Value* f = a.get(0, "format");
               if (!f || !f->is_string()) fail(ErrorKind::InvalidArgument, "strftime_now() needs a format string");

@@ -65,13 +65,6 @@ std::u32string lower(std::u32string_view s) {
 }
 bool is_alpha(char32_t c) { return unicode::is_letter(c); }
 
-Value fn(std::string name, std::function<Value(CallArgs&, Renderer&)> f) {
-  auto c = std::make_shared<Callable>();
-  c->name = std::move(name);
-  c->fn = std::move(f);
-  return Value(CallablePtr(c));
-}
-
 const std::string& str_arg(const CallArgs& a, size_t i, std::string_view name, std::string_view fn_name) {
   const Value* v = a.get(i, name);
   if (!v || !v->is_string()) fail(ErrorKind::InvalidArgument, fn_name, "() argument '", name, "' must be a str");
@@ -269,7 +262,7 @@ std::string format(const std::string& s, const CallArgs& a, Renderer& r) {
 
 Value str_method(const std::string& s, const std::string& name) {
   auto flag = [&](auto pred) {
-    return fn(name, [s, pred](CallArgs&, Renderer&) {
+    return callable(name, [s, pred](CallArgs&, Renderer&) {
       std::u32string cps = to_u32(s);
       bool ok = !cps.empty();
       for (char32_t c : cps) ok = ok && pred(c);
@@ -277,12 +270,12 @@ Value str_method(const std::string& s, const std::string& name) {
     });
   };
   if (name == "strip" || name == "lstrip" || name == "rstrip")
-    return fn(name, [s, name](CallArgs& a, Renderer&) {
+    return callable(name, [s, name](CallArgs& a, Renderer&) {
       a.check(name, 1, "chars");
       return Value(strip(s, a.get(0, "chars"), name != "rstrip", name != "lstrip"));
     });
   if (name == "split" || name == "rsplit")
-    return fn(name, [s, name](CallArgs& a, Renderer& r) {
+    return callable(name, [s, name](CallArgs& a, Renderer& r) {
       a.check(name, 2, "sep,maxsplit");
       const Value* m = a.get(1, "maxsplit");
       Value parts = split(s, a.get(0, "sep"), m ? m->as_int() : -1, name == "rsplit");
@@ -290,13 +283,13 @@ Value str_method(const std::string& s, const std::string& name) {
       return parts;
     });
   if (name == "startswith" || name == "endswith")
-    return fn(name, [s, name](CallArgs& a, Renderer&) {
+    return callable(name, [s, name](CallArgs& a, Renderer&) {
       a.check(name, 1, "");
       if (a.positional.empty()) fail(ErrorKind::InvalidArgument, name, "() takes one argument");
       return Value(affix(s, a.positional[0], name == "startswith"));
     });
   if (name == "upper" || name == "lower" || name == "title" || name == "capitalize")
-    return fn(name, [s, name](CallArgs&, Renderer&) {
+    return callable(name, [s, name](CallArgs&, Renderer&) {
       std::u32string cps = to_u32(s);
       if (name == "title") return Value(title(s));
       if (name == "lower") return Value(from_u32(lower(cps)));
@@ -309,15 +302,15 @@ Value str_method(const std::string& s, const std::string& name) {
       return Value(from_u32(out));
     });
   if (name == "replace")
-    return fn(name, [s](CallArgs& a, Renderer& r) {
+    return callable(name, [s](CallArgs& a, Renderer& r) {
       a.check("replace", 3, "");
       const Value* count = a.get(2, "count");
       return Value(replace(s, str_arg(a, 0, "old", "replace"), str_arg(a, 1, "new", "replace"),
                            count ? count->as_int() : -1, r));
     });
-  if (name == "format") return fn(name, [s](CallArgs& a, Renderer& r) { return Value(format(s, a, r)); });
+  if (name == "format") return callable(name, [s](CallArgs& a, Renderer& r) { return Value(format(s, a, r)); });
   if (name == "join")
-    return fn(name, [s](CallArgs& a, Renderer& r) {
+    return callable(name, [s](CallArgs& a, Renderer& r) {
       if (a.positional.size() != 1) fail(ErrorKind::InvalidArgument, "join() takes one argument");
       std::string out;
       List items = iterate(a.positional[0], r);
@@ -332,7 +325,7 @@ Value str_method(const std::string& s, const std::string& name) {
       return Value(std::move(out));
     });
   if (name == "find" || name == "rfind" || name == "count" || name == "index")
-    return fn(name, [s, name](CallArgs& a, Renderer&) {
+    return callable(name, [s, name](CallArgs& a, Renderer&) {
       a.check(name, 1, "");
       const std::string& sub = str_arg(a, 0, "sub", name);
       if (name == "count") {
@@ -349,7 +342,7 @@ Value str_method(const std::string& s, const std::string& name) {
       return Value(int64_t(code_points(std::string_view(s).substr(0, p))));
     });
   if (name == "splitlines")
-    return fn(name, [s](CallArgs&, Renderer& r) {
+    return callable(name, [s](CallArgs&, Renderer& r) {
       List lines;
       size_t b = 0;
       for (size_t i = 0; i < s.size(); ++i)

@@ -10,8 +10,8 @@ import subprocess
 import threading
 import time
 
-from serve_util import (MODEL_ID, Checks, Server, generate, http_request_bytes, raw_socket, read_until_closed,
-                        sse_events)
+from serve_util import (MODEL, MODEL_ID, Checks, Server, generate, http_request_bytes, raw_socket, read_until_closed,
+                        sse_events, wick_path)
 
 
 def assert_error(status, body, want_status, param=None, code=None, contains=""):
@@ -323,6 +323,18 @@ def test_graceful_shutdown():
     assert srv.proc.wait(30) == 0
 
 
+def test_port_in_use():
+    # A second server on a port that one already listens on is an error (exit 1, the port
+    # named), never a second listener that the kernel would split the connections with.
+    with Server() as srv:
+        second = subprocess.run([wick_path(), "serve", "--model", MODEL, "--port", str(srv.port)],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 1, (second.returncode, second.stderr[-500:])
+        assert f"cannot listen on 127.0.0.1:{srv.port}" in second.stderr, second.stderr[-500:]
+        for _ in range(8):  # every answer still comes from the first server
+            assert srv.request("GET", "/health")[0] == 200
+
+
 def main():
     checks = Checks()
     with Server("--timeout", "2", "--ctx-size", "256", "--max-body", str(1 << 20), "--parallel", "4") as srv:
@@ -330,7 +342,7 @@ def main():
                   test_malformed_http, test_slowloris, test_slow_body, test_keep_alive_and_pipelining,
                   test_disconnect_frees_cache, test_metrics_format):
             checks.run(t, srv)
-    for t in (test_api_key, test_queue_full, test_graceful_shutdown):
+    for t in (test_api_key, test_port_in_use, test_queue_full, test_graceful_shutdown):
         checks.run(t)
     checks.finish()
 

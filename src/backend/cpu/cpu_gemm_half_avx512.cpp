@@ -12,7 +12,7 @@
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/thread_pool.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #define WICK_GEMM_AVX512 1
 #include <immintrin.h>
 #endif
@@ -20,8 +20,13 @@
 namespace wick::cpu {
 
 #ifdef WICK_GEMM_AVX512
+#if defined(__clang__)  // clang has no target pragma: the same features as a function attribute
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c"))), \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
+#endif
 namespace {
 
 struct Isa {
@@ -41,7 +46,11 @@ struct Isa {
 #include "backend/cpu/gemm_tile_impl.h"
 
 }  // namespace
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 template <class T>

@@ -15,7 +15,7 @@
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__AVX2__)
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX2__)
 #define WICK_QDOT_AVX512 1
 #include <immintrin.h>
 #endif
@@ -25,8 +25,13 @@ namespace wick::cpu::qdot {
 using namespace wick::quant;
 
 #ifdef WICK_QDOT_AVX512
+#if defined(__clang__)  // clang has no target pragma: the same features as a function attribute
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#endif
 namespace {
 
 #include "backend/cpu/qdot_decoders_impl.h"
@@ -84,7 +89,11 @@ void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y
 }
 
 }  // namespace
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride) {

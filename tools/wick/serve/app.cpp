@@ -106,7 +106,7 @@ void App::install(HttpServer& server) {
   const GenerationContext gen{lm_, engine_, metrics_, opt_.model_id, shutting_down_, opt_.retry_after_seconds};
   for (const auto& [path, endpoint] :
        {std::pair{"/v1/completions", Endpoint::Completions}, std::pair{"/v1/chat/completions", Endpoint::Chat}})
-    server.Post(path, guarded([this, gen, endpoint](const httplib::Request& req, httplib::Response& res) {
+    server.Post(path, guarded([this, gen, endpoint = endpoint](const httplib::Request& req, httplib::Response& res) {
                   serve_generation(gen, parse_request_body(req.body), endpoint, next_id_++, res);
                 }));
   server.Post("/v1/embeddings",

@@ -114,6 +114,14 @@ HttpServer::HttpServer(const HttpLimits& limits) : limits_(limits) {
   // What the Keep-Alive response header announces.
   set_keep_alive_max_count(limits_.max_requests_per_connection);
   set_keep_alive_timeout(std::max<time_t>(1, limits_.keep_alive.count() / 1000));
+  // httplib's default sets SO_REUSEPORT, with which a second server binds a port that one
+  // already listens on and the kernel splits the connections between them (any local process
+  // could take a share of the traffic). SO_REUSEADDR alone still allows a restart while the
+  // old connections sit in TIME_WAIT, and makes binding a port in use an error.
+  set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
 }
 
 int HttpServer::bind(const std::string& host, int port) {
