@@ -137,6 +137,60 @@ def test_malformed_http(srv):
     assert srv.request("GET", "/health")[0] == 200
 
 
+def one_answer(port, raw):
+    """The statuses of everything the server answers to raw, which must end with it closing."""
+    s = raw_socket(port)
+    s.sendall(raw)
+    data = read_until_closed(s)
+    s.close()
+    return [int(x) for x in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)], data
+
+
+def test_request_framing(srv):
+    # What follows a request that was not read to its end is never taken for the next request:
+    # the server answers the first and closes (saying so), whatever the rest looks like.
+    smuggled = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+    cases = [
+        # a GET that carries a body (which no GET reads): the body is a request of its own
+        (b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(smuggled) + smuggled, 200),
+        # an unknown method with a body
+        (b"QUERY /health HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(smuggled) + smuggled, 400),
+        # a request line over 8 KiB, then a request
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled, 414),
+        # two Content-Length headers that disagree (CL.CL)
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}"
+         + smuggled, 400),
+        # chunked (refused: 411), its chunks a request
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+         + b"%x\r\n" % len(smuggled) + smuggled + b"\r\n0\r\n\r\n", 411),
+        # TRACE: known to the parser, taken by no endpoint
+        (b"TRACE /health HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled, 405),
+        # a file upload
+        (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+         b"Content-Length: %d\r\n\r\n" % len(smuggled) + smuggled, 415),
+    ]
+    for raw, want in cases:
+        statuses, data = one_answer(srv.port, raw)
+        assert statuses == [want], (raw[:60], statuses, data[:300])
+        assert b"\r\nConnection: close\r\n" in data, data[:300]
+        if want == 405:
+            assert b"\r\nAllow: GET, POST\r\n" in data, data[:300]
+    # A keep-alive client that sent a GET with a body goes on with its next requests (it
+    # reconnects, as the answer said the connection closes).
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    conn.request("GET", "/health", body=b'{"prompt": "x"}', headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Connection") == "close"
+    r.read()
+    for _ in range(2):
+        conn.request("POST", "/v1/completions", json.dumps({"prompt": "Hi", "max_tokens": 2}),
+                     {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 200 and json.loads(r.read())["object"] == "text_completion"
+    conn.close()
+
+
 def test_slowloris(srv):
     # --timeout 2: a request must arrive within 2 s. Clients that send a byte every 0.5 s
     # (more often than any per-read timeout) are cut off all the same, and meanwhile others
@@ -248,8 +302,13 @@ def test_api_key():
             status, _, _ = srv.request(method, path, {"prompt": "x"} if method == "POST" else None,
                                        headers={"Authorization": "Bearer wrong"})
             assert status == 401
-        s, _, _ = srv.request("GET", "/v1/models", headers={"Authorization": "Bearer sekrit"})
-        assert s == 200
+        # The scheme's name is case-insensitive; the key and the space after the scheme are not optional.
+        for header in ("Bearer sekrit", "bearer sekrit", "BEARER  sekrit"):
+            s, _, _ = srv.request("GET", "/v1/models", headers={"Authorization": header})
+            assert s == 200, header
+        for header in ("Bearer Sekrit", "Bearer", "Bearer ", "Basic sekrit", "Bearersekrit", "sekrit"):
+            s, _, _ = srv.request("GET", "/v1/models", headers={"Authorization": header})
+            assert s == 401, header
 
 
 def open_streams(port, n, max_tokens):
@@ -323,6 +382,15 @@ def test_graceful_shutdown():
     assert srv.proc.wait(30) == 0
 
 
+def test_option_bounds():
+    # Options out of range are a usage error (exit 2) before the model loads; --max-body has
+    # no "off" value.
+    for args in (["--max-body", "-1"], ["--max-body", "0"], ["--max-body", str(1 << 31)], ["--parallel", "0"]):
+        r = subprocess.run([wick_path(), "serve", "--model", MODEL, "--port", "0", *args],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "must be in" in r.stderr, (args, r.returncode, r.stderr[-300:])
+
+
 def test_port_in_use():
     # A second server on a port that one already listens on is an error (exit 1, the port
     # named), never a second listener that the kernel would split the connections with.
@@ -339,10 +407,10 @@ def main():
     checks = Checks()
     with Server("--timeout", "2", "--ctx-size", "256", "--max-body", str(1 << 20), "--parallel", "4") as srv:
         for t in (test_sse_framing_with_curl, test_bad_requests, test_prompt_too_long, test_huge_bodies,
-                  test_malformed_http, test_slowloris, test_slow_body, test_keep_alive_and_pipelining,
+                  test_malformed_http, test_request_framing, test_slowloris, test_slow_body, test_keep_alive_and_pipelining,
                   test_disconnect_frees_cache, test_metrics_format):
             checks.run(t, srv)
-    for t in (test_api_key, test_port_in_use, test_queue_full, test_graceful_shutdown):
+    for t in (test_api_key, test_option_bounds, test_port_in_use, test_queue_full, test_graceful_shutdown):
         checks.run(t)
     checks.finish()
 

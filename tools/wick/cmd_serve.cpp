@@ -28,7 +28,7 @@ struct ServeArgs {
   int port = 8080;
   int64_t parallel = 4, max_queue = 64;
   double timeout = 30, shutdown_timeout = 10;
-  size_t max_body = 8u << 20;
+  int64_t max_body = 8 << 20;
 };
 
 // What requests name the model by: the file name of a GGUF, the folder name of a checkpoint.
@@ -57,6 +57,9 @@ int run_serve(const ServeArgs& a) {
     WICK_CHECK(a.shutdown_timeout >= 0 && a.shutdown_timeout <= 86400, InvalidArgument,
                "serve: --shutdown-timeout must be in [0, 86400] s, got ", a.shutdown_timeout);
     WICK_CHECK(a.port >= 0 && a.port <= 65535, InvalidArgument, "serve: --port must be in [0, 65535], got ", a.port);
+    // A bound, never "no limit": bodies are held in memory whole.
+    WICK_CHECK(a.max_body >= 1 && a.max_body <= (int64_t(1) << 30), InvalidArgument,
+               "serve: --max-body must be in [1, 1073741824] bytes, got ", a.max_body);
   });
   // SIGINT/SIGTERM only wake the thread that shuts down (below), through a pipe: a handler
   // may run on any thread (OpenBLAS starts its own before main), and write() is one of the
@@ -89,7 +92,7 @@ int run_serve(const ServeArgs& a) {
   ao.model_id = model_id(model_path(a.model, "serve"));
   ao.embedding_id = embedding_id;
   ao.api_key = a.api_key;
-  ao.max_body_bytes = a.max_body;
+  ao.max_body_bytes = size_t(a.max_body);
   serve::App app(lm, engine, embedder.get(), ao);
 
   serve::HttpLimits limits;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
@@ -43,10 +44,16 @@ httplib::Server::Handler guarded(F f) {
   };
 }
 
-// Refuses a request before its body is read: the connection is closed after the answer, as
-// the unread body would otherwise be taken for the next request.
-httplib::Server::HandlerResponse refuse(httplib::Response& res, const ApiError& e) {
+// The connection closes after this response, which says so: whatever of the request is left
+// unread (a body, the rest of a malformed request) must not be taken for the next request.
+void close_after(httplib::Response& res) {
   if (Connection* c = current_connection()) c->close_after_response();
+  res.set_header("Connection", "close");
+}
+
+// Refuses a request before its body is read, closing the connection after the answer.
+httplib::Server::HandlerResponse refuse(httplib::Response& res, const ApiError& e) {
+  close_after(res);
   reply_error(res, e);
   return httplib::Server::HandlerResponse::Handled;
 }
@@ -57,6 +64,25 @@ bool same_secret(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i]) ^ uint8_t(b[i % std::max<size_t>(b.size(), 1)]);
   return diff == 0 && !b.empty();
+}
+
+// An Authorization header that carries `key` as a bearer token. The scheme's name is
+// case-insensitive (RFC 9110 11.1: "bearer KEY" is as good as "Bearer KEY"); the key is not.
+bool authorized(const std::string& header, const std::string& key) {
+  const size_t space = header.find(' ');
+  std::string scheme = header.substr(0, space);
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const size_t start = space == std::string::npos ? std::string::npos : header.find_first_not_of(' ', space);
+  const std::string token = start == std::string::npos ? "" : header.substr(start);
+  return (scheme == "bearer") & same_secret(token, key);
+}
+
+// A request whose method never reads a body (every endpoint but the POST ones) that still
+// announces one: the body stays unread, so the connection closes after the answer.
+bool unread_body(const httplib::Request& req) {
+  if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE") return false;
+  return req.has_header("Transfer-Encoding") ||
+         (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
 }
 
 }  // namespace
@@ -72,10 +98,15 @@ std::string App::endpoint_label(const std::string& path) {
 
 void App::install(HttpServer& server) {
   server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (unread_body(req)) close_after(res);
     // Bodies are bounded before they are read: a Content-Length over the limit is refused
     // at once, and chunked bodies (whose size nothing announces) are not accepted.
     if (req.has_header("Transfer-Encoding"))
       return refuse(res, ApiError(411, "chunked request bodies are not accepted: send Content-Length"));
+    // Two lengths would leave a proxy in front and this server disagreeing on where the
+    // request ends (request smuggling, RFC 9112 6.3).
+    if (req.get_header_value_count("Content-Length") > 1)
+      return refuse(res, ApiError(400, "more than one Content-Length header"));
     if (req.has_header("Content-Length")) {
       const std::string v = req.get_header_value("Content-Length");
       char* end = nullptr;
@@ -91,13 +122,16 @@ void App::install(HttpServer& server) {
     // httplib parses application/x-www-form-urlencoded ones, what `curl -d` sends, itself,
     // refusing those over 8 KiB with a bare 413. The request object is httplib's own
     // (non-const) one, handed here by const reference.
+    // multipart/form-data (file uploads) would be parsed by httplib, and no endpoint takes it.
+    if (req.get_header_value("Content-Type").rfind("multipart/form-data", 0) == 0)
+      return refuse(res, ApiError(415, "multipart/form-data bodies are not accepted: send JSON"));
     if (req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) {
       auto& headers = const_cast<httplib::Request&>(req).headers;
       headers.erase("Content-Type");
       headers.emplace("Content-Type", "application/json");
     }
     if (!opt_.api_key.empty() && req.path != "/health" &&
-        !same_secret(req.get_header_value("Authorization"), "Bearer " + opt_.api_key))
+        !authorized(req.get_header_value("Authorization"), opt_.api_key))
       return refuse(
           res, ApiError(401, "invalid or missing API key (send Authorization: Bearer KEY)", "", "invalid_api_key"));
     return httplib::Server::HandlerResponse::Unhandled;
@@ -120,13 +154,28 @@ void App::install(HttpServer& server) {
                res.set_content(metrics_.render(engine_.stats()), "text/plain; version=0.0.4; charset=utf-8");
              }));
 
-  // What httplib answers itself (unknown paths, unparsable requests) in the same JSON.
+  // What httplib answers itself (unknown paths, unparsable requests) in the same JSON. But
+  // for an unknown path (whose body, if any, was read), each of these means the request was
+  // not read to its end (a malformed or over-long request line or header, a method that no
+  // route takes), so the connection closes: what follows on it is not a request.
   server.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-        const std::string message = res.status == 404   ? "no endpoint " + req.method + " " + req.path.substr(0, 200)
-                                    : res.status == 400 ? "malformed HTTP request"
-                                                        : "HTTP error " + std::to_string(res.status);
+        std::string message;
+        if (res.status == 404) {
+          message = "no endpoint " + req.method + " " + req.path.substr(0, 200);
+        } else if (req.method == "TRACE" || req.method == "CONNECT" || req.method == "PRI") {
+          res.status = 405;  // httplib's parser knows these methods; no endpoint takes them
+          res.set_header("Allow", "GET, POST");
+          message = "method " + req.method + " is not allowed";
+        } else if (res.status == 414) {
+          message = "request line too long";
+        } else if (res.status == 400) {
+          message = "malformed HTTP request";
+        } else {
+          message = "HTTP error " + std::to_string(res.status);
+        }
+        if (res.status != 404) close_after(res);
         reply_error(res, ApiError(res.status, message));
         return httplib::Server::HandlerResponse::Handled;
       }));
