@@ -6,8 +6,10 @@
 // are accepted. SIGINT / SIGTERM: stop accepting, let requests in flight finish for up to
 // --shutdown-timeout seconds (then cancel them), exit 0.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +31,7 @@ struct ServeArgs {
   int64_t parallel = 4, max_queue = 64;
   double timeout = 30, shutdown_timeout = 10;
   int64_t max_body = 8 << 20;
+  int64_t max_connections = 2048;
 };
 
 // What requests name the model by: the file name of a GGUF, the folder name of a checkpoint.
@@ -46,6 +49,19 @@ void on_signal(int sig) {
 
 std::chrono::milliseconds millis(double s) { return std::chrono::milliseconds(int64_t(s * 1000)); }
 
+// Each open connection is a file descriptor: the soft limit (often 1024) is raised to the hard
+// one, and what it allows bounds --max-connections (less some for the model's files).
+int64_t open_files_allowed() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? int64_t(1) << 20 : int64_t(std::min<rlim_t>(r.rlim_cur, rlim_t(1) << 20));
+}
+
 int run_serve(const ServeArgs& a) {
   as_usage_error([&] {
     WICK_CHECK(a.parallel >= 1 && a.parallel <= 4096, InvalidArgument, "serve: --parallel must be in [1, 4096], got ",
@@ -60,6 +76,8 @@ int run_serve(const ServeArgs& a) {
     // A bound, never "no limit": bodies are held in memory whole.
     WICK_CHECK(a.max_body >= 1 && a.max_body <= (int64_t(1) << 30), InvalidArgument,
                "serve: --max-body must be in [1, 1073741824] bytes, got ", a.max_body);
+    WICK_CHECK(a.max_connections >= 1 && a.max_connections <= 1'000'000, InvalidArgument,
+               "serve: --max-connections must be in [1, 1000000], got ", a.max_connections);
   });
   // SIGINT/SIGTERM only wake the thread that shuts down (below), through a pipe: a handler
   // may run on any thread (OpenBLAS starts its own before main), and write() is one of the
@@ -97,8 +115,11 @@ int run_serve(const ServeArgs& a) {
 
   serve::HttpLimits limits;
   limits.request_timeout = limits.io_timeout = millis(a.timeout);
-  // A thread per open connection: the running and queued requests, and room for the rest
-  // (/health, /metrics, requests being read or refused).
+  limits.header_timeout = std::min(limits.header_timeout, limits.request_timeout);
+  limits.max_body_bytes = size_t(a.max_body);
+  limits.max_connections = size_t(std::min<int64_t>(a.max_connections, open_files_allowed() - 64));
+  // Workers answer whole requests (the reactor reads them): the running and queued
+  // generations, and room for the rest (/health, /metrics, refusals).
   limits.threads = size_t(a.parallel + a.max_queue + 16);
   serve::HttpServer server(limits);
   app.install(server);
@@ -146,6 +167,9 @@ Runner add_serve(CLI::App& app) {
                   "on SIGINT/SIGTERM, seconds requests in flight may take to finish before they are cancelled")
       ->capture_default_str();
   sub->add_option("--max-body", a->max_body, "request body bytes at most (413 beyond)")->capture_default_str();
+  sub->add_option("--max-connections", a->max_connections,
+                  "open client connections at most (503 beyond; bounded by the open-files limit)")
+      ->capture_default_str();
   return [a]() -> int { return run_serve(*a); };
 }
 

@@ -74,7 +74,8 @@ bool authorized(const std::string& header, const std::string& key) {
   std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   const size_t start = space == std::string::npos ? std::string::npos : header.find_first_not_of(' ', space);
   const std::string token = start == std::string::npos ? "" : header.substr(start);
-  return (scheme == "bearer") & same_secret(token, key);
+  const bool key_ok = same_secret(token, key);  // compared whatever the scheme: the time tells nothing
+  return scheme == "bearer" && key_ok;
 }
 
 // A request whose method never reads a body (every endpoint but the POST ones) that still
@@ -179,6 +180,7 @@ void App::install(HttpServer& server) {
         reply_error(res, ApiError(res.status, message));
         return httplib::Server::HandlerResponse::Handled;
       }));
+  server.on_refusal([this](int status) { metrics_.count_request("other", status); });
   server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics_.count_request(endpoint_label(req.path), res.status);
   });
