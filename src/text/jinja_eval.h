@@ -67,8 +67,14 @@ class Renderer {
   // AddressSanitizer every frame is several times larger (redzones), so the same depth is
   // allowed proportionally more bytes rather than failing templates that render elsewhere.
   void check_stack() const {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)  // GCC's word for it
     constexpr size_t kFrameGrowth = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang's
+    constexpr size_t kFrameGrowth = 4;
+#else
+    constexpr size_t kFrameGrowth = 1;
+#endif
 #else
     constexpr size_t kFrameGrowth = 1;
 #endif

@@ -40,7 +40,8 @@ inline float exp_nonpositive(float x) {
   const uint32_t tiny = 0u - uint32_t(x < -104.0f);  // all ones below the range (false for NaN)
   const float xc =
       std::bit_cast<float>((std::bit_cast<uint32_t>(x) & ~tiny) | (std::bit_cast<uint32_t>(-104.0f) & tiny));
-  const float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float shifted = xc * 1.44269504f + 12582912.0f;  // 1.5 * 2^23 + n: n in the low mantissa bits
+  const float n = shifted - 12582912.0f;                 // round to nearest
   const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
   float y = 1.9875691500e-4f;
   y = y * r + 1.3981999507e-3f;
@@ -49,7 +50,10 @@ inline float exp_nonpositive(float x) {
   y = y * r + 1.6666665459e-1f;
   y = y * r + 5.0000001201e-1f;
   y = y * r * r + r + 1.0f;
-  const int32_t ni = int32_t(n), half = ni >> 1;  // n in [-150, 0]: each half stays normal
+  // n read from the bits, not converted: a NaN x (whose result stays NaN) makes n NaN, and
+  // converting a NaN to an integer is undefined.
+  const int32_t ni = int32_t(std::bit_cast<uint32_t>(shifted) & 0x7fffffu) - 0x400000;
+  const int32_t half = ni >> 1;  // n in [-150, 0]: each half stays normal
   const float s1 = std::bit_cast<float>((half + 127) << 23);
   const float s2 = std::bit_cast<float>((ni - half + 127) << 23);
   return std::bit_cast<float>(std::bit_cast<uint32_t>(y * s1 * s2) & ~tiny);

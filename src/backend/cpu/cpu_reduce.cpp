@@ -108,6 +108,10 @@ void reduce_kernel(const Op& op, const T* x, Out* out, const Dims& kept, const D
   using C = compute_t<T>;
   const int64_t n_out = kept.numel(), n_red = red.numel();
   if (n_out == 0) return;
+  if (n_red == 0) {  // an empty reduction reads nothing (x may be null: no offset into it)
+    for (int64_t o = 0; o < n_out; ++o) out[o] = Out(op.finalize(op.init(), 0));
+    return;
+  }
   const int threads = cpu::num_threads();
 
   // ---- inner: each output reduces one contiguous row --------------------------------------
