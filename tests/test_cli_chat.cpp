@@ -72,10 +72,17 @@ TEST(CliChat, GenerateChatRendersOneUserTurn) {
 }
 
 TEST(CliChat, ModelsWithoutATemplateAndBadOptionsAreClearErrors) {
-  // The shipped GPT-2 has no chat template.
+  // The shipped GPT-2 has no chat template: said before it loads, naming it.
   auto r = run_cli("chat --device cpu", {});
   EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("the model (the shipped tiny GPT-2, the default: pass --model) has no chat template"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;
+  r = run_cli("generate --device cpu --chat --prompt Hi", {});
+  EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("has no chat template"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;
   // Sampling options are checked before anything loads.
   for (const std::string bad : {"--min-p 2", "--repeat-penalty 0", "--presence-penalty 3", "--ctx-size 0"}) {
     r = run_cli("chat --device cpu --model '" + model_file() + "' " + bad);

@@ -51,7 +51,13 @@ fs::path convert(const std::string& name, const TempDir& tmp, GgmlType type = Gg
   const fs::path out = tmp.path / (name + "-" + std::string(ggml_type_name(type)) + ".gguf");
   ConvertOptions opt;
   opt.outtype = type;
-  convert_to_gguf(llama_dir(name), out, opt);
+  const models::ConvertResult r = convert_to_gguf(llama_dir(name), out, opt);
+  // What the result says was written is what the file holds (rope factor tensors too).
+  const gguf::File written = gguf::File::open(out);
+  EXPECT_EQ(r.tensors, written.tensors().size()) << name;
+  size_t by_type = 0;
+  for (const auto& [t, n] : r.tensors_by_type) by_type += n;
+  EXPECT_EQ(by_type, r.tensors) << name;
   return out;
 }
 

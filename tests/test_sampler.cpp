@@ -135,5 +135,41 @@ TEST(SamplerOptions, BadPenaltiesAndMinPAreRejected) {
   EXPECT_WICK_ERROR(models::Sampler({.frequency_penalty = NAN}), InvalidArgument, "frequency_penalty");
 }
 
+// OpenAI's logit_bias: added to the token's logit after the penalties, before the rest, so
+// under greedy decoding too.
+TEST(SamplerLogitBias, ShiftsTheLogitsItNames) {
+  const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.9f};
+  models::SamplingOptions opt;
+  opt.logit_bias = {{1, -100.0}};  // bans the argmax: 3 (1.9) is next
+  EXPECT_EQ(greedy_run(opt, logits, 2), (std::vector<int32_t>{3, 3}));
+  opt.logit_bias = {{2, 3.5}};  // -1 + 3.5 = 2.5 beats 2.0
+  EXPECT_EQ(greedy_run(opt, logits, 1), std::vector<int32_t>{2});
+  opt.logit_bias = {{2, 2.9}};  // 1.9 does not
+  EXPECT_EQ(greedy_run(opt, logits, 1), std::vector<int32_t>{1});
+  // After the penalties: presence 2 takes token 1 to 0.0 after its first pick, and the bias
+  // of 0.15 on token 0 then makes it 0.25, above 0.0 but below 3's 1.9.
+  opt = {.presence_penalty = 2.0};
+  opt.logit_bias = {{0, 0.15}};
+  EXPECT_EQ(greedy_run(opt, logits, 3), (std::vector<int32_t>{1, 3, 0}));
+  // What the logits are before sampling, as a server reports log-probabilities over them.
+  models::SamplingOptions shift;
+  shift.logit_bias = {{0, 1.0}, {3, -0.5}};
+  EXPECT_EQ(models::Sampler(shift).penalized(logits), (std::vector<float>{1.1f, 2.0f, -1.0f, 1.4f}));
+}
+
+TEST(SamplerLogitBias, BadBiasesAreRejected) {
+  models::SamplingOptions opt;
+  opt.logit_bias = {{0, 100.5}};
+  EXPECT_WICK_ERROR(models::Sampler{opt}, InvalidArgument, "logit_bias of token 0 must be in [-100, 100]");
+  opt.logit_bias = {{0, NAN}};
+  EXPECT_WICK_ERROR(models::Sampler{opt}, InvalidArgument, "logit_bias");
+  opt.logit_bias = {{-1, 1.0}};
+  EXPECT_WICK_ERROR(models::Sampler{opt}, InvalidArgument, "logit_bias token ids must be >= 0");
+  opt.logit_bias = {{4, 1.0}};  // past the 4 logits
+  models::Sampler s(opt);
+  EXPECT_WICK_ERROR(s.sample(std::vector<float>{0, 1, 2, 3}), InvalidArgument,
+                    "logit_bias token id 4 is outside the vocabulary (4 tokens)");
+}
+
 }  // namespace
 }  // namespace wick

@@ -3,6 +3,7 @@
 // invalid UTF-8).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "serve/api_error.h"
@@ -127,6 +128,25 @@ TEST(ServeCompletionRequest, PromptForms) {
             9);
   // null means "not given".
   EXPECT_FALSE(parse_completion_request(json::parse(R"({"prompt": "x", "max_tokens": null})")).max_tokens);
+  // top_p 0 keeps only the most probable token (top_k 1), whatever top_k says.
+  const auto p0 = parse_completion_request(json::parse(R"({"prompt": "x", "top_p": 0, "top_k": 40})")).sampling;
+  EXPECT_EQ(p0.top_p, 1.0);
+  EXPECT_EQ(p0.top_k, 1);
+  // Seeds span 64 bits, unsigned ones too.
+  EXPECT_EQ(parse_completion_request(json::parse(R"({"prompt": "x", "seed": 18446744073709551615})")).sampling.seed,
+            UINT64_MAX);
+  EXPECT_EQ(parse_completion_request(json::parse(R"({"prompt": "x", "seed": 9223372036854775808})")).sampling.seed,
+            uint64_t(1) << 63);
+  EXPECT_EQ(parse_completion_request(json::parse(R"({"prompt": "x", "seed": 7})")).sampling.seed, 7u);
+  // logit_bias: string keys of token ids.
+  const auto lb =
+      parse_completion_request(json::parse(R"({"prompt": "x", "logit_bias": {"50256": -100, "7": 2.5}})")).sampling;
+  auto biases = lb.logit_bias;
+  std::sort(biases.begin(), biases.end());
+  EXPECT_EQ(biases, (std::vector<std::pair<int32_t, double>>{{7, 2.5}, {50256, -100.0}}));
+  // tools: an empty list is no tools; response_format text is the default.
+  EXPECT_NO_THROW(parse_chat_request(json::parse(
+      R"({"messages": [{"role": "user", "content": "x"}], "tools": [], "response_format": {"type": "text"}})")));
 }
 
 TEST(ServeCompletionRequest, RefusalsNameTheField) {
@@ -145,13 +165,22 @@ TEST(ServeCompletionRequest, RefusalsNameTheField) {
       {R"({"prompt": "x", "max_completion_tokens": true})", "max_completion_tokens"},
       {R"({"prompt": "x", "temperature": 2.5})", "temperature"},
       {R"({"prompt": "x", "temperature": "0"})", "temperature"},
-      {R"({"prompt": "x", "top_p": 0})", "top_p"},
+      {R"({"prompt": "x", "top_p": -0.1})", "top_p"},
+      {R"({"prompt": "x", "seed": 18446744073709551616})", "seed"},
       {R"({"prompt": "x", "top_p": 1.1})", "top_p"},
       {R"({"prompt": "x", "top_k": -1})", "top_k"},
       {R"({"prompt": "x", "min_p": 2})", "min_p"},
       {R"({"prompt": "x", "presence_penalty": 3})", "presence_penalty"},
       {R"({"prompt": "x", "frequency_penalty": -2.5})", "frequency_penalty"},
       {R"({"prompt": "x", "seed": 1.5})", "seed"},
+      {R"({"prompt": "x", "logit_bias": [1]})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {"a": 1}})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {"-1": 1}})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {"3": 101}})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {"3": "1"}})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {"99999999999": 1}})", "logit_bias"},
+      {R"({"prompt": "x", "tools": [{"type": "function"}]})", "tools"},
+      {R"({"prompt": "x", "response_format": {"type": "json_object"}})", "response_format"},
       {R"({"prompt": "x", "n": 2})", "n"},
       {R"({"prompt": "x", "stop": 1})", "stop"},
       {R"({"prompt": "x", "stop": [""]})", "stop"},

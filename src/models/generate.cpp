@@ -25,6 +25,11 @@ void check_sampling_options(const SamplingOptions& opt) {
   WICK_CHECK(opt.min_p >= 0 && opt.min_p <= 1, InvalidArgument, "generate: min_p must be in [0, 1], got ", opt.min_p);
   WICK_CHECK(opt.repetition_penalty > 0 && std::isfinite(opt.repetition_penalty), InvalidArgument,
              "generate: repetition_penalty must be a finite number > 0 (1: off), got ", opt.repetition_penalty);
+  for (const auto& [id, bias] : opt.logit_bias) {
+    WICK_CHECK(id >= 0, InvalidArgument, "generate: logit_bias token ids must be >= 0, got ", id);
+    WICK_CHECK(std::isfinite(bias) && bias >= -100 && bias <= 100, InvalidArgument, "generate: logit_bias of token ",
+               id, " must be in [-100, 100], got ", bias);
+  }
   WICK_CHECK(opt.presence_penalty >= -2 && opt.presence_penalty <= 2, InvalidArgument,
              "generate: presence_penalty must be in [-2, 2], got ", opt.presence_penalty);
   WICK_CHECK(opt.frequency_penalty >= -2 && opt.frequency_penalty <= 2, InvalidArgument,
@@ -61,6 +66,11 @@ void Sampler::apply_penalties(std::vector<float>& logits) const {
       if (in_vocab(id)) ++count[size_t(id)];
     for (size_t i = 0; i < logits.size(); ++i)
       if (count[i] > 0) logits[i] -= float(opt_.presence_penalty + opt_.frequency_penalty * double(count[i]));
+  }
+  for (const auto& [id, bias] : opt_.logit_bias) {
+    WICK_CHECK(in_vocab(id), InvalidArgument, "sampler: logit_bias token id ", id, " is outside the vocabulary (", n,
+               " tokens)");
+    logits[size_t(id)] += float(bias);
   }
 }
 

@@ -130,6 +130,15 @@ int64_t LanguageModel::context_length_of(const fs::path& path) {
   return LlamaConfig::from_hf_json_file(path / "config.json").context_length;
 }
 
+bool LanguageModel::has_chat_template_at(const fs::path& path) {
+  std::error_code ec;
+  WICK_CHECK(fs::exists(path, ec), Io, kOp, ": '", path.string(), "' does not exist");
+  if (fs::is_directory(path, ec)) return folder_chat_template(path).has_value();
+  WICK_CHECK(is_gguf_file(path), Format, kOp, ": '", path.string(),
+             "' is neither a GGUF file nor a Hugging Face folder (config.json + safetensors)");
+  return gguf::File::open(path).has("tokenizer.chat_template");
+}
+
 std::vector<int32_t> LanguageModel::encode(std::string_view text, bool add_special) const {
   text::EncodeOptions o;
   o.add_special = add_special;

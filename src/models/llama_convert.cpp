@@ -116,10 +116,13 @@ Tensor permute_heads(const Tensor& t, int64_t heads) {
 }
 
 // The per-frequency tensors of the rope scalings llama.cpp stores as data.
-void add_rope_tensors(gguf::Writer& w, const LlamaConfig& c) {
+// They are counted among the tensors written, not among the model's parameters.
+void add_rope_tensors(gguf::Writer& w, const LlamaConfig& c, ConvertResult& result) {
   const RopeConfig& r = c.rope;
   auto add = [&](const char* name, const std::vector<double>& v) {
     w.add_tensor(name, Tensor::from_vector(v).to(DType::F32));
+    ++result.tensors;
+    ++result.tensors_by_type[GgmlType::F32];
   };
   if (r.scaling == RopeScaling::Llama3) {
     // The divisor of each frequency: the plain inverse frequency over llama3's.
@@ -217,7 +220,7 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
   set_str(w, "general.name", model_name(dir));
   add_vocab_metadata(w, dir, c.vocab_size);
 
-  add_rope_tensors(w, c);
+  add_rope_tensors(w, c, result);
   const std::vector<std::string> names = src.names();
   TensorWriter tw{w, src, c, arch, t, result};
   for (size_t i = 0; i < names.size(); ++i) {

@@ -127,6 +127,21 @@ def test_logprobs(client, srv):
     assert all(len(alts) <= 2 for alts in lp.top_logprobs)
 
 
+def test_logit_bias(client, srv):
+    # +100 on one token forces it at every greedy step (the C++ sampler tests cover the rest:
+    # bans, ties with the penalties); a token outside the vocabulary is a 400 naming the field.
+    c = client.completions.create(model=MODEL_ID, prompt="Hello", max_tokens=5, temperature=0,
+                                  logit_bias={"300": 100})
+    want = subprocess.run([wick_path(), "detokenize", "--model", srv.model, *["300"] * 5],
+                          capture_output=True, text=True, check=True).stdout.rstrip("\n")
+    assert c.choices[0].text == want and c.usage.completion_tokens == 5, (c.choices[0].text, want)
+    try:
+        client.completions.create(model=MODEL_ID, prompt="x", max_tokens=1, logit_bias={"999999": 1})
+        raise AssertionError("a token outside the vocabulary was accepted")
+    except openai.BadRequestError as e:
+        assert e.body["param"] == "logit_bias", e.body
+
+
 def test_prefix_reuse(client, srv):
     # The engine keeps a finished request's cache in its slot: the next turn of a chat
     # (the same prompt and more) computes only the new tokens, and the text is unchanged.
@@ -186,7 +201,7 @@ def main():
         srv.model = __import__("serve_util").MODEL
         client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0)
         for t in (test_completions_greedy, test_chat_greedy, test_chat_system_turn, test_sampling_with_seed,
-                  test_penalties, test_streaming, test_stop_strings, test_logprobs, test_prefix_reuse, test_models, test_embeddings,
+                  test_penalties, test_streaming, test_stop_strings, test_logprobs, test_logit_bias, test_prefix_reuse, test_models, test_embeddings,
                   test_client_errors):
             checks.run(t, client, srv)
     checks.finish()

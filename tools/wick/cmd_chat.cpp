@@ -32,9 +32,8 @@ int run_chat(const ChatArgs& a) {
   as_usage_error([&] { models::check_sampling_options(a.sampling.opt); });
   as_usage_error(
       [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });
+  check_chat_template(a.model, "chat");
   const models::LanguageModel lm = load_model(a.model, "chat");
-  WICK_CHECK(lm.has_chat_template(), Unsupported, "chat: the model '", a.model.model,
-             "' has no chat template (tokenizer_config.json 'chat_template' or GGUF 'tokenizer.chat_template')");
   const int64_t capacity = std::min(lm.model().context_length(), a.model.ctx_size);
   models::KvCache cache(capacity);
   std::vector<int32_t> cached;  // the tokens whose keys and values the cache holds

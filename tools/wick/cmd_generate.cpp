@@ -31,6 +31,7 @@ int run_generate(const GenerateArgs& a) {
   const std::filesystem::path path = model_path(a.model, "generate");
   const int64_t context = std::min(models::LanguageModel::context_length_of(path), a.model.ctx_size);
   as_usage_error([&] { models::check_generation_options(a.sampling.opt, a.max_tokens, context); });
+  if (a.chat) check_chat_template(a.model, "generate");
   const models::LanguageModel lm = load_model(a.model, "generate");
   const models::CausalLM& model = lm.model();
   std::string text = a.prompt;

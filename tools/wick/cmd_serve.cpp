@@ -5,6 +5,7 @@
 // stderr: the load progress, then "wick serve: listening on http://HOST:PORT" once requests
 // are accepted. SIGINT / SIGTERM: stop accepting, let requests in flight finish for up to
 // --shutdown-timeout seconds (then cancel them), exit 0.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -90,6 +92,10 @@ int run_serve(const ServeArgs& a) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a death
 
+  // glibc gives threads that allocate at once arenas of their own (up to 8 per core) and
+  // keeps what each frees: under mixed load the server's resident memory climbed from 211 to
+  // 533 MB without a leak, and stays flat with two arenas. MALLOC_ARENA_MAX, when set, wins.
+  if (!std::getenv("MALLOC_ARENA_MAX")) ::mallopt(M_ARENA_MAX, 2);
   const models::LanguageModel lm = load_model(a.model, "serve");
   std::unique_ptr<models::SentenceEmbedder> embedder;
   std::string embedding_id;
@@ -160,13 +166,16 @@ Runner add_serve(CLI::App& app) {
   sub->add_option("--parallel", a->parallel, "sequences generated at once (KV cache slots)")->capture_default_str();
   sub->add_option("--max-queue", a->max_queue, "requests waiting for a slot at most; more are answered 429")
       ->capture_default_str();
-  sub->add_option("--api-key", a->api_key, "require Authorization: Bearer KEY on every endpoint but /health");
-  sub->add_option("--timeout", a->timeout, "seconds a client has to send a request, or may stall a read or write")
+  sub->add_option("--api-key", a->api_key,
+                  "require Authorization: Bearer KEY (the scheme in any case) on every endpoint but /health");
+  sub->add_option("--timeout", a->timeout,
+                  "seconds a client has to send a whole request (its headers: 10 at most), or may stall a write")
       ->capture_default_str();
   sub->add_option("--shutdown-timeout", a->shutdown_timeout,
                   "on SIGINT/SIGTERM, seconds requests in flight may take to finish before they are cancelled")
       ->capture_default_str();
-  sub->add_option("--max-body", a->max_body, "request body bytes at most (413 beyond)")->capture_default_str();
+  sub->add_option("--max-body", a->max_body, "request body bytes at most, in [1, 1 GiB] (413 beyond)")
+      ->capture_default_str();
   sub->add_option("--max-connections", a->max_connections,
                   "open client connections at most (503 beyond; bounded by the open-files limit)")
       ->capture_default_str();

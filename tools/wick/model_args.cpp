@@ -26,6 +26,14 @@ std::filesystem::path model_path(const ModelArgs& a, const char* command) {
   return a.model.empty() ? default_model_dir(command) : std::filesystem::path(a.model);
 }
 
+void check_chat_template(const ModelArgs& a, const char* command) {
+  const std::filesystem::path path = model_path(a, command);
+  WICK_CHECK(models::LanguageModel::has_chat_template_at(path), Unsupported, command, ": the model ",
+             a.model.empty() ? "(the shipped tiny GPT-2, the default: pass --model)" : "'" + a.model + "'",
+             " has no chat template (tokenizer_config.json 'chat_template', chat_template.jinja or GGUF "
+             "'tokenizer.chat_template')");
+}
+
 models::LanguageModel load_model(const ModelArgs& a, const char* command) {
   models::ModelLoadOptions o;
   o.device = a.device.empty() ? default_device() : Device::parse(a.device);

@@ -76,5 +76,8 @@ std::filesystem::path model_path(const ModelArgs& a, const char* command);
 
 // Loads the model the options name, with a progress bar on stderr.
 models::LanguageModel load_model(const ModelArgs& a, const char* command);
+// Fails (Unsupported, naming the model) when the model has no chat template, before any
+// weight is loaded.
+void check_chat_template(const ModelArgs& a, const char* command);
 
 }  // namespace wick::cli

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wick/models/causal_lm.h"
@@ -32,8 +33,15 @@ struct SamplingOptions {
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
   uint64_t seed = 0;
+  // OpenAI's logit_bias: (token id, bias in [-100, 100]) added to that token's logit after
+  // the penalties and before everything else, so also under greedy decoding (-100 all but
+  // bans a token, +100 all but forces it). A token id outside the vocabulary is an error.
+  std::vector<std::pair<int32_t, double>> logit_bias;
 
-  bool penalized() const { return repetition_penalty != 1 || presence_penalty != 0 || frequency_penalty != 0; }
+  // Whether the logits are changed before temperature / top-k / top-p / min-p.
+  bool penalized() const {
+    return repetition_penalty != 1 || presence_penalty != 0 || frequency_penalty != 0 || !logit_bias.empty();
+  }
 };
 
 // The smallest temperature other than 0 that sampling accepts. Below it 1/T is so large

@@ -47,6 +47,8 @@ class LanguageModel {
   // The context length of the model at path, read from its configuration alone (no weight
   // is loaded): lets a caller check a request's length before paying for the load.
   static int64_t context_length_of(const std::filesystem::path& path);
+  // Whether the model at path has a chat template, likewise read without loading a weight.
+  static bool has_chat_template_at(const std::filesystem::path& path);
 
   const CausalLM& model() const { return *model_; }
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }

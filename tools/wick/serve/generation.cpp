@@ -130,6 +130,13 @@ std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const Genera
     throw ApiError(status_of(e), std::string(field) + ": " + e.what(), field);
   }
   if (ids.empty()) throw ApiError(400, std::string(field) + ": the prompt encodes to no tokens", field);
+  const auto vocab = int64_t(lm.model().vocab_size());
+  for (const auto& [id, bias] : r.sampling.logit_bias)
+    if (id >= vocab)
+      throw ApiError(400,
+                     "logit_bias: token id " + std::to_string(id) + " is outside the vocabulary (" +
+                         std::to_string(vocab) + " tokens)",
+                     "logit_bias");
   return ids;
 }
 

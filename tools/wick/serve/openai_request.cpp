@@ -1,5 +1,8 @@
 #include "openai_request.h"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include "api_error.h"
 #include "request_json.h"
 
@@ -16,19 +19,54 @@ void parse_common(const Fields& f, GenerationRequest& r) {
     // Below models::kMinTemperature sampling is greedy in all but name (generate.h): say so.
     s.temperature = *v < models::kMinTemperature ? 0.0 : *v;
   }
+  // top_p 0 (allowed by OpenAI's API) keeps the smallest nucleus there is: the most
+  // probable token, which is what top_k 1 keeps.
+  bool top_token_only = false;
   if (auto v = f.number("top_p", 0, 1)) {
-    if (*v == 0) throw ApiError(400, "top_p: must be in (0, 1], got 0", "top_p");
-    s.top_p = *v;
+    top_token_only = *v == 0;
+    s.top_p = top_token_only ? 1.0 : *v;
   }
   if (auto v = f.integer("top_k", 0, INT32_MAX)) s.top_k = *v;  // llama-server / vLLM extension
-  if (auto v = f.number("min_p", 0, 1)) s.min_p = *v;           // likewise
+  if (top_token_only) s.top_k = 1;
+  if (auto v = f.number("min_p", 0, 1)) s.min_p = *v;  // likewise
   if (auto v = f.number("presence_penalty", -2, 2)) s.presence_penalty = *v;
   if (auto v = f.number("frequency_penalty", -2, 2)) s.frequency_penalty = *v;
   if (auto v = f.number("repetition_penalty", 1e-3, 1e3)) s.repetition_penalty = *v;  // extension
-  if (auto v = f.integer("seed", INT64_MIN, INT64_MAX)) {
-    s.seed = uint64_t(*v);
+  // Seeds are 64-bit: any of [-2^63, 2^64 - 1], a negative one taken as its two's complement.
+  if (const nlohmann::json* v = f.get("seed"); v && v->is_number_unsigned()) {
+    s.seed = v->get<uint64_t>();
+    r.seed_given = true;
+  } else if (auto i = f.integer("seed", INT64_MIN, INT64_MAX)) {
+    s.seed = uint64_t(*i);
     r.seed_given = true;
   }
+  // {"token id": bias}: a string key per token, as OpenAI's API sends it.
+  if (const nlohmann::json* lb = f.get("logit_bias")) {
+    if (!lb->is_object()) f.wrong_type("logit_bias", "an object of token ids to biases");
+    if (lb->size() > kMaxLogitBias)
+      throw ApiError(
+          400, "logit_bias: at most " + std::to_string(kMaxLogitBias) + " tokens, got " + std::to_string(lb->size()),
+          "logit_bias");
+    for (const auto& [key, bias] : lb->items()) {
+      const std::string where = "logit_bias[" + key.substr(0, 40) + "]";
+      char* end = nullptr;
+      errno = 0;
+      const long long id = key.empty() || key[0] == '-' || key[0] == '+' ? -1 : std::strtoll(key.c_str(), &end, 10);
+      if (id < 0 || *end || errno || id > INT32_MAX)
+        throw ApiError(400, where + ": keys must be token ids (non-negative integers)", "logit_bias");
+      if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100))
+        throw ApiError(400, where + ": the bias must be a number in [-100, 100]", "logit_bias");
+      s.logit_bias.emplace_back(int32_t(id), bias.get<double>());
+    }
+  }
+  // Fields that would change what is generated and are not implemented yet are refused
+  // rather than ignored (an ignored schema or tool list would look like a model's failure).
+  for (const char* name : {"tools", "functions"})
+    if (const nlohmann::json* v = f.get(name); v && !(v->is_array() && v->empty()))
+      throw ApiError(400, std::string(name) + ": tool calling is not supported yet", name);
+  if (const nlohmann::json* v = f.get("response_format"))
+    if (!(v->is_object() && v->value("type", "") == "text"))
+      throw ApiError(400, "response_format: only {\"type\": \"text\"} is supported yet", "response_format");
   if (auto v = f.integer("n", 1, INT64_MAX); v && *v != 1)
     throw ApiError(400, "n: only 1 choice per request is supported, got " + std::to_string(*v), "n");
   // max_completion_tokens is the newer name of max_tokens; when both are sent it wins.

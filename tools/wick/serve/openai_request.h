@@ -36,6 +36,7 @@ struct GenerationRequest {
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`
+inline constexpr size_t kMaxLogitBias = 1024;        // tokens in `logit_bias` at most (memory stays bounded)
 inline constexpr int kMaxTopLogprobs = 20;           // OpenAI's bound on top_logprobs (the engine's too)
 inline constexpr size_t kMaxEmbeddingInputs = 2048;  // OpenAI's bound on `input` items
 
