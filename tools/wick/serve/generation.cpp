@@ -104,6 +104,16 @@ std::vector<TokenLogprob>* Generation::take_logprobs() {
 
 namespace {
 
+// A token id the request names (a prompt's, a logit_bias key) must be in the vocabulary.
+void check_token_id(int32_t id, const models::LanguageModel& lm, const char* field) {
+  const auto vocab = int64_t(lm.model().vocab_size());
+  if (id >= vocab)
+    throw ApiError(400,
+                   std::string(field) + ": token id " + std::to_string(id) + " is outside the vocabulary (" +
+                       std::to_string(vocab) + " tokens)",
+                   field);
+}
+
 // The prompt's token ids: the rendered conversation (its special tokens are in the text), or
 // the completion prompt with the tokenizer's BOS, as `wick generate` encodes it.
 std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const GenerationRequest& r) {
@@ -116,13 +126,7 @@ std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const Genera
       ids = lm.encode(lm.render_chat(r.messages), /*add_special=*/false);
     } else if (r.prompt_ids) {
       ids = *r.prompt_ids;
-      const auto vocab = int64_t(lm.model().vocab_size());
-      for (int32_t id : ids)
-        if (id >= vocab)
-          throw ApiError(400,
-                         "prompt: token id " + std::to_string(id) + " is outside the vocabulary (" +
-                             std::to_string(vocab) + " tokens)",
-                         "prompt");
+      for (int32_t id : ids) check_token_id(id, lm, "prompt");
     } else {
       ids = lm.encode(r.prompt_text, /*add_special=*/true);
     }
@@ -130,13 +134,6 @@ std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const Genera
     throw ApiError(status_of(e), std::string(field) + ": " + e.what(), field);
   }
   if (ids.empty()) throw ApiError(400, std::string(field) + ": the prompt encodes to no tokens", field);
-  const auto vocab = int64_t(lm.model().vocab_size());
-  for (const auto& [id, bias] : r.sampling.logit_bias)
-    if (id >= vocab)
-      throw ApiError(400,
-                     "logit_bias: token id " + std::to_string(id) + " is outside the vocabulary (" +
-                         std::to_string(vocab) + " tokens)",
-                     "logit_bias");
   return ids;
 }
 
@@ -239,6 +236,7 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
                    "model", "model_not_found");
   if (ctx.shutting_down) throw ApiError(503, "the server is shutting down");
 
+  for (const auto& [id, bias] : r.sampling.logit_bias) check_token_id(id, ctx.lm, "logit_bias");
   Request er;
   er.prompt = prompt_tokens(ctx.lm, r);
   er.max_tokens = output_length(r, int64_t(er.prompt.size()), ctx.engine.options().ctx_size);
