@@ -110,6 +110,7 @@ def test_huge_bodies(srv):
     resp = read_until_closed(s)
     assert resp.startswith(b"HTTP/1.1 413"), resp[:100]
     assert b'"request_too_large"' in resp
+    assert b"\r\nConnection: close\r\n" in resp and b"\r\nKeep-Alive:" not in resp, resp[:300]
     # A body just over the limit (1 MiB here): refused as soon as its headers are read (the
     # client may not even finish sending it).
     s = raw_socket(srv.port)
@@ -175,6 +176,7 @@ def test_request_framing(srv):
         statuses, data = one_answer(srv.port, raw)
         assert statuses == [want], (raw[:60], statuses, data[:300])
         assert b"\r\nConnection: close\r\n" in data, data[:300]
+        assert b"\r\nKeep-Alive:" not in data, data[:300]  # a closing answer promises nothing more
         if want == 405:
             assert b"\r\nAllow: GET, POST\r\n" in data, data[:300]
     # A keep-alive client that sent a GET with a body goes on with its next requests (it

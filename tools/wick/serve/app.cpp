@@ -10,14 +10,15 @@
 #include "api_error.h"
 #include "generation.h"
 #include "openai_response.h"
+#include "openapi_document.h"
 #include "request_json.h"
 
 namespace wick::serve {
 
 namespace {
 
-constexpr std::array<const char*, 6> kEndpoints = {
-    "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/health", "/metrics"};
+constexpr std::array<const char*, 7> kEndpoints = {
+    "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/health", "/metrics", "/openapi.json"};
 
 void reply_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status;
@@ -131,7 +132,8 @@ void App::install(HttpServer& server) {
       headers.erase("Content-Type");
       headers.emplace("Content-Type", "application/json");
     }
-    if (!opt_.api_key.empty() && req.path != "/health" &&
+    // The health check and the API's description answer without a key.
+    if (!opt_.api_key.empty() && req.path != "/health" && req.path != "/openapi.json" &&
         !authorized(req.get_header_value("Authorization"), opt_.api_key))
       return refuse(
           res, ApiError(401, "invalid or missing API key (send Authorization: Bearer KEY)", "", "invalid_api_key"));
@@ -150,6 +152,10 @@ void App::install(HttpServer& server) {
   server.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
                if (shutting_down_) res.status = 503;
                reply_json(res, {{"status", shutting_down_ ? "shutting down" : "ok"}});
+             }));
+  server.Get("/openapi.json", guarded([](const httplib::Request&, httplib::Response& res) {
+               const std::string_view doc = openapi_document();
+               res.set_content(doc.data(), doc.size(), "application/json");
              }));
   server.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
                res.set_content(metrics_.render(engine_.stats()), "text/plain; version=0.0.4; charset=utf-8");
@@ -180,6 +186,11 @@ void App::install(HttpServer& server) {
         reply_error(res, ApiError(res.status, message));
         return httplib::Server::HandlerResponse::Handled;
       }));
+  // httplib announces keep-alive on every response it was not told to close; one that will
+  // close says only so (this handler runs after those headers are set, before they are sent).
+  server.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
+  });
   server.on_refusal([this](int status) { metrics_.count_request("other", status); });
   server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics_.count_request(endpoint_label(req.path), res.status);
