@@ -101,6 +101,26 @@ std::vector<int32_t> SentenceEmbedder::token_ids(const std::string& text) const 
   return tokenizer_->encode(text, max_seq_length_);
 }
 
+Tensor SentenceEmbedder::embed_rows(std::span<const std::vector<int32_t>* const> rows) const {
+  const size_t count = rows.size();
+  WICK_CHECK(count > 0, InvalidArgument, "embed: no rows to embed");
+  size_t seq = 0;
+  for (const auto* row : rows) seq = std::max(seq, row->size());
+  WICK_CHECK(seq > 0, InvalidArgument, "embed: an empty token row (token_ids gives [CLS] and [SEP] at least)");
+  std::vector<int64_t> flat(count * seq, int64_t(tokenizer_->pad_id()));
+  std::vector<int64_t> mask(count * seq, 0);
+  for (size_t r = 0; r < count; ++r) {
+    const auto& row = *rows[r];
+    for (size_t t = 0; t < row.size(); ++t) {
+      flat[r * seq + t] = row[t];
+      mask[r * seq + t] = 1;
+    }
+  }
+  const Tensor id_t = Tensor::from_vector(flat, Shape{int64_t(count), int64_t(seq)});
+  const Tensor mask_t = Tensor::from_vector(mask, Shape{int64_t(count), int64_t(seq)});
+  return mean_pool_normalize(model_.forward(id_t, mask_t), mask_t).to(Device::cpu()).contiguous();
+}
+
 Tensor SentenceEmbedder::embed(const std::vector<std::string>& texts, size_t batch_size) const {
   const int64_t n = int64_t(texts.size()), hidden = model_.config().hidden_size;
   Tensor result = zeros({n, hidden}, DType::F32);
@@ -112,22 +132,12 @@ Tensor SentenceEmbedder::embed(const std::vector<std::string>& texts, size_t bat
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() > ids[b].size(); });
   batch_size = std::max<size_t>(batch_size, 1);
+  std::vector<const std::vector<int32_t>*> rows;
   for (size_t start = 0; start < order.size(); start += batch_size) {
     const size_t count = std::min(batch_size, order.size() - start);
-    const size_t seq = ids[order[start]].size();
-    std::vector<int64_t> flat(count * seq, int64_t(tokenizer_->pad_id()));
-    std::vector<int64_t> mask(count * seq, 0);
-    for (size_t r = 0; r < count; ++r) {
-      const auto& row = ids[order[start + r]];
-      for (size_t t = 0; t < row.size(); ++t) {
-        flat[r * seq + t] = row[t];
-        mask[r * seq + t] = 1;
-      }
-    }
-    const Tensor id_t = Tensor::from_vector(flat, Shape{int64_t(count), int64_t(seq)});
-    const Tensor mask_t = Tensor::from_vector(mask, Shape{int64_t(count), int64_t(seq)});
-    const Tensor hidden_states = model_.forward(id_t, mask_t);
-    const Tensor emb = mean_pool_normalize(hidden_states, mask_t).to(Device::cpu());
+    rows.clear();
+    for (size_t r = 0; r < count; ++r) rows.push_back(&ids[order[start + r]]);
+    const Tensor emb = embed_rows(rows);
     for (size_t r = 0; r < count; ++r) result.select(0, int64_t(order[start + r])).copy_(emb.select(0, int64_t(r)));
   }
   return result;

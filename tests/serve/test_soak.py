@@ -1,6 +1,6 @@
 """A soak test of `wick serve`, bounded in time ($WICK_SOAK_SECONDS, default 60): random mixed
 requests (completions and chat, streamed or not, random lengths and sampling, bad requests,
-embeddings, /metrics) from several clients, with random hang-ups mid-stream. Passes with 0
+embeddings, /metrics) from several clients, with random hang-ups mid-stream and mid-embedding. Passes with 0
 failed requests, the server alive throughout, every slot and cache position free at the end,
 and its resident memory at the end within 5% of its peak during the warm-up."""
 import http.client
@@ -22,10 +22,29 @@ def one_request(port, rng, stats):
     if rng.random() < 0.3:
         body.update(top_k=rng.randint(1, 50), top_p=rng.uniform(0.5, 1), presence_penalty=rng.uniform(-1, 1))
     text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
-    if kind < 0.45:
+    if kind < 0.40:
         path, body["prompt"] = "/v1/completions", text
-    elif kind < 0.85:
+    elif kind < 0.75:
         path, body["messages"] = "/v1/chat/completions", [{"role": "user", "content": text}]
+    elif kind < 0.85:
+        # Embeddings of 1-16 texts, now and then abandoned mid-way (the engine cancels them).
+        texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 120))) for _ in range(rng.randint(1, 16))]
+        if rng.random() < 0.2:
+            s = raw_socket(port, timeout=60)
+            s.sendall(http_request_bytes("/v1/embeddings", {"input": texts}))
+            time.sleep(rng.uniform(0, 0.05))
+            s.close()
+            stats["hung_up"] += 1
+            return
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("POST", "/v1/embeddings", json.dumps({"input": texts}), {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        data = r.read()
+        assert r.status == 200, (r.status, data[:300])
+        assert len(json.loads(data)["data"]) == len(texts)
+        conn.close()
+        stats["embeddings"] += 1
+        return
     elif kind < 0.92:
         # A bad request: must be a 400, not a failure.
         path, body = "/v1/completions", rng.choice([{"prompt": 3}, {"prompt": "x", "max_tokens": -1},
@@ -69,7 +88,7 @@ def one_request(port, rng, stats):
 
 
 def run_clients(srv, seconds, seed):
-    stats = {"ok": 0, "bad": 0, "other": 0, "hung_up": 0}
+    stats = {"ok": 0, "bad": 0, "other": 0, "hung_up": 0, "embeddings": 0}
     failures = []
     stop_at = time.time() + seconds
 
@@ -118,7 +137,8 @@ def test_soak(srv):
     assert srv.wait_metric("wick_kv_used_positions", 0) == 0
     rss1 = srv.rss_kib()
     print(f"      {stats}; RSS after warm-up {rss0} KiB, at the end {rss1} KiB ({100 * (rss1 - rss0) / rss0:+.1f}%)")
-    assert stats["ok"] > 50 and stats["hung_up"] > 5
+    assert stats["ok"] > 50 and stats["hung_up"] > 5 and stats["embeddings"] > 5
+    assert srv.wait_metric("wick_embedding_active", 0) == 0
     if os.environ.get("WICK_SANITIZED"):
         # ASan's quarantine holds freed memory until it reaches its cap, so RSS grows by
         # design there; the server's exit status (checked on stop) carries LeakSanitizer's verdict.
@@ -129,7 +149,7 @@ def test_soak(srv):
 
 def main():
     checks = Checks()
-    with Server("--parallel", "8", "--max-queue", "64", "--ctx-size", "512") as srv:
+    with Server("--parallel", "8", "--max-queue", "64", "--ctx-size", "512", "--embedding-model", "minilm") as srv:
         checks.run(test_soak, srv)
     checks.finish()
 

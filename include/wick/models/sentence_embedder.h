@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ class SentenceEmbedder {
 
   // (texts.size(), hidden) f32 embeddings on the CPU, unit length.
   Tensor embed(const std::vector<std::string>& texts, size_t batch_size = 64) const;
+  // One forward pass over token-id rows (token_ids' output), padded to the longest:
+  // (rows.size(), hidden) f32 embeddings on the CPU, unit length. Rows of similar length
+  // waste little on padding.
+  Tensor embed_rows(std::span<const std::vector<int32_t>* const> rows) const;
   // Token ids exactly as the model sees them ([CLS] ... [SEP], truncated).
   std::vector<int32_t> token_ids(const std::string& text) const;
   size_t max_seq_length() const { return max_seq_length_; }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 
 #include "api_error.h"
 #include "generation.h"
@@ -89,7 +90,7 @@ bool unread_body(const httplib::Request& req) {
 
 }  // namespace
 
-App::App(const models::LanguageModel& lm, Engine& engine, const models::SentenceEmbedder* embedder, AppOptions options)
+App::App(const models::LanguageModel& lm, Engine& engine, EmbeddingEngine* embedder, AppOptions options)
     : lm_(lm), engine_(engine), embedder_(embedder), opt_(std::move(options)), created_(std::time(nullptr)) {}
 
 std::string App::endpoint_label(const std::string& path) {
@@ -158,7 +159,9 @@ void App::install(HttpServer& server) {
                res.set_content(doc.data(), doc.size(), "application/json");
              }));
   server.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
-               res.set_content(metrics_.render(engine_.stats()), "text/plain; version=0.0.4; charset=utf-8");
+               const std::optional<EmbeddingStats> emb = embedder_ ? std::optional(embedder_->stats()) : std::nullopt;
+               res.set_content(metrics_.render(engine_.stats(), emb ? &*emb : nullptr),
+                               "text/plain; version=0.0.4; charset=utf-8");
              }));
 
   // What httplib answers itself (unknown paths, unparsable requests) in the same JSON. But
@@ -213,19 +216,48 @@ void App::embeddings(const httplib::Request& req, httplib::Response& res) {
     throw ApiError(404,
                    "the model '" + r.model + "' does not exist: this server embeds with '" + opt_.embedding_id + "'",
                    "model", "model_not_found");
-  int64_t tokens = 0;
-  for (const auto& text : r.inputs) tokens += int64_t(embedder_->token_ids(text).size());
-  Tensor emb;
-  {
-    std::lock_guard lock(embed_mu_);
-    emb = embedder_->embed(r.inputs);
-  }
-  const size_t dim = size_t(emb.dim(1));
-  if (r.dimensions && size_t(*r.dimensions) != dim)
+  const auto& model = embedder_->model();
+  const int64_t dim = model.model().config().hidden_size;
+  if (r.dimensions && *r.dimensions != dim)
     throw ApiError(400, "dimensions: this model's embeddings have " + std::to_string(dim) + " dimensions",
                    "dimensions");
-  const std::vector<float> values = emb.to_vector<float>();
-  reply_json(res, embeddings_response(opt_.embedding_id, values, dim, r.base64, tokens));
+  if (shutting_down_) throw ApiError(503, "the server is shutting down");
+  // Tokenized here, on the request's own thread (in parallel with other requests), and
+  // refused as soon as the budget is passed: a request's cost stays bounded.
+  const size_t budget = embedder_->options().max_request_tokens;
+  std::vector<std::vector<int32_t>> rows;
+  rows.reserve(r.inputs.size());
+  size_t tokens = 0;
+  for (const auto& text : r.inputs) {
+    rows.push_back(model.token_ids(text));
+    tokens += rows.back().size();
+    if (tokens > budget)
+      throw ApiError(400,
+                     "input: over " + std::to_string(budget) +
+                         " tokens in one request (the server's --max-embedding-tokens); split the input",
+                     "input", "context_length_exceeded");
+  }
+  const std::shared_ptr<EmbeddingJob> job = embedder_->submit(std::move(rows));
+  if (!job) {
+    if (shutting_down_) throw ApiError(503, "the server is shutting down");
+    res.set_header("Retry-After", std::to_string(opt_.retry_after_seconds));
+    throw ApiError(429, "the server is busy: its embedding queue is full, retry later", "", "queue_full");
+  }
+  // The client is watched while its texts are embedded: one who gives up stops the work
+  // within a poll and the forward in flight (the engine bounds a forward's tokens).
+  Connection* conn = current_connection();
+  while (!job->wait_for(std::chrono::milliseconds(10))) {
+    if (conn && conn->peer_closed()) {
+      job->cancel();
+      metrics_.count_disconnect();
+      throw ApiError(499, "the client closed the connection");
+    }
+  }
+  if (job->cancelled()) throw ApiError(503, "the server is shutting down");
+  const Tensor emb = job->result();
+  const auto* values = static_cast<const float*>(emb.data());
+  reply_json(res, embeddings_response(opt_.embedding_id, std::span(values, size_t(emb.numel())), size_t(dim), r.base64,
+                                      job->tokens()));
 }
 
 }  // namespace wick::serve

@@ -1,5 +1,5 @@
 // The OpenAI-compatible API on an HttpServer: routes, authentication, limits, errors and
-// metrics around the engine (generation) and the sentence embedder (embeddings).
+// metrics around the engine (generation) and the embedding engine (embeddings).
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "metrics.h"
 #include "openai_request.h"
 #include "wick/models/language_model.h"
-#include "wick/models/sentence_embedder.h"
+#include "wick/serve/embedding_engine.h"
 #include "wick/serve/engine.h"
 
 namespace wick::serve {
@@ -27,8 +27,8 @@ struct AppOptions {
 
 class App {
  public:
-  // The model, engine and embedder (may be null) must outlive the App.
-  App(const models::LanguageModel& lm, Engine& engine, const models::SentenceEmbedder* embedder, AppOptions options);
+  // The model and the engines (the embedding one may be null) must outlive the App.
+  App(const models::LanguageModel& lm, Engine& engine, EmbeddingEngine* embedder, AppOptions options);
   void install(HttpServer& server);
   // From now on new generation requests are refused with 503 and /health says so.
   void begin_shutdown() { shutting_down_ = true; }
@@ -42,8 +42,7 @@ class App {
 
   const models::LanguageModel& lm_;
   Engine& engine_;
-  const models::SentenceEmbedder* embedder_;
-  std::mutex embed_mu_;  // one embedding batch at a time: a batch already spreads over every core
+  EmbeddingEngine* embedder_;
   AppOptions opt_;
   Metrics metrics_;
   std::atomic<bool> shutting_down_{false};

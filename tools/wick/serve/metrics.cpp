@@ -70,7 +70,7 @@ void Metrics::count_disconnect() {
   ++disconnects_;
 }
 
-std::string Metrics::render(const EngineStats& e) const {
+std::string Metrics::render(const EngineStats& e, const EmbeddingStats* emb) const {
   std::lock_guard lock(mu_);
   std::string out;
   header(out, "wick_http_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
@@ -108,6 +108,24 @@ std::string Metrics::render(const EngineStats& e) const {
   for (const Row& r : rows) {
     header(out, r.name, r.type, r.help);
     sample(out, r.name, r.value);
+  }
+  if (emb) {
+    const std::array<Row, 7> emb_rows{{
+        {"wick_embedding_requests_total", "counter", "Embedding requests finished (embedded, cancelled or failed).",
+         double(emb->requests)},
+        {"wick_embedding_cancelled_total", "counter", "Embedding requests cancelled (disconnects, shutdown).",
+         double(emb->cancelled)},
+        {"wick_embedding_texts_total", "counter", "Texts embedded.", double(emb->texts)},
+        {"wick_embedding_tokens_total", "counter", "Tokens embedded (without padding).", double(emb->tokens)},
+        {"wick_embedding_padded_tokens_total", "counter", "Tokens of the embedding forwards, padding included.",
+         double(emb->padded_tokens)},
+        {"wick_embedding_forwards_total", "counter", "Embedding forward passes run.", double(emb->forwards)},
+        {"wick_embedding_active", "gauge", "Embedding requests waiting or running.", double(emb->active)},
+    }};
+    for (const Row& r : emb_rows) {
+      header(out, r.name, r.type, r.help);
+      sample(out, r.name, r.value);
+    }
   }
   header(out, "wick_time_to_first_token_seconds", "histogram", "From request arrival to its first token.");
   ttft_.write(out, "wick_time_to_first_token_seconds");

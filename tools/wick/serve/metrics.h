@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "wick/serve/embedding_engine.h"
 #include "wick/serve/engine.h"
 
 namespace wick::serve {
@@ -39,8 +40,9 @@ class Metrics {
   void observe_inter_token_latency(double seconds);
   void count_disconnect();  // a client gone before its response ended (its request cancelled)
 
-  // The exposition text, with the engine's state as of `engine`.
-  std::string render(const EngineStats& engine) const;
+  // The exposition text, with the engines' state as of `engine` and `embedding` (null: no
+  // embedding model, no such lines).
+  std::string render(const EngineStats& engine, const EmbeddingStats* embedding = nullptr) const;
 
  private:
   mutable std::mutex mu_;
