@@ -16,7 +16,7 @@ jobs=${JOBS:-2}
 # 1. Debian packages (apt-get update first, only when something is missing).
 packages=(cmake ninja-build g++ pkg-config python3 python3-pip python3-numpy python3-yaml
           libopenblas-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libpcre2-dev libutf8proc-dev libcpp-httplib-dev curl)
+          libpcre2-dev libutf8proc-dev libcpp-httplib-dev libssl-dev openssl curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -43,7 +43,7 @@ class Server:
             if not line:
                 raise RuntimeError(f"wick serve exited ({self.proc.wait()}): {''.join(self.log)}")
             self.log.append(line)
-            m = re.search(r"listening on http://[^:]+:(\d+)", line)
+            m = re.search(r"listening on https?://[^:]+:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
             if time.time() > deadline:

@@ -28,7 +28,7 @@ namespace wick::cli {
 namespace {
 struct ServeArgs {
   ModelArgs model;
-  std::string embedding_model, host = "127.0.0.1", api_key;
+  std::string embedding_model, host = "127.0.0.1", api_key, ssl_cert_file, ssl_key_file, cors_origin;
   int port = 8080;
   int64_t parallel = 4, max_queue = 64;
   double timeout = 30, shutdown_timeout = 10;
@@ -49,6 +49,11 @@ std::string model_id(const std::filesystem::path& p) {
   const std::filesystem::path clean = p.lexically_normal();
   const std::string name = (clean.has_filename() ? clean : clean.parent_path()).filename().string();
   return name.empty() ? p.string() : name;
+}
+
+// 127.0.0.0/8, ::1 and localhost: only this machine reaches them.
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
 int g_signal_pipe[2] = {-1, -1};
@@ -88,6 +93,10 @@ int run_serve(const ServeArgs& a) {
                "serve: --max-body must be in [1, 1073741824] bytes, got ", a.max_body);
     WICK_CHECK(a.max_connections >= 1 && a.max_connections <= 1'000'000, InvalidArgument,
                "serve: --max-connections must be in [1, 1000000], got ", a.max_connections);
+    WICK_CHECK(a.ssl_cert_file.empty() == a.ssl_key_file.empty(), InvalidArgument,
+               "serve: --ssl-cert-file and --ssl-key-file go together (HTTPS needs both)");
+    WICK_CHECK(a.cors_origin.find_first_of("\r\n") == std::string::npos, InvalidArgument,
+               "serve: --cors-origin must be one origin (scheme://host[:port]) or *");
     WICK_CHECK(a.max_embedding_tokens >= 1 && a.max_embedding_tokens <= (int64_t(1) << 24), InvalidArgument,
                "serve: --max-embedding-tokens must be in [1, 16777216], got ", a.max_embedding_tokens);
     WICK_CHECK(a.embedding_batch_tokens >= 0 && a.embedding_batch_tokens <= (int64_t(1) << 20), InvalidArgument,
@@ -109,6 +118,19 @@ int run_serve(const ServeArgs& a) {
   // keeps what each frees: under mixed load the server's resident memory climbed from 211 to
   // 533 MB without a leak, and stays flat with two arenas. MALLOC_ARENA_MAX, when set, wins.
   if (!std::getenv("MALLOC_ARENA_MAX")) ::mallopt(M_ARENA_MAX, 2);
+  // The server (and its certificate) before the model: a bad --ssl-cert-file fails at once.
+  serve::HttpLimits limits;
+  limits.request_timeout = limits.io_timeout = millis(a.timeout);
+  limits.header_timeout = std::min(limits.header_timeout, limits.request_timeout);
+  limits.max_body_bytes = size_t(a.max_body);
+  limits.max_connections = size_t(std::min<int64_t>(a.max_connections, open_files_allowed() - 64));
+  // Workers answer whole requests (the reactor reads them): the running and queued
+  // generations (and as many embedding requests), and room for the rest (/health, /metrics,
+  // refusals).
+  limits.threads = size_t((a.parallel + a.max_queue) * (a.embedding_model.empty() ? 1 : 2) + 16);
+  serve::HttpServer server(limits);
+  const bool tls = !a.ssl_cert_file.empty();
+  if (tls) server.enable_tls(a.ssl_cert_file, a.ssl_key_file);
   const models::LanguageModel lm = load_model(a.model, "serve");
   std::unique_ptr<models::SentenceEmbedder> embedder;
   std::string embedding_id;
@@ -130,6 +152,7 @@ int run_serve(const ServeArgs& a) {
   ao.embedding_id = embedding_id;
   ao.api_key = a.api_key;
   ao.max_body_bytes = size_t(a.max_body);
+  ao.cors_origin = a.cors_origin;
   std::unique_ptr<serve::EmbeddingEngine> embedding_engine;
   if (embedder) {
     serve::EmbeddingOptions emo;
@@ -142,22 +165,26 @@ int run_serve(const ServeArgs& a) {
   }
   serve::App app(lm, engine, embedding_engine.get(), ao);
 
-  serve::HttpLimits limits;
-  limits.request_timeout = limits.io_timeout = millis(a.timeout);
-  limits.header_timeout = std::min(limits.header_timeout, limits.request_timeout);
-  limits.max_body_bytes = size_t(a.max_body);
-  limits.max_connections = size_t(std::min<int64_t>(a.max_connections, open_files_allowed() - 64));
-  // Workers answer whole requests (the reactor reads them): the running and queued
-  // generations (and as many embedding requests), and room for the rest (/health, /metrics,
-  // refusals).
-  limits.threads = size_t((a.parallel + a.max_queue) * (embedder ? 2 : 1) + 16);
-  serve::HttpServer server(limits);
   app.install(server);
   const int port = server.bind(a.host, a.port);
   WICK_CHECK(port > 0, Io, "serve: cannot listen on ", a.host, ":", a.port,
              " (in use, or not an address of this host)");
-  std::fprintf(stderr, "wick serve: %s (%s on %s), listening on http://%s:%d\n", ao.model_id.c_str(),
-               lm.architecture().c_str(), lm.model().device().str().c_str(), a.host.c_str(), port);
+  std::fprintf(stderr, "wick serve: %s (%s on %s), listening on %s://%s:%d\n", ao.model_id.c_str(),
+               lm.architecture().c_str(), lm.model().device().str().c_str(), tls ? "https" : "http", a.host.c_str(),
+               port);
+  // Other machines can reach a non-loopback address: say what they could do.
+  if (!is_loopback(a.host)) {
+    if (!tls)
+      std::fprintf(stderr,
+                   "wick serve: warning: %s is reachable from other machines and this server speaks plain HTTP: "
+                   "requests, answers and the API key travel in clear text (--ssl-cert-file/--ssl-key-file)\n",
+                   a.host.c_str());
+    if (a.api_key.empty())
+      std::fprintf(stderr,
+                   "wick serve: warning: %s is reachable from other machines and no --api-key is set: anyone "
+                   "who reaches the port can use the model\n",
+                   a.host.c_str());
+  }
 
   std::thread stopper([&] {
     char sig = 0;
@@ -200,6 +227,12 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--max-body", a->max_body, "request body bytes at most, in [1, 1 GiB] (413 beyond)")
       ->capture_default_str();
+  sub->add_option("--ssl-cert-file", a->ssl_cert_file,
+                  "serve HTTPS with this PEM certificate chain (with --ssl-key-file)");
+  sub->add_option("--ssl-key-file", a->ssl_key_file, "the PEM private key of --ssl-cert-file (no passphrase)");
+  sub->add_option("--cors-origin", a->cors_origin,
+                  "let browser pages of this origin (scheme://host[:port], or * for any) call the API (CORS); "
+                  "none by default");
   sub->add_option("--max-embedding-tokens", a->max_embedding_tokens,
                   "tokens of one /v1/embeddings request at most, over all its inputs (400 beyond)")
       ->capture_default_str();

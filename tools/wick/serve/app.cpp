@@ -102,6 +102,26 @@ std::string App::endpoint_label(const std::string& path) {
 void App::install(HttpServer& server) {
   server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (unread_body(req)) close_after(res);
+    // CORS, when asked for: an allowed origin's requests are answered with the headers that
+    // let its page read the answer, and its preflight (OPTIONS, sent without credentials)
+    // is answered here, before the API key is checked.
+    if (!opt_.cors_origin.empty() && req.has_header("Origin")) {
+      const std::string origin = req.get_header_value("Origin");
+      const bool allowed = opt_.cors_origin == "*" || origin == opt_.cors_origin;
+      if (allowed) {
+        res.set_header("Access-Control-Allow-Origin", opt_.cors_origin == "*" ? "*" : origin);
+        if (opt_.cors_origin != "*") res.set_header("Vary", "Origin");
+      }
+      if (req.method == "OPTIONS" && req.has_header("Access-Control-Request-Method")) {
+        if (!allowed)
+          return refuse(res, ApiError(403, "CORS: the origin '" + origin.substr(0, 200) + "' is not allowed"));
+        res.status = 204;
+        res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+        res.set_header("Access-Control-Max-Age", "600");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     // Bodies are bounded before they are read: a Content-Length over the limit is refused
     // at once, and chunked bodies (whose size nothing announces) are not accepted.
     if (req.has_header("Transfer-Encoding"))

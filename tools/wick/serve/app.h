@@ -23,6 +23,9 @@ struct AppOptions {
   std::string api_key;       // "" accepts every request
   size_t max_body_bytes = 8u << 20;
   int retry_after_seconds = 1;  // Retry-After of a 429 (queue full)
+  // CORS: the browser origin (scheme://host[:port]) whose pages may call the API, or "*" for
+  // any; "" (the default) sends no CORS headers, so browsers keep pages of other origins out.
+  std::string cors_origin;
 };
 
 class App {

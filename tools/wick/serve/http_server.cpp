@@ -14,6 +14,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "tls.h"
+#include "wick/error.h"
+
 namespace wick::serve {
 
 namespace {
@@ -76,10 +79,36 @@ const char* reason(int status) {
 
 Connection* current_connection() { return t_connection; }
 
+Connection::Connection(int fd, const HttpLimits& limits, const TlsContext* tls) : fd_(fd), limits_(limits) {
+  if (tls) tls_.reset(tls_session_new(*tls, fd));
+}
+
 Connection::~Connection() {
+  tls_.reset();  // its close_notify goes out before the socket shuts
   ::shutdown(fd_, SHUT_RDWR);
   ::close(fd_);
 }
+
+ssize_t Connection::receive(char* ptr, size_t size) {
+  if (tls_) return tls_receive(*tls_, ptr, size);
+  ssize_t n;
+  do n = ::recv(fd_, ptr, size, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EWOULDBLOCK) errno = EAGAIN;
+  return n;
+}
+
+ssize_t Connection::send_now(const char* ptr, size_t size) {
+  if (tls_) return tls_send(*tls_, ptr, size);
+  ssize_t n;
+  do n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EWOULDBLOCK) errno = EAGAIN;
+  return n;
+}
+
+bool Connection::tls_pending() const { return tls_ && serve::tls_pending(*tls_); }
+bool Connection::handshaking() const { return tls_ && !tls_->handshake_done; }
 
 bool Connection::wait(short events, std::chrono::milliseconds timeout) const {
   if (timeout.count() <= 0) return false;
@@ -96,7 +125,7 @@ std::chrono::milliseconds Connection::read_wait() const {
   return std::min(left, limits_.io_timeout);
 }
 
-bool Connection::is_readable() const { return off_ < buf_.size() || wait(POLLIN, read_wait()); }
+bool Connection::is_readable() const { return off_ < buf_.size() || tls_pending() || wait(POLLIN, read_wait()); }
 
 bool Connection::is_writable() const { return !peer_closed() && wait(POLLOUT, limits_.io_timeout); }
 
@@ -108,18 +137,17 @@ bool Connection::peer_closed() const {
 // A worker reads the buffered request. Past the buffer (a request whose end its headers do
 // not tell) it waits for the socket, within the request's deadline.
 ssize_t Connection::read(char* ptr, size_t size) {
-  if (off_ == buf_.size()) {
-    if (!wait(POLLIN, read_wait())) {  // idle past the timeout or the deadline
-      close_ = true;                   // the rest of the request may still come: it must not be read as the next one
+  while (off_ == buf_.size()) {
+    if (!tls_pending() && !wait(POLLIN, read_wait())) {  // idle past the timeout or the deadline
+      close_ = true;  // the rest of the request may still come: it must not be read as the next one
       return -1;
     }
     char tmp[16384];
-    ssize_t n;
-    do n = ::recv(fd_, tmp, sizeof tmp, 0);
-    while (n < 0 && errno == EINTR);
+    const ssize_t n = receive(tmp, sizeof tmp);
+    if (n < 0 && errno == EAGAIN) continue;  // readable, but not a whole TLS record yet
     if (n <= 0) {
       close_ = true;
-      return n < 0 && errno == EAGAIN ? -1 : n;
+      return n;
     }
     buf_.append(tmp, size_t(n));
   }
@@ -132,8 +160,8 @@ ssize_t Connection::read(char* ptr, size_t size) {
 ssize_t Connection::write(const char* ptr, size_t size) {
   for (;;) {
     if (!wait(POLLOUT, limits_.io_timeout)) return -1;  // a client that stopped reading
-    const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) return n;
+    const ssize_t n = send_now(ptr, size);
+    if (n >= 0 || errno != EAGAIN) return n;
   }
 }
 
@@ -144,7 +172,7 @@ bool Connection::fill() {
   const size_t cap = limits_.max_head_bytes + limits_.max_body_bytes;
   char tmp[16384];
   while (buf_.size() - off_ < cap) {
-    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    const ssize_t n = receive(tmp, sizeof tmp);
     if (n > 0) {
       if (!started_) {  // the first byte of a request starts its deadlines
         started_ = true;
@@ -155,8 +183,8 @@ bool Connection::fill() {
       buf_.append(tmp, size_t(n));
     } else if (n == 0) {
       return false;
-    } else if (errno != EINTR) {
-      return errno == EAGAIN || errno == EWOULDBLOCK;
+    } else {
+      return errno == EAGAIN;  // all read (or the handshake waits for the client)
     }
   }
   return true;
@@ -247,6 +275,12 @@ HttpServer::~HttpServer() {
   if (wake_ >= 0) ::close(wake_);
 }
 
+bool HttpServer::tls_available() { return serve::tls_available(); }
+
+void HttpServer::enable_tls(const std::string& cert_file, const std::string& key_file) {
+  tls_ = {tls_context_new(cert_file, key_file), tls_context_free};
+}
+
 int HttpServer::bind(const std::string& host, int port) {
   if (epoll_ < 0 || wake_ < 0) return -1;
   const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
@@ -283,7 +317,7 @@ void HttpServer::stop_accepting() {
 
 bool HttpServer::process_and_close_socket(int sock) {
   ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
-  auto c = std::make_unique<Connection>(sock, limits_);
+  auto c = std::make_unique<Connection>(sock, limits_, tls_.get());
   ++open_;
   if (stopping_ || open_ > limits_.max_connections) {
     refuse(*c, 503, stopping_ ? "the server is shutting down" : "too many open connections; try again later");
@@ -319,9 +353,14 @@ void HttpServer::close(std::unique_ptr<Connection> c) {
 void HttpServer::refuse(Connection& c, int status, const char* message) {
   // What the client sent and nobody will read is taken off the socket first: closing a
   // socket with unread input sends a reset, which can overtake the answer at the client.
+  // A TLS connection whose handshake has not completed gets no answer: it would be in clear.
+  if (c.handshaking()) {
+    if (on_refusal_) on_refusal_(status);
+    return;
+  }
   char sink[16384];
   for (size_t drained = 0; drained < (256u << 10);) {
-    const ssize_t n = ::recv(c.fd_, sink, sizeof sink, MSG_DONTWAIT);
+    const ssize_t n = c.receive(sink, sizeof sink);
     if (n <= 0) break;
     drained += size_t(n);
   }
@@ -332,7 +371,7 @@ void HttpServer::refuse(Connection& c, int status, const char* message) {
                            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                            "\r\nConnection: close\r\n\r\n" + body;
   // Best effort, never blocking: a client too slow to take a few hundred bytes is not waited for.
-  (void)!::send(c.fd_, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)!c.send_now(text.data(), text.size());
   if (on_refusal_) on_refusal_(status);
 }
 
@@ -365,7 +404,7 @@ void HttpServer::reactor_loop() {
     } else if (expects_continue && !c.continue_sent_) {
       // The client waits for this before it sends the body the reactor waits for.
       static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-      (void)!::send(fd, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      (void)!c.send_now(kContinue, sizeof kContinue - 1);
       c.continue_sent_ = true;
     }
   };

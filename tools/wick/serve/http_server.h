@@ -15,6 +15,9 @@
 // - Open connections are capped: one over the cap gets a 503 at once and is closed.
 // - A check that the client is still there (a disconnect cancels its generation at once), and
 //   a stop that lets responses in flight finish.
+// - TLS (OpenSSL, when wick was built with it): the handshake runs in the reactor, without a
+//   thread, under the same deadline as a request's headers; every read and write of a
+//   connection then goes through its SSL object.
 #pragma once
 
 #include <httplib.h>
@@ -47,11 +50,15 @@ struct HttpLimits {
   int backlog = 512;                 // connections waiting to be accepted (httplib's 5 drops bursts of clients)
 };
 
+struct TlsContext;  // the server's certificate and key (OpenSSL's SSL_CTX)
+struct TlsSession;  // one connection's TLS state (OpenSSL's SSL)
+
 // One client connection: its socket and what has been read from it.
 class Connection final : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
-  Connection(int fd, const HttpLimits& limits) : fd_(fd), limits_(limits) {}
+  // tls: null for plain HTTP.
+  Connection(int fd, const HttpLimits& limits, const TlsContext* tls);
   ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -82,11 +89,18 @@ class Connection final : public httplib::Stream {
   bool fill();
   void consume_request();  // drops what the answered request used from the buffer
   bool wait(short events, std::chrono::milliseconds timeout) const;
+  // The socket's bytes, through TLS when on, without blocking: > 0 bytes moved, 0 the peer
+  // closed, -1 with errno EAGAIN when the socket (or the TLS record layer) is not ready.
+  ssize_t receive(char* ptr, size_t size);
+  ssize_t send_now(const char* ptr, size_t size);
+  bool tls_pending() const;                     // decrypted bytes held by TLS that the socket no longer shows
+  bool handshaking() const;                     // TLS is on and its handshake has not completed
   std::chrono::milliseconds read_wait() const;  // io_timeout, or less before the deadline
 
   int fd_;
   const HttpLimits& limits_;
-  std::string buf_;  // bytes read and not yet consumed start at off_
+  std::unique_ptr<TlsSession> tls_;  // null for plain HTTP
+  std::string buf_;                  // bytes read and not yet consumed start at off_
   size_t off_ = 0;
   Clock::time_point deadline_ = Clock::time_point::max();  // the whole request's
   Clock::time_point head_deadline_ = Clock::time_point::max();
@@ -105,6 +119,11 @@ class HttpServer : public httplib::Server {
  public:
   explicit HttpServer(const HttpLimits& limits);
   ~HttpServer() override;
+  // Serves HTTPS with this certificate chain and private key (PEM files); throws a
+  // wick::Error naming the file when one cannot be read or they do not match, and when wick
+  // was built without OpenSSL. Call before serve().
+  void enable_tls(const std::string& cert_file, const std::string& key_file);
+  static bool tls_available();
   // Binds host:port (port 0: any free port) and returns the port, or -1.
   int bind(const std::string& host, int port);
   // Serves until stop_accepting(); returns when every connection has closed.
@@ -128,6 +147,7 @@ class HttpServer : public httplib::Server {
   void close(std::unique_ptr<Connection> c);
 
   HttpLimits limits_;
+  std::unique_ptr<TlsContext, void (*)(TlsContext*)> tls_{nullptr, nullptr};
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> open_{0};
   std::function<void(int)> on_refusal_;
