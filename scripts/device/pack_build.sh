@@ -15,12 +15,12 @@ files=(src/libwick.so src/libwick_cuda.so tools/wick/wick CTestTestfile.cmake te
 pattern='tests/test_*'
 [[ -n "${TESTS:-}" ]] && pattern=$(printf 'tests/%s ' $TESTS)
 while IFS= read -r f; do files+=("$f"); done < <(cd "$build" && ls $pattern tests/*.cmake 2>/dev/null | sort -u)
-# Debian libraries libwick.so and the wick command (cpp-httplib: `wick serve`) link that the
+# Debian libraries libwick.so and the wick command (cpp-httplib and OpenSSL: `wick serve`) link that the
 # GPU machine (no apt) lacks: carried in deps/, which unpack.sh puts on LD_LIBRARY_PATH.
 # OpenBLAS (with its Fortran runtime) too when the build links it dynamically (no BLA_STATIC).
 rm -rf "$build/deps" && mkdir -p "$build/deps"
 ldd "$build/src/libwick.so" "$build/tools/wick/wick" |
-  awk '/libpcre2|libutf8proc|libcpp-httplib|libopenblas|libgfortran|libquadmath/ {print $3}' |
+  awk '/libpcre2|libutf8proc|libcpp-httplib|libssl|libcrypto|libopenblas|libgfortran|libquadmath/ {print $3}' |
   sort -u | xargs -r -I{} cp -L {} "$build/deps/"
 files+=(deps)
 # Stripped copies (symbol tables off, the dynamic symbols kept): ~2 MB less to carry.

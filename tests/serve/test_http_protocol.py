@@ -261,6 +261,23 @@ def test_keep_alive_and_pipelining(srv):
     conn.close()
 
 
+def test_keep_alive_latency(srv):
+    # Requests on a kept-alive connection are answered at once. Without TCP_NODELAY, the
+    # second write of each answer waited for the client's delayed ACK: 44 ms a request.
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    times = []
+    for _ in range(40):
+        t0 = time.perf_counter()
+        conn.request("GET", "/health")
+        r = conn.getresponse()
+        r.read()
+        times.append(time.perf_counter() - t0)
+    conn.close()
+    times.sort()
+    assert times[len(times) // 2] < 0.02, f"median {times[len(times) // 2] * 1000:.1f} ms"
+
+
 def test_disconnect_frees_cache(srv):
     before = srv.metrics()
     for endpoint, body in [("/v1/completions", {"prompt": "Hello", "max_tokens": 200, "stream": True}),
@@ -412,6 +429,7 @@ def main():
     with Server("--timeout", "2", "--ctx-size", "256", "--max-body", str(1 << 20), "--parallel", "4") as srv:
         for t in (test_sse_framing_with_curl, test_bad_requests, test_prompt_too_long, test_huge_bodies,
                   test_malformed_http, test_request_framing, test_slowloris, test_slow_body, test_keep_alive_and_pipelining,
+                  test_keep_alive_latency,
                   test_disconnect_frees_cache, test_metrics_format):
             checks.run(t, srv)
     for t in (test_api_key, test_option_bounds, test_port_in_use, test_queue_full, test_graceful_shutdown):
