@@ -13,6 +13,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_util import Checks, Server, http_request_bytes, raw_socket  # noqa: E402
 
+# Time bounds are this many times longer in the sanitizer builds (forwards run 3-5x slower).
+SLACK = 4 if os.environ.get("WICK_SANITIZED") else 1
 # 256 tokens each (MiniLM truncates there): 200 of them are 51,200 tokens, several seconds of
 # forwards on a CPU.
 LONG = "the quick brown fox jumps over the lazy dog " * 40
@@ -35,12 +37,12 @@ def test_cancel_on_disconnect(srv):
     s.close()
     t0 = time.time()
     while srv.metrics()["wick_embedding_active"] != 0:
-        assert time.time() - t0 < 5, "the abandoned embedding request was not cancelled"
+        assert time.time() - t0 < 5 * SLACK, "the abandoned embedding request was not cancelled"
         time.sleep(0.005)
     latency = time.time() - t0
     print(f"      cancelled {latency * 1000:.0f} ms after the client closed")
-    # A forward of 256 tokens takes ~0.1 s on 2 cores; the bound leaves room for sanitizers.
-    assert latency < 2.0, latency
+    # A forward of 256 tokens takes 0.1-0.2 s on 2 cores.
+    assert latency < 1.0 * SLACK, latency
     m = srv.metrics()
     assert m["wick_embedding_cancelled_total"] == m0["wick_embedding_cancelled_total"] + 1
     assert m["wick_client_disconnects_total"] == m0["wick_client_disconnects_total"] + 1
@@ -59,7 +61,7 @@ def test_small_request_not_blocked(srv):
     small = time.time() - t0
     assert status == 200 and len(body["data"]) == 1, (status, body)
     print(f"      a one-word request took {small * 1000:.0f} ms beside a 51,200-token one")
-    assert small < 2.0, small
+    assert small < 2.0 * SLACK, small
     assert srv.metrics()["wick_embedding_active"] == 1, "the big request should still be running"
     s.close()  # and it is cancelled (the engine's own test checks that a large one completes)
     assert srv.wait_metric("wick_embedding_active", 0) == 0
