@@ -47,6 +47,11 @@ if ! python3 -c "import openai" 2>/dev/null; then
   echo "setup: installing the openai package (wick serve tests)"
   python3 -m pip install openai || python3 -m pip install --break-system-packages openai
 fi
+# schemathesis: tests/serve/test_openapi.py fuzzes `wick serve` from docs/openapi.json with it.
+if ! python3 -c "import schemathesis" 2>/dev/null; then
+  echo "setup: installing the schemathesis package (wick serve OpenAPI test)"
+  python3 -m pip install schemathesis || python3 -m pip install --break-system-packages schemathesis
+fi
 
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in
 #    /usr/local/cuda).

@@ -179,6 +179,11 @@ TEST(ServeCompletionRequest, RefusalsNameTheField) {
       {R"({"prompt": "x", "logit_bias": {"3": 101}})", "logit_bias"},
       {R"({"prompt": "x", "logit_bias": {"3": "1"}})", "logit_bias"},
       {R"({"prompt": "x", "logit_bias": {"99999999999": 1}})", "logit_bias"},
+      {R"({"prompt": "x", "logit_bias": {" 5": 1}})", "logit_bias"},  // strtoll would skip the space
+      {R"({"prompt": "x", "logit_bias": {" +5": 1}})", "logit_bias"},
+      {R"({"prompt": "x", "response_format": {"type": null}})", "response_format"},  // was a 500
+      {R"({"prompt": "x", "response_format": {"type": 1}})", "response_format"},
+      {R"({"prompt": "x", "response_format": {}})", "response_format"},
       {R"({"prompt": "x", "tools": [{"type": "function"}]})", "tools"},
       {R"({"prompt": "x", "response_format": {"type": "json_object"}})", "response_format"},
       {R"({"prompt": "x", "n": 2})", "n"},

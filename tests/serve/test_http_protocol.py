@@ -101,6 +101,10 @@ def test_prompt_too_long(srv):
     assert_error(s, b, 400, code="context_length_exceeded")
     s, b = srv.post("/v1/completions", {"prompt": list(range(1, 201)), "max_tokens": 100})
     assert_error(s, b, 400, param="max_tokens", code="context_length_exceeded")
+    # The largest max_tokens: the sum in the message does not overflow (UBSan aborted here).
+    s, b = srv.post("/v1/completions", {"prompt": [1, 2], "max_tokens": 9223372036854775807})
+    assert_error(s, b, 400, param="max_tokens", code="context_length_exceeded")
+    assert "you requested 9223372036854775809 " in b["error"]["message"], b
 
 
 def test_huge_bodies(srv):

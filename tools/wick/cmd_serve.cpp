@@ -218,7 +218,7 @@ Runner add_serve(CLI::App& app) {
   sub->add_option("--max-queue", a->max_queue, "requests waiting for a slot at most; more are answered 429")
       ->capture_default_str();
   sub->add_option("--api-key", a->api_key,
-                  "require Authorization: Bearer KEY (the scheme in any case) on every endpoint but /health");
+                  "require Authorization: Bearer KEY (the scheme in any case) on every endpoint but /health and /openapi.json");
   sub->add_option("--timeout", a->timeout,
                   "seconds a client has to send a whole request (its headers: 10 at most), or may stall a write")
       ->capture_default_str();

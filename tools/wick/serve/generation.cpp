@@ -151,8 +151,8 @@ int64_t output_length(const GenerationRequest& r, int64_t prompt, int64_t ctx_si
   if (*r.max_tokens > room)
     throw ApiError(400,
                    "the context holds " + std::to_string(ctx_size) + " tokens; you requested " +
-                       std::to_string(prompt + *r.max_tokens) + " (" + std::to_string(prompt) + " of prompt, " +
-                       std::to_string(*r.max_tokens) + " of output)",
+                       std::to_string(uint64_t(prompt) + uint64_t(*r.max_tokens)) + " (" + std::to_string(prompt) +
+                       " of prompt, " + std::to_string(*r.max_tokens) + " of output)",
                    "max_tokens", "context_length_exceeded");
   return *r.max_tokens;
 }

@@ -1,5 +1,6 @@
 #include "openai_request.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -51,7 +52,9 @@ void parse_common(const Fields& f, GenerationRequest& r) {
       const std::string where = "logit_bias[" + key.substr(0, 40) + "]";
       char* end = nullptr;
       errno = 0;
-      const long long id = key.empty() || key[0] == '-' || key[0] == '+' ? -1 : std::strtoll(key.c_str(), &end, 10);
+      // Digits only: strtoll would also take a sign and leading white space.
+      const long long id =
+          key.empty() || !std::isdigit(static_cast<unsigned char>(key[0])) ? -1 : std::strtoll(key.c_str(), &end, 10);
       if (id < 0 || *end || errno || id > INT32_MAX)
         throw ApiError(400, where + ": keys must be token ids (non-negative integers)", "logit_bias");
       if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100))
@@ -65,7 +68,7 @@ void parse_common(const Fields& f, GenerationRequest& r) {
     if (const nlohmann::json* v = f.get(name); v && !(v->is_array() && v->empty()))
       throw ApiError(400, std::string(name) + ": tool calling is not supported yet", name);
   if (const nlohmann::json* v = f.get("response_format"))
-    if (!(v->is_object() && v->value("type", "") == "text"))
+    if (!(v->is_object() && v->contains("type") && (*v)["type"] == "text"))
       throw ApiError(400, "response_format: only {\"type\": \"text\"} is supported yet", "response_format");
   if (auto v = f.integer("n", 1, INT64_MAX); v && *v != 1)
     throw ApiError(400, "n: only 1 choice per request is supported, got " + std::to_string(*v), "n");
