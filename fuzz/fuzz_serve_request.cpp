@@ -12,14 +12,14 @@
 #include "serve/api_error.h"
 #include "serve/openai_request.h"
 #include "serve/request_json.h"
-#include "serve/stop_text.h"
+#include "wick/text/stop_text.h"
 
 namespace {
 
 using namespace wick::serve;
 
 void check_stops(const GenerationRequest& r, std::string_view text) {
-  StopText s(r.stop);
+  wick::text::StopText s(r.stop);
   std::string out;
   for (size_t i = 0; i < text.size(); i += 3) out += s.push(text.substr(i, 3));
   out += s.flush();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -324,6 +325,33 @@ TEST_F(Cli, GenerateChecksItsOptionsBeforeLoadingTheModel) {
     EXPECT_LT(r.err.size(), 200u) << r.err;                        // readable bounds, no 300-digit number
     EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;  // nothing was loaded
   }
+}
+
+// --stop cuts the text before the first stop string and ends the generation there: the
+// output is the greedy text without --stop, up to where the string first appears.
+TEST_F(Cli, GenerateStopsBeforeAStopString) {
+  const std::string base = "generate --device cpu --temperature 0 --max-tokens 40";
+  const CliResult full = run(base);
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_GE(full.out.size(), 30u) << full.out;
+  // Three letters from the middle of the text (none that the shell would read).
+  size_t from = 20;
+  while (from + 3 < full.out.size() && !std::all_of(full.out.begin() + long(from), full.out.begin() + long(from + 3),
+                                                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
+    ++from;
+  ASSERT_LT(from + 3, full.out.size()) << full.out;
+  const std::string stop = full.out.substr(from, 3);
+  const size_t at = full.out.find(stop);
+  const CliResult cut = run(base + " --stop '" + stop + "' --stop 'never appears in it'");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  EXPECT_EQ(cut.out, full.out.substr(0, at) + "\n");
+  EXPECT_EQ(full.err.find("generated: 40 tokens"), full.err.find("generated:")) << full.err;
+  EXPECT_EQ(cut.err.find("generated: 40 tokens"), std::string::npos) << cut.err;  // it ended early
+  // A stop string that never comes changes nothing; an empty one is a usage error.
+  EXPECT_EQ(run(base + " --stop 'never appears in it'").out, full.out);
+  const CliResult empty = run(base + " --stop ''");
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("--stop string is empty"), std::string::npos) << empty.err;
 }
 
 TEST(GenerationOptions, BoundsAreInclusiveWhereDocumented) {

@@ -8,7 +8,7 @@
 
 #include "serve/metrics.h"
 #include "serve/openai_response.h"
-#include "serve/stop_text.h"
+#include "wick/text/stop_text.h"
 
 namespace wick::serve {
 namespace {
@@ -18,7 +18,7 @@ using nlohmann::json;
 // Feeds pieces through a StopText; returns what it let out (flushed at the end).
 std::string run(std::vector<std::string> stops, const std::vector<std::string>& pieces, bool* stopped = nullptr,
                 std::vector<std::string>* emitted = nullptr) {
-  StopText s(std::move(stops));
+  text::StopText s(std::move(stops));
   std::string out;
   for (const auto& p : pieces) {
     const std::string e = s.push(p);

@@ -163,9 +163,9 @@ int32_t Sampler::pick(std::span<const float> logits) {
   return cand[keep - 1].second;  // u rounded up to total
 }
 
-GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
-                                    const std::function<void(int32_t)>& on_token,
-                                    const std::vector<int32_t>& stop_tokens, KvCache* cache) const {
+GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
+                               const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
+                               KvCache* cache) const {
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
   WICK_CHECK(max_new_tokens >= 0, InvalidArgument, "generate: max_new_tokens must be >= 0, got ", max_new_tokens);
   const int64_t ctx = model_.context_length();
@@ -197,13 +197,13 @@ GenerationStats Generator::generate(const std::vector<int32_t>& prompt, int64_t 
   int32_t next = sampler.sample(last_row(model_.forward(ids, &kv, /*last_only=*/true)));
   auto t1 = Clock::now();
   st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  // Emits next; false when generation is over (stop token, token budget, full cache).
+  // Emits next; false when generation is over (stop token, the caller, token budget, full cache).
   int64_t length = kv.length();
   auto emit = [&]() {
     if (std::find(stop_tokens.begin(), stop_tokens.end(), next) != stop_tokens.end()) return false;
     WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
-    on_token(next);
-    return ++st.generated_tokens < max_new_tokens && length < capacity;
+    const bool go_on = on_token(next);
+    return ++st.generated_tokens < max_new_tokens && length < capacity && go_on;
   };
   auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
   // The step's own argmax is the next token only under plain greedy decoding.

@@ -1,8 +1,8 @@
-#include "stop_text.h"
+#include "wick/text/stop_text.h"
 
 #include <algorithm>
 
-namespace wick::serve {
+namespace wick::text {
 
 std::string StopText::push(std::string_view text) {
   if (stopped_) return "";
@@ -37,4 +37,4 @@ std::string StopText::flush() {
   return out;
 }
 
-}  // namespace wick::serve
+}  // namespace wick::text

@@ -5,12 +5,14 @@
 // through the model's chat template (--system adds a system turn).
 //
 // stdout: the continuation, flushed per token (UTF-8 characters split across tokens are
-// held back until complete). stderr: the prompt and generated token counts and tokens/s of
+// held back until complete), cut before the first --stop string if one comes (text that could
+// still become one is held back until it does or cannot). stderr: the prompt and generated token counts and tokens/s of
 // prefill and decode.
 #include <cstdio>
 #include <iostream>
 
 #include "model_args.h"
+#include "wick/text/stop_text.h"
 
 namespace wick::cli {
 
@@ -19,6 +21,7 @@ struct GenerateArgs {
   ModelArgs model;
   SamplingArgs sampling;
   std::string prompt = "Hello, I am", system;
+  std::vector<std::string> stop;
   int64_t max_tokens = 32;
   bool chat = false;
 };
@@ -30,7 +33,10 @@ int run_generate(const GenerateArgs& a) {
   // length bound needs the context size, which the configuration alone says.
   const std::filesystem::path path = model_path(a.model, "generate");
   const int64_t context = std::min(models::LanguageModel::context_length_of(path), a.model.ctx_size);
-  as_usage_error([&] { models::check_generation_options(a.sampling.opt, a.max_tokens, context); });
+  as_usage_error([&] {
+    models::check_generation_options(a.sampling.opt, a.max_tokens, context);
+    for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "generate: a --stop string is empty");
+  });
   if (a.chat) check_chat_template(a.model, "generate");
   const models::LanguageModel lm = load_model(a.model, "generate");
   const models::CausalLM& model = lm.model();
@@ -47,11 +53,16 @@ int run_generate(const GenerateArgs& a) {
 
   const models::Generator gen(model, a.sampling.opt);
   auto stream = lm.tokenizer().decode_stream();
+  text::StopText stop(a.stop);
   models::KvCache cache(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   const auto st = gen.generate(
-      prompt, a.max_tokens, [&](int32_t id) { print_now(stream.push(id)); },
+      prompt, a.max_tokens,
+      [&](int32_t id) {
+        print_now(stop.push(stream.push(id)));
+        return !stop.stopped();
+      },
       a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens(), &cache);
-  print_now("\n");
+  print_now(stop.flush() + "\n");
   // The first generated token comes out of the prefill pass; decode covers the rest.
   const int64_t decoded = std::max<int64_t>(st.generated_tokens - 1, 0);
   std::fprintf(stderr, "model %s (%s) on %s (%s)\n", a.model.model.empty() ? "gpt2-tiny" : a.model.model.c_str(),
@@ -73,6 +84,7 @@ Runner add_generate(CLI::App& app) {
   sub->add_flag("--chat", a->chat, "send the prompt as a user turn through the model's chat template");
   sub->add_option("--system", a->system, "with --chat: a system turn before it");
   sub->add_option("--max-tokens", a->max_tokens, "tokens to generate at most, 1 to the context")->capture_default_str();
+  sub->add_option("--stop", a->stop, "end the text before this string (repeatable: the first of them to appear)");
   add_sampling_options(sub, a->sampling);
   return [a]() -> int { return run_generate(*a); };
 }

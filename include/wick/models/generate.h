@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -101,7 +102,8 @@ class Generator {
   }
   // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
   // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
-  // early at any of stop_tokens (not passed to on_token) or when the context is full.
+  // early at any of stop_tokens (not passed to on_token), when the context is full, or when
+  // on_token returns false (it may return void: never stop; bool: a stop string was seen).
   //
   // With cache (a conversation kept across turns), prompt holds the tokens that follow the
   // cache->length() cached ones, and the cache is left holding every position fed through the
@@ -109,11 +111,25 @@ class Generator {
   // The repetition penalty then counts only this call's prompt and output, not the earlier
   // cached turns (the Generator does not know their tokens).
   // Its capacity bounds the generation; without one a cache just large enough is made.
-  GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
-                           const std::function<void(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens = {},
-                           KvCache* cache = nullptr) const;
+  template <class OnToken>
+  GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens, OnToken&& on_token,
+                           const std::vector<int32_t>& stop_tokens = {}, KvCache* cache = nullptr) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<OnToken&, int32_t>>)
+      return run(
+          prompt, max_new_tokens,
+          [&](int32_t id) {
+            on_token(id);
+            return true;
+          },
+          stop_tokens, cache);
+    else
+      return run(prompt, max_new_tokens, on_token, stop_tokens, cache);
+  }
 
  private:
+  GenerationStats run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
+                      const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
+                      KvCache* cache) const;
   const CausalLM& model_;
   SamplingOptions opt_;
   bool cuda_graph_ = true;

@@ -1,5 +1,6 @@
-// Stop strings at the text level (OpenAI's `stop`): generated text is fed piece by piece as
-// the tokenizer's decode stream produces it; what is returned may be sent to the client.
+// Stop strings at the text level (OpenAI's `stop`, `wick generate --stop`): generated text
+// is fed piece by piece as the tokenizer's decode stream produces it; what is returned may be
+// shown (sent to the client, printed).
 // A suffix that could still grow into a stop string is held back until it either does (the
 // text is cut before the stop string and generation ends) or cannot any more.
 #pragma once
@@ -8,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace wick::serve {
+namespace wick::text {
 
 class StopText {
  public:
@@ -27,4 +28,4 @@ class StopText {
   bool stopped_ = false;
 };
 
-}  // namespace wick::serve
+}  // namespace wick::text

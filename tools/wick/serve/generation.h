@@ -17,9 +17,9 @@
 #include "metrics.h"
 #include "openai_request.h"
 #include "openai_response.h"
-#include "stop_text.h"
 #include "wick/models/language_model.h"
 #include "wick/serve/engine.h"
+#include "wick/text/stop_text.h"
 
 namespace wick::serve {
 
@@ -69,7 +69,7 @@ class Generation {
   TokenLogprob logprob_of(const TokenEvent& e) const;
   const models::LanguageModel& lm_;
   text::Tokenizer::DecodeStream decoder_;
-  StopText stop_;
+  text::StopText stop_;
   bool want_logprobs_;
   Metrics& metrics_;
   std::string text_;
