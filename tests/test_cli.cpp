@@ -300,6 +300,25 @@ TEST_F(Cli, TheDefaultJobNeedsNoPython) {
       << r.out;
 }
 
+// ---- the BLAS kernels -----------------------------------------------------------------------
+
+// OpenBLAS names the kernels it chose when OPENBLAS_VERBOSE=2 ("Core: X"). Where it does not
+// know the CPU it takes SSE3 ones ("Prescott": 3x slower here); the wick command then starts
+// again with AVX-512 or AVX2 ones. A core type the user sets stands.
+TEST_F(Cli, RunsOpenBlasWithKernelsOfThisCpu) {
+  const auto last_core = [](const std::string& err) {
+    const size_t at = err.rfind("Core: ");
+    return at == std::string::npos ? std::string() : err.substr(at + 6, err.find('\n', at) - at - 6);
+  };
+  const CliResult r = run("info", "OPENBLAS_VERBOSE=2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string core = last_core(r.err);
+  if (core.empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS (no 'Core:' line)";
+  for (const char* old : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge", "Atom"})
+    EXPECT_NE(core, old) << r.err;
+  EXPECT_EQ(last_core(run("info", "OPENBLAS_VERBOSE=2 OPENBLAS_CORETYPE=Haswell").err), "Haswell");
+}
+
 // ---- generate: sampling and length options -----------------------------------------------
 
 TEST_F(Cli, GenerateChecksItsOptionsBeforeLoadingTheModel) {

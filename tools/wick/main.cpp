@@ -1,14 +1,25 @@
 // wick: the command-line tool. `wick` alone runs the built-in default job; `wick --help`
 // lists the subcommands, and each has its own --help. The conventions (exit codes, error
 // lines, write errors on stdout) are driver.h's, shared with wick-bench.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 
 #include "bench_commands.h"
 #include "commands.h"
 #include "driver.h"
+#include "wick/blas.h"
 
 int main(int argc, char** argv) {
   using namespace wick::cli;
+  // OpenBLAS picks its kernels when it is loaded, from OPENBLAS_CORETYPE: where its own pick
+  // is known to be slow (wick/blas.h), start again with the better one (before any thread or
+  // file of ours exists; wick-bench, exec'd below, inherits it). If exec fails, go on as is.
+  if (const auto core = wick::preferred_openblas_coretype()) {
+    ::setenv("OPENBLAS_CORETYPE", core->c_str(), 1);
+    ::execv("/proc/self/exe", argv);
+  }
   // The benchmark commands are wick-bench's: hand it the whole command line, --help too.
   for (const BenchCommand& c : kBenchCommands)
     if (argc > 1 && std::strcmp(argv[1], c.name) == 0) return exec_wick_bench(argc, argv);
