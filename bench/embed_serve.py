@@ -93,13 +93,14 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--wick-args", default="", help="more `wick serve` options, e.g. --embedding-batch-tokens 4096")
     ap.add_argument("--tiny-model", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data",
                                                          "llama_quant", "q4_k_m.gguf"))
     args = ap.parse_args()
 
     servers = {}
     wick_cmd = [args.wick, "serve", "--model", args.tiny_model, "--embedding-model", args.minilm, "--port", "18181",
-                "--device", args.device, "--parallel", "1", "--max-queue", str(4 * args.clients)]
+                "--device", args.device, "--parallel", "1", "--max-queue", str(4 * args.clients), *args.wick_args.split()]
     env = dict(os.environ, WICK_NUM_THREADS=str(args.threads))
     servers["wick"] = (18181, subprocess.Popen(wick_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
     if args.llama_server:

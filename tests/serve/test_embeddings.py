@@ -41,7 +41,7 @@ def test_cancel_on_disconnect(srv):
         time.sleep(0.005)
     latency = time.time() - t0
     print(f"      cancelled {latency * 1000:.0f} ms after the client closed")
-    # A forward of 256 tokens takes 0.1-0.2 s on 2 cores.
+    # A forward of 1024 tokens (the CPU's default) takes 0.1-0.2 s on 2 cores.
     assert latency < 1.0 * SLACK, latency
     m = srv.metrics()
     assert m["wick_embedding_cancelled_total"] == m0["wick_embedding_cancelled_total"] + 1
@@ -61,14 +61,14 @@ def test_small_request_not_blocked(srv):
     small = time.time() - t0
     assert status == 200 and len(body["data"]) == 1, (status, body)
     print(f"      a one-word request took {small * 1000:.0f} ms beside a 51,200-token one")
-    assert small < 2.0 * SLACK, small
+    assert small < 3.0 * SLACK, small  # it waited 39 s before the engine
     assert srv.metrics()["wick_embedding_active"] == 1, "the big request should still be running"
     s.close()  # and it is cancelled (the engine's own test checks that a large one completes)
     assert srv.wait_metric("wick_embedding_active", 0) == 0
 
 
 def test_token_budget():
-    with Server("--embedding-model", "minilm", "--max-embedding-tokens", "1000") as srv:
+    with Server("--embedding-model", "minilm", "--max-embedding-tokens", "1000", "--embedding-batch-tokens", "256") as srv:
         status, body = srv.post("/v1/embeddings", {"input": [LONG] * 4})  # 1,024 tokens
         assert status == 400, (status, body)
         assert body["error"]["param"] == "input" and body["error"]["code"] == "context_length_exceeded", body
