@@ -12,10 +12,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "model_args.h"
@@ -195,12 +197,29 @@ int run_serve(const ServeArgs& a) {
     server.stop_accepting();
     engine.shutdown(millis(a.shutdown_timeout));
   });
+  // glibc keeps what is freed inside its heaps, and tensors of ever-changing sizes fragment
+  // them: resident memory crept from 333 to 396 MB over a 5-minute soak. malloc_trim gives
+  // the free pages back; every 2 s it costs little, where a fixed mmap threshold (flat too)
+  // cost 12% of embedding throughput in page faults.
+  std::mutex trim_mu;
+  std::condition_variable trim_cv;
+  bool trim_stop = false;
+  std::thread trimmer([&] {
+    std::unique_lock lk(trim_mu);
+    while (!trim_cv.wait_for(lk, std::chrono::seconds(2), [&] { return trim_stop; })) ::malloc_trim(0);
+  });
   server.serve();            // returns once the listening socket is shut and every connection closed
   if (!server.stopping()) {  // the accept loop failed: shut down all the same
     const char none = 0;
     (void)!::write(g_signal_pipe[1], &none, 1);
   }
   stopper.join();
+  {
+    std::lock_guard lk(trim_mu);
+    trim_stop = true;
+  }
+  trim_cv.notify_all();
+  trimmer.join();
   std::fprintf(stderr, "wick serve: stopped\n");
   return 0;
 }
