@@ -80,7 +80,6 @@ std::shared_ptr<EmbeddingJob> EmbeddingEngine::submit(std::vector<std::vector<in
       return job;
     }
     jobs_.push_back(job);
-    stats_.active = jobs_.size();
   }
   wake_.notify_all();
   return job;
@@ -88,7 +87,9 @@ std::shared_ptr<EmbeddingJob> EmbeddingEngine::submit(std::vector<std::vector<in
 
 EmbeddingStats EmbeddingEngine::stats() const {
   std::lock_guard lk(mu_);
-  return stats_;
+  EmbeddingStats s = stats_;
+  s.active = jobs_.size();
+  return s;
 }
 
 void EmbeddingEngine::finish(EmbeddingJob& job) {
@@ -113,7 +114,6 @@ std::vector<EmbeddingEngine::Row> EmbeddingEngine::next_batch() {
       ++it;
     }
   }
-  stats_.active = jobs_.size();
   // The next request with texts left leads; it goes to the back of the turn order.
   size_t turns = 0;
   while (turns < jobs_.size() && jobs_.front()->pending_.empty()) {
@@ -223,7 +223,6 @@ void EmbeddingEngine::loop() {
         ++it;
       }
     }
-    stats_.active = jobs_.size();
   }
 }
 

@@ -97,7 +97,7 @@ class EmbeddingEngine {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<EmbeddingJob>> jobs_;  // waiting or running, in turn order
-  EmbeddingStats stats_;
+  EmbeddingStats stats_;                            // active is jobs_.size(), filled in by stats()
   bool quit_ = false;
   std::thread thread_;
 };

@@ -16,7 +16,6 @@
 #include <string_view>
 
 #include "tls.h"
-#include "wick/error.h"
 
 namespace wick::serve {
 
@@ -276,8 +275,6 @@ HttpServer::~HttpServer() {
   if (wake_ >= 0) ::close(wake_);
 }
 
-bool HttpServer::tls_available() { return serve::tls_available(); }
-
 void HttpServer::enable_tls(const std::string& cert_file, const std::string& key_file) {
   tls_ = {tls_context_new(cert_file, key_file), tls_context_free};
 }
@@ -326,6 +323,10 @@ bool HttpServer::process_and_close_socket(int sock) {
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
   auto c = std::make_unique<Connection>(sock, limits_, tls_.get());
   ++open_;
+  if (tls_ && !c->tls_) {  // OpenSSL could not make a session: never serve this one in clear
+    close(std::move(c));
+    return true;
+  }
   if (stopping_ || open_ > limits_.max_connections) {
     refuse(*c, 503, stopping_ ? "the server is shutting down" : "too many open connections; try again later");
     close(std::move(c));

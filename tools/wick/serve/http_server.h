@@ -123,7 +123,6 @@ class HttpServer : public httplib::Server {
   // wick::Error naming the file when one cannot be read or they do not match, and when wick
   // was built without OpenSSL. Call before serve().
   void enable_tls(const std::string& cert_file, const std::string& key_file);
-  static bool tls_available();
   // Binds host:port (port 0: any free port) and returns the port, or -1.
   int bind(const std::string& host, int port);
   // Serves until stop_accepting(); returns when every connection has closed.

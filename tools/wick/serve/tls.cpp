@@ -83,8 +83,6 @@ void tls_context_free(TlsContext* ctx) {
   delete ctx;
 }
 
-bool tls_available() { return true; }
-
 TlsSession::~TlsSession() {
   if (!ssl) return;
   auto* s = static_cast<SSL*>(ssl);
@@ -142,7 +140,6 @@ TlsContext* tls_context_new(const std::string&, const std::string&) {
        "scripts/setup.sh does)");
 }
 void tls_context_free(TlsContext* ctx) { delete ctx; }
-bool tls_available() { return false; }
 TlsSession::~TlsSession() = default;
 TlsSession* tls_session_new(const TlsContext&, int) { return nullptr; }
 ssize_t tls_receive(TlsSession&, char*, size_t) {

@@ -14,7 +14,6 @@ struct TlsContext;
 // Loads a PEM certificate chain and its private key; throws a wick::Error naming the file.
 TlsContext* tls_context_new(const std::string& cert_file, const std::string& key_file);
 void tls_context_free(TlsContext* ctx);
-bool tls_available();
 
 struct TlsSession {
   void* ssl = nullptr;  // OpenSSL's SSL
