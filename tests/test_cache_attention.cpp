@@ -4,7 +4,9 @@
 // strided layouts (both CUDA paths: 16-byte rows and element by element); long rows (the
 // CUDA kernel's key splits) against scaled_dot_product_attention over the same keys; bad
 // slots, lengths and positions as IndexOutOfRange with nothing written; a CUDA graph
-// recording of both ops replayed with new inputs.
+// recording of both ops replayed with new inputs. Paged caches: block tables (blocks of 16
+// and of 5 positions, shared and scattered blocks, -1 past each row's length) against the
+// same goldens, cache_write_ through a table, bad table entries as IndexOutOfRange.
 #include <cmath>
 
 #include "support/devices.h"
@@ -59,6 +61,96 @@ TEST_P(CacheAttention, MatchesNumpyGoldens) {
       EXPECT_EQ(got.shape(), gold(c.output + ".out").shape());
       EXPECT_CLOSE(got, gold(c.output + ".out"), tol(dt), tol(dt));
     }
+}
+
+// Block tables: rows whose keys lie in scattered (and shared) blocks of a pool.
+TEST_P(CacheAttention, PagedMatchesNumpyGoldens) {
+  CacheAttentionOptions window;
+  window.window = 7;
+  for (const Case& c :
+       std::vector<Case>{{"paged", "paged", {}}, {"paged5", "paged5", {}}, {"paged5", "paged5_window", window}})
+    for (DType dt : kDTypes) {
+      SCOPED_TRACE(c.output + " " + std::string(dtype_name(dt)));
+      const Tensor got = cache_attention(in(c.inputs + ".q", dt), in(c.inputs + ".k", dt), in(c.inputs + ".v", dt),
+                                         in(c.inputs + ".tables"), in(c.inputs + ".lengths"), c.opt);
+      EXPECT_CLOSE(got, gold(c.output + ".out"), tol(dt), tol(dt));
+    }
+  // A table viewed with strides (every other column of a wider one, transposed storage).
+  const Tensor t = in("paged.tables");
+  const Tensor wide = zeros(Shape{t.dim(1) * 2, t.dim(0)}, DType::I64, dev());
+  wide.narrow(0, 0, t.dim(1)).copy_(t.transpose(0, 1));
+  const Tensor strided = wide.narrow(0, 0, t.dim(1)).transpose(0, 1);
+  EXPECT_CLOSE(cache_attention(in("paged.q"), in("paged.k"), in("paged.v"), strided, in("paged.lengths")),
+               gold("paged.out"), tol(DType::F32), tol(DType::F32));
+}
+
+// The keys written through a table are where attention reads them: a prefill of 23 positions
+// in blocks of 4, written one row per position (each row the sequence's table), then attended.
+TEST_P(CacheAttention, PagedWriteThenAttend) {
+  const int64_t KV = 2, N = 4, D = 8, H = 4, T = 23, P = 9;
+  const std::vector<int64_t> table{5, 1, 8, 0, 3, 7};
+  Tensor kc = zeros(Shape{P, KV, N, D}, DType::F32, dev()), vc = zeros(Shape{P, KV, N, D}, DType::F32, dev());
+  const Tensor k = randn(Shape{T, KV, D}, DType::F32, dev()), v = randn(Shape{T, KV, D}, DType::F32, dev());
+  const Tensor tab = Tensor::from_vector(table, Shape{1, 6}).to(dev());
+  std::vector<int64_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[size_t(t)] = t;
+  cache_write_(kc, vc, tab.expand(Shape{T, 6}), Tensor::from_vector(pos).to(dev()), k, v);
+  // The written positions, block by block, are k's rows in order.
+  for (int64_t t = 0; t < T; ++t)
+    EXPECT_CLOSE(kc.select(0, table[size_t(t / N)]).select(1, t % N), k.select(0, t), 0.0, 0.0);
+  // The last position's query against the 23 keys equals plain attention over them.
+  const Tensor q = randn(Shape{1, H, D}, DType::F32, dev());
+  const Tensor got = cache_attention(q, kc, vc, tab, Tensor::from_vector(std::vector<int64_t>{T}).to(dev()));
+  auto heads = [&](const Tensor& x) {  // (T, KV, D) -> (1, H, T, D), each kv head for its 2 query heads
+    return x.transpose(0, 1).unsqueeze(1).expand(Shape{KV, 2, T, D}).reshape({1, H, T, D});
+  };
+  const Tensor want = scaled_dot_product_attention(q.unsqueeze(2), heads(k), heads(v)).reshape({1, H, D});
+  EXPECT_CLOSE(got, want, 1e-5, 1e-5);
+}
+
+TEST_P(CacheAttention, PagedBadEntriesAreClearErrors) {
+  const Tensor k = zeros(Shape{3, 1, 4, 8}, DType::F32, dev());
+  const Tensor q = zeros(Shape{1, 2, 8}, DType::F32, dev());
+  auto table = [&](std::vector<int64_t> v) { return Tensor::from_vector(v, Shape{1, int64_t(v.size())}).to(dev()); };
+  auto one = [&](int64_t x) { return Tensor::from_vector(std::vector<int64_t>{x}).to(dev()); };
+  auto kind = [&](auto f) { return test::thrown_kind(f); };
+  // Entries past the length are not read: -1 there is fine.
+  EXPECT_NO_THROW({
+    cache_attention(q, k, k, table({2, 0, -1}), one(8));
+    sync();
+  });
+  for (const auto& pair : {std::pair{table({2, 3, -1}), one(5)},     // a block past the pool
+                           std::pair{table({2, -1, 0}), one(6)},     // -1 inside the length
+                           std::pair{table({2, 0, 1}), one(13)}}) {  // past the table's 12 positions
+    const Tensor& t = pair.first;
+    const Tensor& len = pair.second;
+    EXPECT_EQ(kind([&] {
+                cache_attention(q, k, k, t, len);
+                sync();
+              }),
+              ErrorKind::IndexOutOfRange);
+    sync();
+  }
+  EXPECT_EQ(kind([&] { cache_attention(q, k, k, table({0}).reshape({1, 1, 1}), one(1)); }), ErrorKind::ShapeMismatch);
+  EXPECT_EQ(kind([&] {
+              cache_attention(q, k, k, zeros(Shape{1, 0}, DType::I64, dev()), one(1));
+            }),
+            ErrorKind::ShapeMismatch);
+  Tensor kc = zeros(Shape{3, 1, 4, 8}, DType::F32, dev()), vc = zeros(Shape{3, 1, 4, 8}, DType::F32, dev());
+  const Tensor row = full(Shape{1, 1, 8}, 1.0, DType::F32, dev());
+  for (const auto& pair : {std::pair{table({2, 3}), one(5)}, std::pair{table({2, 1}), one(8)}}) {
+    const Tensor& t = pair.first;
+    const Tensor& p = pair.second;
+    EXPECT_EQ(kind([&] {
+                cache_write_(kc, vc, t, p, row, row);
+                sync();
+              }),
+              ErrorKind::IndexOutOfRange);
+    sync();
+  }
+  if (dev().is_cpu()) {
+    EXPECT_EQ(sum(kc).item<float>(), 0.0f);  // nothing written
+  }
 }
 
 // The same values through views: q a transpose, the caches rows of a longer and permuted

@@ -126,7 +126,7 @@ void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOpti
   c.wait(16);
   for (size_t i = 0; i < 16; ++i) {
     const auto r = c.get(i);
-    EXPECT_EQ(r.tokens, alone(m, reqs[i])) << "request " << i;
+    EXPECT_EQ(r.tokens, alone(m, reqs[i])) << "request " << i << " " << r.last.error;
     EXPECT_EQ(r.finals, 1);
     EXPECT_EQ(r.last.finish, FinishReason::Length);
     EXPECT_EQ(r.last.completion_tokens, reqs[i].max_tokens);
@@ -221,14 +221,15 @@ TEST(Engine, LogprobsAreTheLogSoftmaxOfTheLogits) {
   }
 }
 
-// The next turn of a conversation (the previous prompt, its answer and more) reuses what
-// the slot's cache holds and still gives Generator's tokens; an unrelated prompt reuses
-// nothing; the same prompt again recomputes only its last token.
-TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
+// A prompt that continues a finished conversation reuses the full blocks it left in the
+// prefix cache and still gives Generator's tokens; the same prompt again recomputes only
+// what follows its last full block before its last token; an unrelated prompt reuses nothing.
+TEST(Engine, APromptSharingAFinishedPrefixReusesItsBlocks) {
   const auto& m = llama();
   EngineOptions o;
   o.parallel = 1;
   o.ctx_size = 64;
+  o.block_size = 4;
   Engine engine(m, o);
   Collector c;
   const Request first = request(lcg_tokens(10, m.vocab_size(), 21), 5);
@@ -237,7 +238,8 @@ TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
   const auto answer = c.get(0).tokens;
   ASSERT_EQ(answer.size(), 5u);
   EXPECT_EQ(c.get(0).last.cached_tokens, 0);
-  // The cache holds the prompt and the four answer tokens that were fed back.
+  // The cache held the prompt and the four answer tokens that were fed back: 14 positions,
+  // three full blocks of 4.
   std::vector<int32_t> next = first.prompt;
   next.insert(next.end(), answer.begin(), answer.end());
   for (int32_t t : lcg_tokens(3, m.vocab_size(), 22)) next.push_back(t);
@@ -245,20 +247,102 @@ TEST(Engine, APromptSharingASlotsPrefixReusesItsCache) {
   ASSERT_TRUE(engine.submit(second, c.on(1)));
   c.wait(2);
   EXPECT_EQ(c.get(1).tokens, alone(m, second));
-  EXPECT_EQ(c.get(1).last.cached_tokens, 14);
+  EXPECT_EQ(c.get(1).last.cached_tokens, 12);
   EXPECT_EQ(c.get(1).last.prompt_tokens, int64_t(next.size()));
   ASSERT_TRUE(engine.submit(second, c.on(2)));
   c.wait(3);
   EXPECT_EQ(c.get(2).tokens, c.get(1).tokens);
-  EXPECT_EQ(c.get(2).last.cached_tokens, int64_t(next.size()) - 1);
+  EXPECT_EQ(c.get(2).last.cached_tokens, 16);  // the blocks wholly before its 18th token
   const Request other = request(lcg_tokens(7, m.vocab_size(), 23), 3);
   ASSERT_TRUE(engine.submit(other, c.on(3)));
   c.wait(4);
   EXPECT_EQ(c.get(3).tokens, alone(m, other));
+  EXPECT_EQ(c.get(3).last.cached_tokens, 0);
   const auto st = engine.stats();
-  EXPECT_EQ(st.cached_prompt_tokens, uint64_t(14 + next.size() - 1 + c.get(3).last.cached_tokens));
-  EXPECT_EQ(st.prompt_tokens, uint64_t(10 + (next.size() - 14) + 1 + 7 - c.get(3).last.cached_tokens));
-  EXPECT_EQ(st.kv_used, 0);  // what free slots keep is not in use
+  EXPECT_EQ(st.cached_prompt_tokens, uint64_t(12 + 16));
+  EXPECT_EQ(st.prefix_hit_tokens, uint64_t(12 + 16));
+  EXPECT_EQ(st.prefix_query_tokens, uint64_t(9 + 17 + 17 + 6));  // each prompt but its last token
+  EXPECT_EQ(st.prompt_tokens, uint64_t(10 + (18 - 12) + (18 - 16) + 7));
+  EXPECT_EQ(st.kv_used, 0);
+  EXPECT_EQ(st.kv_blocks_used, 0);  // what the prefix cache keeps is free to evict
+  EXPECT_GT(st.kv_blocks_cached, 0);
+}
+
+// With one sequence at a time, a prompt seen two requests earlier is still found (a slot's
+// own cache would have lost it to the request between), and gives the same greedy tokens.
+TEST(Engine, ThePrefixCacheServesAPromptSeenRequestsEarlier) {
+  const auto& m = llama();
+  EngineOptions o;
+  o.parallel = 1;
+  o.ctx_size = 64;
+  o.block_size = 4;
+  Engine engine(m, o);
+  Collector c;
+  const Request a = request(lcg_tokens(21, m.vocab_size(), 31), 4), b = request(lcg_tokens(13, m.vocab_size(), 32), 4);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(engine.submit(i == 1 ? b : a, c.on(i)));
+    c.wait(i + 1);
+  }
+  EXPECT_EQ(c.get(0).tokens, alone(m, a));
+  EXPECT_EQ(c.get(1).tokens, alone(m, b));
+  EXPECT_EQ(c.get(2).tokens, c.get(0).tokens);
+  EXPECT_EQ(c.get(2).last.cached_tokens, 20);
+}
+
+// Two requests with one prompt, the second arriving while the first decodes: it takes the
+// blocks the first published (shared, not copied) and both answer as Generator does.
+TEST(Engine, ConcurrentRequestsWithOnePromptShareItsBlocks) {
+  const auto& m = llama();
+  EngineOptions o;
+  o.parallel = 2;
+  o.ctx_size = 64;
+  o.block_size = 4;
+  Engine engine(m, o);
+  Collector c;
+  const Request a = request(lcg_tokens(24, m.vocab_size(), 41), 30), b = request(a.prompt, 3);
+  ASSERT_TRUE(engine.submit(a, c.on(0)));
+  while (engine.stats().generated_tokens < 1) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(engine.submit(b, c.on(1)));
+  c.wait(2);
+  EXPECT_EQ(c.get(0).tokens, alone(m, a));
+  EXPECT_EQ(c.get(1).tokens, alone(m, b));
+  EXPECT_EQ(c.get(1).last.cached_tokens, 20);
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+}
+
+// A pool smaller than parallel x ctx_size: requests wait for blocks, a sequence that
+// outgrows the pool ends with `length` (its tokens Generator's so far), a prompt larger than
+// the pool is refused at submit, and every block comes back.
+TEST(Engine, ASmallBlockPoolMakesRequestsWaitOrEndWithLength) {
+  const auto& m = llama();
+  EngineOptions o;
+  o.parallel = 2;
+  o.ctx_size = 64;
+  o.block_size = 4;
+  o.kv_blocks = 6;
+  Engine engine(m, o);
+  Collector c;
+  std::vector<Request> reqs;
+  for (size_t i = 0; i < 4; ++i) {
+    reqs.push_back(request(lcg_tokens(9 + i, m.vocab_size(), uint32_t(50 + i)), i % 2 ? 3 : 30));
+    ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)));
+  }
+  EXPECT_THROW((void)engine.submit(request(lcg_tokens(25, m.vocab_size(), 60), 1), c.on(9)), Error);
+  c.wait(4);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto r = c.get(i);
+    ASSERT_EQ(r.finals, 1) << i;
+    EXPECT_EQ(r.last.finish, FinishReason::Length) << i;
+    const std::vector<int32_t> full = alone(m, reqs[i]);
+    ASSERT_LE(r.tokens.size(), full.size()) << i;
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(full.begin(), full.begin() + long(r.tokens.size()))) << i;
+    if (i % 2) EXPECT_EQ(r.tokens.size(), 3u) << i;  // short ones fit
+    EXPECT_LE(int64_t(reqs[i].prompt.size() + r.tokens.size()), 6 * 4 + 1) << i;
+  }
+  const auto st = engine.stats();
+  EXPECT_EQ(st.kv_blocks_used, 0);
+  EXPECT_EQ(st.kv_blocks, 6);
+  EXPECT_EQ(st.failed, 0u);
 }
 
 // A callback that holds the engine thread on its first event until released: the engine's

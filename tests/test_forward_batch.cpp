@@ -35,9 +35,13 @@ struct Case {
 };
 const std::vector<Case> kCases = {{5, 7}, {12, 1}, {30, 1}, {0, 4}};
 
-// pooled: the batch's caches are slots of one KvCache::pooled pool, out of order and with
-// a slot unused (the server's layout: its decoding sequences attend in one call).
-void expect_batch_equals_forward(const CausalLM& m, const std::string& what, bool pooled = false) {
+// How the batch's caches are laid out: each its own; slots of one KvCache::pooled pool, out
+// of order and with a slot unused; blocks of 4 positions of one KvCache::paged pool, each
+// cache's blocks scattered (the server's layout: its decoding sequences attend in one call).
+enum class Layout { Own, Pooled, Paged };
+
+void expect_batch_equals_forward(const CausalLM& m, const std::string& what, Layout layout_kind = Layout::Own) {
+  const bool pooled = layout_kind == Layout::Pooled, paged = layout_kind == Layout::Paged;
   const int64_t V = m.vocab_size();
   const size_t n = kCases.size();
   std::vector<std::vector<int32_t>> seq(n);
@@ -57,11 +61,32 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
       ASSERT_EQ(batched[i].pool_slot(), int64_t(slot[i]));
     }
   }
+  std::vector<int32_t> hole;  // a block held by no sequence, between theirs
+  if (paged) {
+    KvCache layout(1);
+    m.reserve_cache(layout);
+    std::vector<KvCache> pool = KvCache::paged(layout, int64_t(n), 64, 80, 4);
+    for (size_t i = 0; i < n; ++i) batched[i] = pool[n - 1 - i];
+    for (size_t i = 0; i < n; ++i) {  // one block each, in turn, so that the tables interleave
+      ASSERT_TRUE(batched[i].ensure_positions(4));
+      hole = *batched[i].block_pool().allocate(1);
+    }
+  }
+  // Blocks for the positions a batch of `count` more tokens takes (paged caches only).
+  auto grow = [&](size_t i, int64_t count) {
+    if (paged) ASSERT_TRUE(batched[i].ensure_positions(batched[i].length() + count));
+  };
   std::vector<std::vector<float>> want(n);
   for (size_t i = 0; i < n; ++i) {
     const std::span<const int32_t> s(seq[i]);
     if (kCases[i].past > 0) {
-      (void)m.forward(ids(s.first(size_t(kCases[i].past))), &batched[i]);
+      if (paged) {  // forward() takes no paged cache: the prefill is a batch of one
+        grow(i, kCases[i].past);
+        const std::vector<BatchSequence> one = {{s.first(size_t(kCases[i].past)), &batched[i]}};
+        (void)m.forward_batch(one);
+      } else {
+        (void)m.forward(ids(s.first(size_t(kCases[i].past))), &batched[i]);
+      }
       (void)m.forward(ids(s.first(size_t(kCases[i].past))), &alone[i]);
     }
     want[i] = m.forward(ids(s.subspan(size_t(kCases[i].past), size_t(kCases[i].count))), &alone[i], true)
@@ -70,9 +95,11 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
                   .to_vector<float>();
   }
   std::vector<BatchSequence> batch;
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    grow(i, kCases[i].count);
     batch.push_back(
         {std::span<const int32_t>(seq[i]).subspan(size_t(kCases[i].past), size_t(kCases[i].count)), &batched[i]});
+  }
   const Tensor logits = m.forward_batch(batch);
   ASSERT_EQ(logits.shape(), Shape({int64_t(n), V})) << what;
   ASSERT_EQ(logits.dtype(), DType::F32) << what;
@@ -85,6 +112,7 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, boo
   batch.clear();
   for (size_t i = 0; i < n; ++i) {
     const std::span<const int32_t> next = std::span<const int32_t>(seq[i]).last(1);
+    grow(i, 1);
     batch.push_back({next, &batched[i]});
     want[i] = m.forward(ids(next), &alone[i], true).to(Device::cpu()).to(DType::F32).to_vector<float>();
   }
@@ -110,7 +138,74 @@ TEST_P(ForwardBatch, LlamaPooledCachesEqualForwardPerSequence) {
     models::LlamaLoadOptions o;
     o.device = dev();
     o.dtype = DType::F32;
-    expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name + " pooled", true);
+    expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name + " pooled", Layout::Pooled);
+  }
+}
+
+TEST_P(ForwardBatch, LlamaPagedCachesEqualForwardPerSequence) {
+  for (const auto& name : test::llama_fixtures()) {
+    models::LlamaLoadOptions o;
+    o.device = dev();
+    o.dtype = DType::F32;
+    expect_batch_equals_forward(models::LlamaModel::load(test::llama_dir(name), o), name + " paged", Layout::Paged);
+  }
+}
+
+TEST_P(ForwardBatch, Gpt2PagedCachesEqualForwardPerSequence) {
+  expect_batch_equals_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()), "gpt2 paged",
+                              Layout::Paged);
+}
+
+// A prefix cache hit: a second sequence starts from the full blocks the first published and
+// computes only the rest of its prompt; its logits, and a decode step of both together, are
+// forward()'s over the whole sequence.
+TEST_P(ForwardBatch, APagedPrefixHitEqualsForward) {
+  for (const auto& name : test::llama_fixtures()) {
+    SCOPED_TRACE(name);
+    models::LlamaLoadOptions o;
+    o.device = dev();
+    o.dtype = DType::F32;
+    const auto m = models::LlamaModel::load(test::llama_dir(name), o);
+    KvCache layout(1);
+    m.reserve_cache(layout);
+    std::vector<KvCache> pool = KvCache::paged(layout, 2, 64, 20, 4);
+    models::BlockPool& blocks = pool[0].block_pool();
+    const std::vector<int32_t> a = lcg_tokens(13, m.vocab_size(), 71);
+    std::vector<int32_t> b(a.begin(), a.begin() + 12);
+    for (int32_t t : lcg_tokens(6, m.vocab_size(), 72)) b.push_back(t);
+    ASSERT_TRUE(pool[0].ensure_positions(13));
+    const std::vector<BatchSequence> first = {{a, &pool[0]}};
+    (void)m.forward_batch(first);
+    blocks.publish(pool[0].blocks(), a);
+    std::vector<int32_t> hit = blocks.take_prefix(b, b.size() - 1);
+    ASSERT_EQ(hit.size(), 3u);
+    EXPECT_TRUE(std::equal(hit.begin(), hit.end(), pool[0].blocks().begin()));  // shared, not copied
+    pool[1].adopt(std::move(hit), 12);
+    ASSERT_TRUE(pool[1].ensure_positions(int64_t(b.size())));
+    const std::vector<BatchSequence> rest = {{std::span<const int32_t>(b).subspan(12), &pool[1]}};
+    const auto got = m.forward_batch(rest).to(Device::cpu()).to_vector<float>();
+    KvCache own_a(64), own_b(64);
+    const auto want = m.forward(ids(b), &own_b, true).to(Device::cpu()).to(DType::F32).to_vector<float>();
+    EXPECT_LE(logits_rel_error(got, want), 1e-5);
+    (void)m.forward(ids(a), &own_a);
+    const int32_t next_a = 5, next_b = 9;
+    ASSERT_TRUE(pool[0].ensure_positions(14));
+    ASSERT_TRUE(pool[1].ensure_positions(int64_t(b.size()) + 1));
+    const std::vector<BatchSequence> step = {{std::span<const int32_t>(&next_a, 1), &pool[0]},
+                                             {std::span<const int32_t>(&next_b, 1), &pool[1]}};
+    const Tensor logits = m.forward_batch(step);
+    const std::vector<int32_t> ta = {next_a}, tb = {next_b};
+    EXPECT_LE(logits_rel_error(logits.select(0, 0).to(Device::cpu()).to_vector<float>(),
+                               m.forward(ids(ta), &own_a, true).to(Device::cpu()).to(DType::F32).to_vector<float>()),
+              1e-5);
+    EXPECT_LE(logits_rel_error(logits.select(0, 1).to(Device::cpu()).to_vector<float>(),
+                               m.forward(ids(tb), &own_b, true).to(Device::cpu()).to(DType::F32).to_vector<float>()),
+              1e-5);
+    // Both caches gone: every block is free again (three of them still in the prefix cache).
+    pool[0].clear();
+    pool[1].clear();
+    EXPECT_EQ(blocks.free_blocks(), 20);
+    EXPECT_EQ(blocks.cached_blocks(), 3);
   }
 }
 

@@ -34,25 +34,31 @@ struct CacheAttentionOptions {
   int64_t window = 0;           // > 0: a row sees only its last `window` keys (sliding-window layers)
   double softcap = 0;           // > 0: scores become softcap * tanh(scores / softcap) (Gemma 2)
 };
-// Decode attention over a pool of KV caches (a server's slots, KvCache::pooled): row b's
-// query heads q[b] (H of them) attend keys [0, lengths[b]) of pool row slots[b], query head h
-// against key/value head h / (H / KV) (grouped-query attention; each key is read once for
-// the whole group). q (B, H, D); k_cache and v_cache (P, KV, N, D), any strides; slots and
-// lengths (B) i64 on q's device, 0 <= slots[b] < P and 1 <= lengths[b] <= N (IndexOutOfRange
-// otherwise: at once on the CPU, at the next synchronization on CUDA, as index_select). The
-// keys are bounded by each row's length, not by N: one call serves sequences of any mix of
-// lengths, and the launch depends on no value, so a CUDA graph can record it. Returns (B, H, D).
-Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
+// Decode attention over a pool of KV cache blocks (a server's paged cache, or its slots:
+// KvCache::pooled). k_cache and v_cache (P, KV, N, D), any strides: P blocks of N positions.
+// Row b's keys are positions [0, lengths[b]) of its sequence, found through `blocks`:
+//   (B) i64: the whole sequence in block blocks[b] (a slot of N positions), 1 <= lengths[b] <= N;
+//   (B, M) i64, any strides: a block table, position j in block blocks[b, j / N] at offset
+//   j % N, 1 <= lengths[b] <= M * N; only the entries the row's length reaches are read.
+// Query head h of row b (q (B, H, D)) attends with key/value head h / (H / KV) (grouped-query
+// attention; each key is read once for the whole group). Block ids outside [0, P) and lengths
+// outside their range are IndexOutOfRange: at once on the CPU, at the next synchronization on
+// CUDA, as index_select. The keys are bounded by each row's length, not by the table: one
+// call serves sequences of any mix of lengths, and the launch depends on no value, so a CUDA
+// graph can record it. Returns (B, H, D).
+Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks,
                        const Tensor& lengths, const CacheAttentionOptions& opt = {});
 
-// In place, the keys and values of one new token per row into a pool of KV caches:
-// k_cache[slots[b], :, positions[b], :] = k[b] and the same for v. k_cache and v_cache (P, KV,
-// N, D) of one dtype, any strides; k and v (B, KV, D) of that dtype; slots and positions (B)
-// i64 on the caches' device, 0 <= slots[b] < P and 0 <= positions[b] < N (IndexOutOfRange
-// otherwise, at once on the CPU, at the next synchronization on CUDA). Rows naming the same
-// (slot, position) write in an unspecified order. No value is read on the host, so a CUDA
-// graph can record it (a decode step's cache update; index_copy_ checks on the host).
-void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, const Tensor& positions,
+// In place, the keys and values of one new token per row into a pool of KV cache blocks:
+// position positions[b] of row b's sequence, addressed through `blocks` as cache_attention
+// does ((B): block blocks[b] at offset positions[b] < N; (B, M): block blocks[b, p / N] at
+// offset p % N, p = positions[b] < M * N), gets k[b] and v[b]. k_cache and v_cache (P, KV, N,
+// D) of one dtype, any strides; k and v (B, KV, D) of that dtype; blocks and positions i64 on
+// the caches' device (IndexOutOfRange for values out of range, at once on the CPU, at the next
+// synchronization on CUDA). Rows naming the same position write in an unspecified order. No
+// value is read on the host, so a CUDA graph can record it (a decode step's cache update;
+// index_copy_ checks on the host).
+void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks, const Tensor& positions,
                   const Tensor& k, const Tensor& v);
 
 // x @ weight^T + bias without copying weight (weight (out, in), as PyTorch's Linear).

@@ -100,22 +100,22 @@
   X(rms_norm, (const Tensor& x, const Tensor& weight, double eps, const Tensor& out))                            \
   X(rope, (const Tensor& x, const Tensor& cos, const Tensor& sin, bool interleaved, const Tensor& out))          \
   /* out (R, N) = epilogue(h @ w^T + bias), h = x (R, K), or rms_norm(x, norm, p.norm_eps) when norm is          \
-     defined; w (N or 2N, K); bias / residual undefined or as nn.h says */                                      \
+     defined; w (N or 2N, K); bias / residual undefined or as nn.h says */                                       \
   X(linear, (const LinearParams& p, const Tensor& x, const Tensor& norm, const Tensor& w, const Tensor& bias,    \
              const Tensor& residual, const Tensor& out))                                                         \
-  /* out (R, N) = epilogue(y (R, N or 2N) + bias), y any float dtype, out contiguous */                           \
-  X(linear_epilogue, (const LinearEpilogue& e, const Tensor& y, const Tensor& bias, const Tensor& residual,      \
-                      const Tensor& out))                                                                        \
+  /* out (R, N) = epilogue(y (R, N or 2N) + bias), y any float dtype, out contiguous */                          \
+  X(linear_epilogue,                                                                                             \
+    (const LinearEpilogue& e, const Tensor& y, const Tensor& bias, const Tensor& residual, const Tensor& out))   \
   /* q (B,H,Tq,D), k/v (B,H,Tk,D), mask undefined or broadcast to (B,H,Tq,Tk); out (B,H,Tq,D) */                 \
   X(attention, (const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, \
                 const Tensor& out))                                                                              \
-  /* q (B,H,D), k/v (P,KV,N,D) pools, slots/lengths (B) i64 whose values the backend checks; out (B,H,D)       \
-     contiguous */                                                                                               \
+  /* q (B,H,D), k/v (P,KV,N,D) blocks, blocks (B) or (B,M) and lengths (B) i64 whose values the backend          \
+     checks (nn.h); out (B,H,D) contiguous */                                                                    \
   X(cache_attention, (const CacheAttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,          \
-                      const Tensor& slots, const Tensor& lengths, const Tensor& out))                            \
-  /* in place: k_cache/v_cache (P,KV,N,D)[slots[b], :, positions[b], :] = k/v (B,KV,D); slots/positions (B)  \
-     i64 whose values the backend checks */                                                                      \
-  X(cache_write, (const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, const Tensor& positions,     \
+                      const Tensor& blocks, const Tensor& lengths, const Tensor& out))                           \
+  /* in place: k/v (B,KV,D) into k_cache/v_cache (P,KV,N,D) at row b's position positions[b] through its         \
+     blocks (B) or (B,M) (nn.h); i64 values the backend checks */                                                \
+  X(cache_write, (const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks, const Tensor& positions,   \
                   const Tensor& k, const Tensor& v))                                                             \
   /* ggml block-quantized weights: out contiguous f32/f16/bf16 of q's shape on q's device */                     \
   X(dequantize, (const QuantTensor& q, const Tensor& out))                                                       \
@@ -164,5 +164,5 @@
   X(cache_write, kAllDTypes)              \
   X(dequantize, kQuantActivationDTypes)   \
   X(quant_matmul, kQuantActivationDTypes) \
-  X(quant_linear, kQuantActivationDTypes)                                                                        \
+  X(quant_linear, kQuantActivationDTypes) \
   X(quantize, kQuantActivationDTypes)

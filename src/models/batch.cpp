@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "wick/error.h"
+#include "wick/nn.h"
 
 namespace wick::models {
 
@@ -31,6 +32,11 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
     const int64_t capacity = s.cache->resolved_capacity(context);
     WICK_CHECK(T <= capacity - past, InvalidArgument, model, ": batch sequence ", i, ": ", past, " cached + ", T,
                " new positions exceed the cache capacity ", capacity, " (context ", context, ")");
+    if (s.cache->paged()) {
+      const int64_t held = int64_t(s.cache->blocks().size()) * s.cache->block_size();
+      WICK_CHECK(past + T <= held, InvalidArgument, model, ": batch sequence ", i, ": its paged cache has blocks for ",
+                 held, " positions, the batch needs ", past + T, " (KvCache::ensure_positions first)");
+    }
     p.past[i] = past;
     p.count[i] = T;
     p.offset[i] = p.total;
@@ -51,7 +57,37 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
   p.ids = Tensor::from_vector(ids, Shape{1, p.total}).to(device);
   p.positions = Tensor::from_vector(positions, Shape{1, p.total}).to(device);
   p.last = Tensor::from_vector(last, Shape{int64_t(n)}).to(device);
+  p.paged.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const KvCache& kv = *seqs[i].cache;
+    if (!kv.paged()) continue;
+    const std::span<const int32_t> blocks = kv.blocks();
+    const int64_t N = kv.block_size(), end = p.past[i] + p.count[i];
+    const std::vector<int64_t> table(blocks.begin(), blocks.end());
+    std::vector<int64_t> pos(size_t(p.count[i]));
+    for (int64_t t = 0; t < p.count[i]; ++t) pos[size_t(t)] = p.past[i] + t;
+    Paged& g = p.paged[i];
+    const Tensor row = Tensor::from_vector(table, Shape{1, int64_t(table.size())}).to(device);
+    g.table = row.expand(Shape{p.count[i], int64_t(table.size())});
+    g.positions = Tensor::from_vector(pos).to(device);
+    g.used = row.reshape({-1}).narrow(0, 0, (end + N - 1) / N);
+  }
   return p;
+}
+
+std::pair<Tensor, Tensor> paged_kv(const Plan& p, size_t i, const KvCache& cache, size_t li, const Tensor& k,
+                                   const Tensor& v) {
+  const Paged& g = p.paged[i];
+  const KvCache::Layer& l = (*cache.shared_pool())[li];
+  auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };  // (1, KV, T, D) -> (T, KV, D)
+  cache_write_(l.k, l.v, g.table, g.positions, rows(k), rows(v));
+  if (p.past[i] == 0) return {k, v};
+  const int64_t KV = k.dim(1), D = k.dim(3), end = p.past[i] + p.count[i];
+  auto gather = [&](const Tensor& blocks) {  // (used, KV, N, D) -> (1, KV, end, D)
+    const Tensor g_ = index_select(blocks, 0, g.used).permute({1, 0, 2, 3});
+    return g_.reshape({1, KV, g_.dim(1) * g_.dim(2), D}).narrow(2, 0, end);
+  };
+  return {gather(l.k), gather(l.v)};
 }
 
 void commit(const Plan& p, std::span<const BatchSequence> seqs) {

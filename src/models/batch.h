@@ -14,9 +14,18 @@
 
 namespace wick::models::batch {
 
+// A paged sequence's addressing in one forward (KvCache::paged), made once by plan() for
+// every layer.
+struct Paged {
+  Tensor table;      // (count, M) i64: its block table, one (broadcast) row per new token
+  Tensor positions;  // (count) i64: the new tokens' positions
+  Tensor used;       // (blocks) i64: the blocks holding positions [0, past + count), in order
+};
+
 // The layout of a batch: sequence i's tokens are [offset[i], offset[i] + count[i]) of the
 // stream and take positions [past[i], past[i] + count[i]) of its cache.
 struct Plan {
+  std::vector<Paged> paged;  // per sequence; empty tensors for a cache of its own
   std::vector<int64_t> past, count, offset;
   int64_t total = 0;
   Tensor ids;        // (1, total) i64 on the model device: every sequence's tokens in order
@@ -44,6 +53,14 @@ Tensor attend_each(const Plan& p, const Tensor& q, const Tensor& k, const Tensor
                            v.narrow(2, p.offset[i], p.count[i])));
   return cat(parts, 2);
 }
+
+// Layer li of paged sequence i: writes its new keys and values k, v (1, KV, count, D) into its
+// blocks and returns all of its keys and values (1, KV, past + count, D): k and v themselves
+// when nothing precedes them, else gathered from the blocks (a copy, the price of a prefix
+// reused from the pool or of a later prefill chunk). Plain attention over them is the
+// sequence's attention.
+std::pair<Tensor, Tensor> paged_kv(const Plan& p, size_t i, const KvCache& cache, size_t li, const Tensor& k,
+                                   const Tensor& v);
 
 // Advances every cache past its sequence's tokens (after the forward pass wrote them).
 void commit(const Plan& p, std::span<const BatchSequence> seqs);

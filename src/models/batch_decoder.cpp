@@ -9,8 +9,13 @@ namespace wick::models {
 
 namespace {
 
-// The pool's slots (its rows but the spare one).
+// The pool's slots or blocks (its rows but the spare one): a bound on its sequences.
 int64_t pool_slots(const std::vector<KvCache::Layer>& pool) { return pool[0].k.dim(0) - 1; }
+
+// The positions a cache can take now: its row's, or its blocks' (paged).
+int64_t positions_held(const KvCache& c) {
+  return c.paged() ? int64_t(c.blocks().size()) * c.block_size() : (*c.pool())[0].k.dim(2);
+}
 
 }  // namespace
 
@@ -39,7 +44,7 @@ bool BatchDecoder::takes(std::span<const BatchSequence> seqs) const {
   if (int64_t(seqs.size()) > pool_slots(*pool)) return false;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const KvCache* c = seqs[i].cache;
-    if (!c || c->pool() != pool || seqs[i].tokens.size() != 1 || c->length() >= (*pool)[0].k.dim(2)) return false;
+    if (!c || c->pool() != pool || seqs[i].tokens.size() != 1 || c->length() >= positions_held(*c)) return false;
     for (size_t j = 0; j < i; ++j)
       if (seqs[j].cache == c) return false;
   }
@@ -78,8 +83,8 @@ void BatchDecoder::prepare(const KvCache& pooled_cache, int64_t max_lanes) {
 Tensor BatchDecoder::step(std::span<const BatchSequence> seqs) {
   WICK_CHECK(!seqs.empty() && seqs[0].cache, InvalidArgument, "batch decoder: a step needs at least one sequence");
   WICK_CHECK(takes(seqs), InvalidArgument,
-             "batch decoder: the step takes 1 to P sequences of one token each, distinct slots of one pool "
-             "(KvCache::pooled, the pool of earlier steps) with a position left");
+             "batch decoder: the step takes 1 to P sequences of one token each, distinct caches of one pool "
+             "(KvCache::pooled or paged, the pool of earlier steps) with a position left (in their blocks)");
   const auto n = int64_t(seqs.size());
   Recorded& r = recording(*seqs[0].cache, lanes_for(n, pool_slots(*seqs[0].cache->pool())));
   model_.set_batch_inputs(r.state, seqs);

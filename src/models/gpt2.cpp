@@ -83,6 +83,8 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
 }
 
 Tensor Gpt2Model::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
+  WICK_CHECK(!cache || !cache->paged(), Unsupported,
+             "gpt2: a paged cache (KvCache::paged) takes forward_batch, not forward");
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "gpt2: ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
   const int64_t B = ids.dim(0), T = ids.dim(1), H = config_.n_head, Dh = config_.head_dim();

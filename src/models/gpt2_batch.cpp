@@ -1,6 +1,6 @@
 // Gpt2Model::forward_batch: several sequences with their own caches in one pass through
 // blocks(), the learned position rows gathered by each token's own position and attention
-// run per sequence against its own cache (batch::attend_each).
+// run per sequence against its own cache (batch::attend_each), rows or blocks (paged).
 #include "batch.h"
 #include "wick/models/gpt2.h"
 #include "wick/nn.h"
@@ -13,7 +13,9 @@ Tensor Gpt2Model::forward_batch(std::span<const BatchSequence> seqs) const {
   const Tensor x = embedding(p.ids, wte_) + embedding(p.positions, wpe_);  // (1, N, E)
   const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     return batch::attend_each(p, q, k, v, [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
-      return attend_seq(li, qi, ki, vi, seqs[i].cache, p.past[i]);
+      if (!seqs[i].cache->paged()) return attend_seq(li, qi, ki, vi, seqs[i].cache, p.past[i]);
+      const auto [all_k, all_v] = batch::paged_kv(p, i, *seqs[i].cache, li, ki, vi);  // written, then all of them
+      return attend_seq(li, qi, all_k, all_v, nullptr, p.past[i]);
     });
   });
   batch::commit(p, seqs);

@@ -72,14 +72,14 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
 }
 
 Tensor llama_pooled_attention(const LlamaConfig& c, size_t li, const KvCache::Layer& pool, const Tensor& q,
-                              const Tensor& k, const Tensor& v, const Tensor& slots, const Tensor& positions,
+                              const Tensor& k, const Tensor& v, const Tensor& blocks, const Tensor& positions,
                               const Tensor& lengths) {
-  cache_write_(pool.k, pool.v, slots, positions, k, v);
+  cache_write_(pool.k, pool.v, blocks, positions, k, v);
   CacheAttentionOptions o;
   o.scale = c.attention_scale;
   o.window = c.sliding_layers[li] ? c.sliding_window : 0;
   o.softcap = c.attn_logit_softcap;
-  return cache_attention(q, pool.k, pool.v, slots, lengths, o).transpose(0, 1).unsqueeze(0);
+  return cache_attention(q, pool.k, pool.v, blocks, lengths, o).transpose(0, 1).unsqueeze(0);
 }
 
 Tensor LlamaModel::embed(const Tensor& ids) const {
@@ -250,6 +250,8 @@ void LlamaModel::reserve_cache(KvCache& cache) const {
 }
 
 Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) const {
+  WICK_CHECK(!cache || !cache->paged(), Unsupported, kLlamaOp,
+             ": a paged cache (KvCache::paged) takes forward_batch, not forward");
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, kLlamaOp, ": ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
   const LlamaConfig& c = config_;

@@ -19,38 +19,47 @@ namespace wick::models {
 namespace {
 
 // The decoding sequences of a batch that share a pool, attended in one cache_attention call
-// over their slots, each to its own length (no value is read back on the host).
+// over their slots or block tables, each to its own length (no value is read back on the
+// host).
 struct PooledDecode {
   const std::vector<KvCache::Layer>* pool = nullptr;
   std::vector<size_t> seqs;  // indices into the batch
   Tensor token;              // (n) i64: stream index of seqs[j]'s token
-  Tensor slot;               // (n) i64: pool row of seqs[j]
+  Tensor blocks;             // (n) i64: pool row of seqs[j]; paged: (n, M) its block table
   Tensor position;           // (n) i64: the position its token takes
   Tensor length;             // (n) i64: position + 1, the keys it attends
 };
 
 PooledDecode plan_pooled(std::span<const BatchSequence> seqs, const batch::Plan& p, Device device) {
   PooledDecode d;
+  bool paged = false;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const KvCache& kv = *seqs[i].cache;
     if (p.count[i] != 1 || !kv.pool()) continue;
-    if (!d.pool) d.pool = kv.pool();
+    if (!d.pool) d.pool = kv.pool(), paged = kv.paged();
     if (kv.pool() == d.pool) d.seqs.push_back(i);
   }
-  if (d.seqs.size() < 2) return {};  // one sequence gains nothing over its own call
+  // One sequence of slots gains nothing over its own call; one of blocks would have to
+  // gather them.
+  if (d.seqs.empty() || (d.seqs.size() < 2 && !paged)) return {};
   const auto n = int64_t(d.seqs.size());
   // One host-to-device copy for the four index rows of the step, then views of it.
   std::vector<int64_t> all(size_t(4 * n));
+  size_t M = 1;
+  for (const size_t i : d.seqs)
+    if (paged) M = std::max(M, seqs[i].cache->blocks().size());
+  std::vector<int64_t> table(paged ? size_t(n) * M : 0, int64_t((*d.pool)[0].k.dim(0) - 1));  // spare-padded
   for (int64_t j = 0; j < n; ++j) {
     const size_t i = d.seqs[size_t(j)];
     all[size_t(j)] = p.offset[i];
     all[size_t(n + j)] = seqs[i].cache->pool_slot();
     all[size_t(2 * n + j)] = p.past[i];
     all[size_t(3 * n + j)] = p.past[i] + 1;
+    if (paged) std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
   }
   const Tensor up = Tensor::from_vector(all, Shape{4, n}).to(device);
   d.token = up.select(0, 0);
-  d.slot = up.select(0, 1);
+  d.blocks = paged ? Tensor::from_vector(table, Shape{n, int64_t(M)}).to(device) : up.select(0, 1);
   d.position = up.select(0, 2);
   d.length = up.select(0, 3);
   return d;
@@ -62,7 +71,7 @@ Tensor attend_pooled(const LlamaConfig& c, size_t li, const PooledDecode& d, con
                      const Tensor& v) {
   // (1, heads, N, D) -> (n, heads, D): the pooled sequences' tokens as rows.
   auto rows = [&](const Tensor& t) { return index_select(t, 2, d.token).squeeze(0).transpose(0, 1); };
-  return llama_pooled_attention(c, li, (*d.pool)[li], rows(q), rows(k), rows(v), d.slot, d.position, d.length);
+  return llama_pooled_attention(c, li, (*d.pool)[li], rows(q), rows(k), rows(v), d.blocks, d.position, d.length);
 }
 
 }  // namespace
@@ -99,10 +108,17 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
     sin = n == 1 ? sin_parts[0] : cat(sin_parts, 0);
   }
   Tensor y;
+  // A sequence attending on its own: through its cache's rows, or over its keys written to
+  // and gathered from its blocks.
+  auto attend_one = [&](size_t li, size_t i, const Tensor& q, const Tensor& k, const Tensor& v) {
+    if (!seqs[i].cache->paged()) return attend_seq(li, q, k, v, seqs[i].cache, masks[i]);
+    const auto [all_k, all_v] = batch::paged_kv(p, i, *seqs[i].cache, li, k, v);
+    return attend_seq(li, q, all_k, all_v, nullptr, masks[i]);
+  };
   if (!pooled.pool) {
     y = blocks(embed(p.ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
       return batch::attend_each(p, q, k, v, [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
-        return attend_seq(li, qi, ki, vi, seqs[i].cache, masks[i]);
+        return attend_one(li, i, qi, ki, vi);
       });
     });
   } else {
@@ -123,8 +139,8 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
     y = blocks(embed(p.ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
       std::vector<Tensor> parts{attend_pooled(config_, li, pooled, q, k, v)};
       for (const size_t i : others)
-        parts.push_back(attend_seq(li, q.narrow(2, p.offset[i], p.count[i]), k.narrow(2, p.offset[i], p.count[i]),
-                                   v.narrow(2, p.offset[i], p.count[i]), seqs[i].cache, masks[i]));
+        parts.push_back(attend_one(li, i, q.narrow(2, p.offset[i], p.count[i]), k.narrow(2, p.offset[i], p.count[i]),
+                                   v.narrow(2, p.offset[i], p.count[i])));
       const Tensor all = parts.size() == 1 ? parts[0] : cat(parts, 2);
       return in_order ? all : index_select(all, 2, gather);
     });

@@ -4,7 +4,8 @@
 // pool by cache_write_ and attention is cache_attention over each lane's own slot and
 // length, so nothing in a step reads a value on the host: BatchDecoder records it into a
 // CUDA graph once per lane count. The inputs a step reads live in one (4, lanes) i64 tensor:
-// token ids, positions, slots and lengths (position + 1).
+// token ids, positions, slots and lengths (position + 1); a paged pool's block tables follow
+// as rows 4.. (entry j of every lane in row 4 + j), a view of which is the (lanes, M) table.
 #include "llama_config.h"
 #include "wick/error.h"
 #include "wick/models/llama.h"
@@ -35,10 +36,13 @@ BatchDecodeState LlamaModel::begin_batch_decode(const KvCache& pooled_cache, int
   BatchDecodeState s;
   s.lanes = lanes;
   s.pool = pool;
-  s.inputs = zeros(Shape{kInputRows, lanes}, DType::I64, device_);
+  // A paged cache's table is as wide as its capacity's blocks (the widest a sequence gets).
+  const int64_t capacity = pooled_cache.paged() ? pooled_cache.resolved_capacity(c.context_length) : k0.dim(2);
+  s.table_width = pooled_cache.paged() ? (capacity + k0.dim(2) - 1) / k0.dim(2) : 0;
+  s.inputs = zeros(Shape{kInputRows + s.table_width, lanes}, DType::I64, device_);
   // The tables for every position of the pool, held by the state: a recorded step reads
   // their addresses, whatever later calls grow.
-  const RopeTables::Rows rope = rope_->at_least(k0.dim(2));
+  const RopeTables::Rows rope = rope_->at_least(s.table_width > 0 ? s.table_width * k0.dim(2) : capacity);
   s.extra.assign(kBatchExtras, Tensor());
   s.extra[kBatchCos] = rope.cos;
   s.extra[kBatchSin] = rope.sin;
@@ -54,11 +58,12 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
   WICK_CHECK(n >= 1 && n <= s.lanes, InvalidArgument, kBatchDecodeOp, ": ", n, " sequences for a step of ", s.lanes,
              " lanes");
   const Tensor& k0 = (*s.pool)[0].k;
-  const int64_t spare = k0.dim(0) - 1, capacity = k0.dim(2), L = s.lanes;
-  std::vector<int64_t> in(size_t(kInputRows * L), 0);
-  for (int64_t i = 0; i < L; ++i) {  // padding: token 0 at position 0 of the spare row
+  const int64_t spare = k0.dim(0) - 1, L = s.lanes, W = s.table_width;
+  std::vector<int64_t> in(size_t((kInputRows + W) * L), 0);
+  for (int64_t i = 0; i < L; ++i) {  // padding: token 0 at position 0 of the spare row or block
     in[size_t(kSlots * L + i)] = spare;
     in[size_t(kLengths * L + i)] = 1;
+    for (int64_t j = 0; j < W; ++j) in[size_t((kInputRows + j) * L + i)] = spare;
   }
   for (int64_t i = 0; i < n; ++i) {
     const BatchSequence& q = seqs[size_t(i)];
@@ -69,8 +74,16 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
     WICK_CHECK(q.tokens[0] >= 0 && q.tokens[0] < config_.vocab_size, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
                ": token ", q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
     const int64_t pos = q.cache->length();
-    WICK_CHECK(pos < capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
-               capacity, " positions)");
+    const int64_t capacity = W > 0 ? int64_t(q.cache->blocks().size()) * k0.dim(2) : k0.dim(2);
+    WICK_CHECK(pos<capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
+                   capacity, " positions", W> 0
+                   ? " in its blocks"
+                   : "",
+               ")");
+    WICK_CHECK(W == 0 || int64_t(q.cache->blocks().size()) <= W, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
+               " holds ", q.cache->blocks().size(), " blocks, the step's tables ", W);
+    for (size_t j = 0; W > 0 && j < q.cache->blocks().size(); ++j)
+      in[size_t((kInputRows + int64_t(j)) * L + i)] = q.cache->blocks()[j];
     for (int64_t j = 0; j < i; ++j)
       WICK_CHECK(seqs[size_t(j)].cache != q.cache, InvalidArgument, kBatchDecodeOp, ": sequences ", j, " and ", i,
                  " share a cache");
@@ -79,7 +92,7 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
     in[size_t(kSlots * L + i)] = q.cache->pool_slot();
     in[size_t(kLengths * L + i)] = pos + 1;
   }
-  s.inputs.copy_(Tensor::from_vector(in, Shape{kInputRows, L}).to(device_));
+  s.inputs.copy_(Tensor::from_vector(in, Shape{kInputRows + W, L}).to(device_));
 }
 
 void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
@@ -89,7 +102,9 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
   const int64_t L = s.lanes;
   const Tensor ids = s.inputs.narrow(0, kIds, 1);  // (1, L): the stream
   const Tensor positions = s.inputs.select(0, kPositions);
-  const Tensor slots = s.inputs.select(0, kSlots);
+  // The slots, or the block tables (lanes, M) of a paged pool.
+  const Tensor slots =
+      s.table_width > 0 ? s.inputs.narrow(0, kInputRows, s.table_width).transpose(0, 1) : s.inputs.select(0, kSlots);
   const Tensor lengths = s.inputs.select(0, kLengths);
   Tensor cos = embedding(positions, s.extra[kBatchCos]), sin = embedding(positions, s.extra[kBatchSin]);
   if (s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context

@@ -1,9 +1,8 @@
 // cache_attention and cache_write_: a batched decode step's attention against a pool of KV
-// caches (rows of one (P, KV, N, D) buffer per layer, KvCache::pooled) and its cache update.
-// The front end checks shapes, dtypes and devices; the slot, length and position values are
-// checked by the backends (the CPU before it writes anything, CUDA on the device, raised at
-// the next synchronization), so that no call waits for the device and a CUDA graph can
-// record both.
+// cache blocks (one (P, KV, N, D) buffer per layer: a paged cache's blocks, or KvCache::pooled's
+// slots) and its cache update. The front end checks shapes, dtypes and devices; the block, length and position values
+// are checked by the backends (the CPU before it writes anything, CUDA on the device, raised at the next
+// synchronization), so that no call waits for the device and a CUDA graph can record both.
 #include <cmath>
 
 #include "core/checks.h"
@@ -19,6 +18,13 @@ void check_rows(std::string_view op, std::string_view name, const Tensor& t, int
              t.shape());
 }
 
+// blocks: (B) one block per row, or (B, M) a block table (nn.h).
+void check_blocks(std::string_view op, const Tensor& t, int64_t B) {
+  WICK_CHECK(t.dtype() == DType::I64, DTypeMismatch, op, ": blocks must be i64, got ", t.dtype());
+  WICK_CHECK((t.rank() == 1 || (t.rank() == 2 && t.dim(1) >= 1)) && t.dim(0) == B, ShapeMismatch, op,
+             ": blocks must have shape (", B, ") or (", B, ", blocks per row >= 1), got ", t.shape());
+}
+
 void check_pool(std::string_view op, const Tensor& k_cache, const Tensor& v_cache) {
   WICK_CHECK(k_cache.rank() == 4 && k_cache.shape() == v_cache.shape(), ShapeMismatch, op,
              ": k_cache and v_cache must share one shape (pool rows, kv heads, capacity, head_dim), got ",
@@ -28,10 +34,10 @@ void check_pool(std::string_view op, const Tensor& k_cache, const Tensor& v_cach
 
 }  // namespace
 
-Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
+Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks,
                        const Tensor& lengths, const CacheAttentionOptions& opt) {
   constexpr std::string_view op = "cache_attention";
-  const Device dev = detail::common_device(op, {&q, &k_cache, &v_cache, &slots, &lengths});
+  const Device dev = detail::common_device(op, {&q, &k_cache, &v_cache, &blocks, &lengths});
   detail::check_float(op, q);
   check_pool(op, k_cache, v_cache);
   detail::check_same_dtype(op, q, k_cache);
@@ -42,7 +48,7 @@ Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_c
   WICK_CHECK(KV > 0 && H % KV == 0, ShapeMismatch, op, ": q's ", H, " heads are not a multiple of the caches' ", KV,
              " key/value heads");
   WICK_CHECK(k_cache.dim(2) > 0 || B == 0, InvalidArgument, op, ": the caches hold no positions (capacity 0)");
-  check_rows(op, "slots", slots, B);
+  check_blocks(op, blocks, B);
   check_rows(op, "lengths", lengths, B);
   WICK_CHECK(opt.window >= 0, InvalidArgument, op, ": window must be >= 0, got ", opt.window);
   WICK_CHECK(std::isfinite(opt.softcap) && opt.softcap >= 0, InvalidArgument, op,
@@ -54,14 +60,14 @@ Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_c
   p.softcap = opt.softcap;
   Tensor out = Tensor::empty(Shape{B, H, D}, q.dtype(), dev);
   if (out.numel() == 0) return out;
-  backend_for(dev).cache_attention(p, q, k_cache, v_cache, slots, lengths, out);
+  backend_for(dev).cache_attention(p, q, k_cache, v_cache, blocks, lengths, out);
   return out;
 }
 
-void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, const Tensor& positions,
+void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks, const Tensor& positions,
                   const Tensor& k, const Tensor& v) {
   constexpr std::string_view op = "cache_write_";
-  const Device dev = detail::common_device(op, {&k_cache, &v_cache, &slots, &positions, &k, &v});
+  const Device dev = detail::common_device(op, {&k_cache, &v_cache, &blocks, &positions, &k, &v});
   check_pool(op, k_cache, v_cache);
   detail::check_same_dtype(op, k_cache, k);
   detail::check_same_dtype(op, k_cache, v);
@@ -70,7 +76,7 @@ void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& sl
   WICK_CHECK(k.rank() == 3 && k.shape() == want && v.shape() == want, ShapeMismatch, op,
              ": k and v must have shape (rows, kv heads, head_dim) = ", want, " for caches ", k_cache.shape(), ", got ",
              k.shape(), " and ", v.shape());
-  check_rows(op, "slots", slots, B);
+  check_blocks(op, blocks, B);
   check_rows(op, "positions", positions, B);
   detail::check_writable(op, k_cache);
   detail::check_writable(op, v_cache);
@@ -79,7 +85,7 @@ void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& sl
   // no particular order).
   const Tensor ks = detail::unaliased_input(k_cache, detail::unaliased_input(v_cache, k));
   const Tensor vs = detail::unaliased_input(k_cache, detail::unaliased_input(v_cache, v));
-  const Tensor sl = detail::unaliased_input(k_cache, detail::unaliased_input(v_cache, slots));
+  const Tensor sl = detail::unaliased_input(k_cache, detail::unaliased_input(v_cache, blocks));
   const Tensor ps = detail::unaliased_input(k_cache, detail::unaliased_input(v_cache, positions));
   backend_for(dev).cache_write(k_cache, v_cache, sl, ps, ks, vs);
 }

@@ -2,6 +2,7 @@
 // sleeps on `wake` until there is work, applies cancellations and admits queued requests
 // into free slots at each token boundary, then runs one step (engine_step.cpp).
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <new>
 
@@ -35,19 +36,30 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options)
   WICK_CHECK(opt.max_step_tokens >= opt.parallel, InvalidArgument, "engine: max_step_tokens (", opt.max_step_tokens,
              ") must be >= parallel (", opt.parallel, ")");
   opt.ctx_size = std::min(opt.ctx_size, model.context_length());
+  constexpr int64_t kMaxBlockSize = 1 << 16;
+  WICK_CHECK(opt.block_size >= 1 && opt.block_size <= kMaxBlockSize, InvalidArgument,
+             "engine: block_size must be in [1, ", kMaxBlockSize, "], got ", opt.block_size);
+  const int64_t per_sequence = (opt.ctx_size + opt.block_size - 1) / opt.block_size;
+  if (opt.kv_blocks == 0) opt.kv_blocks = opt.parallel * per_sequence;
+  WICK_CHECK(opt.kv_blocks >= 1 && opt.kv_blocks <= INT32_MAX - 1, InvalidArgument, "engine: kv_blocks must be in [1, ",
+             INT32_MAX - 1, "], got ", opt.kv_blocks);
   slots.resize(size_t(opt.parallel));
-  // One buffer per layer for all slots (KvCache::pooled): a step's decoding sequences then
-  // attend in one kernel. OutOfMemory here, before any request.
-  models::KvCache layout(opt.ctx_size);
-  model.reserve_cache(layout);
-  std::vector<models::KvCache> caches = models::KvCache::pooled(layout, opt.parallel);
+  // One block pool per layer for all sequences (KvCache::paged): a step's decoding sequences
+  // attend in one kernel through their block tables. OutOfMemory here, before any request.
+  std::vector<models::KvCache> caches;
+  {
+    models::KvCache layout(1);  // the layout of one position: heads, head_dim, dtype, device
+    model.reserve_cache(layout);
+    caches = models::KvCache::paged(layout, opt.parallel, opt.ctx_size, opt.kv_blocks, opt.block_size);
+  }
   for (size_t i = 0; i < slots.size(); ++i) slots[i].cache = std::move(caches[i]);
   // Every lane count's decode step recorded now, before any request: later the HTTP workers
   // may use the device (embeddings) while the engine thread runs, which a recording in
   // progress cannot tolerate.
   decoder.prepare(slots[0].cache, opt.parallel);
   st.slots = opt.parallel;
-  st.kv_capacity = opt.parallel * opt.ctx_size;
+  st.kv_blocks = opt.kv_blocks;
+  st.kv_capacity = opt.kv_blocks * opt.block_size;
 }
 
 void Engine::Impl::refresh_usage() {
@@ -58,6 +70,15 @@ void Engine::Impl::refresh_usage() {
       st.kv_used += s.cache.length();
     }
   st.queued = int64_t(queue.size());
+  const models::BlockPool& pool = slots[0].cache.block_pool();
+  st.kv_blocks_used = pool.used_blocks();
+  st.kv_blocks_cached = pool.cached_blocks();
+  st.prefix_query_tokens = pool.query_tokens();
+  st.prefix_hit_tokens = pool.hit_tokens();
+}
+
+void Engine::Impl::publish(Slot& slot) {
+  if (!slot.tokens.empty()) slot.cache.block_pool().publish(slot.cache.blocks(), slot.tokens);
 }
 
 void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
@@ -75,34 +96,37 @@ void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
   cancels.erase(seq.id);
   out.emplace_back(std::move(seq.on_event), std::move(ev));
   slot.seq.reset();
-  // A failed step may have half-written the cache: forget it. Otherwise the positions stay
-  // for a later prompt that shares them.
-  if (failed) {
-    slot.cache.clear();
-    slot.tokens.clear();
-  }
+  // A failed step may have half-written the cache: nothing of it is published. Otherwise its
+  // full blocks stay in the prefix cache for a later prompt that shares them.
+  if (!failed) publish(slot);
+  slot.cache.clear();
+  slot.tokens.clear();
 }
 
 bool Engine::Impl::admit_next() {
   const std::vector<int32_t>& prompt = queue.front().req.prompt;
-  Slot* best = nullptr;
-  size_t best_common = 0;
-  for (Slot& s : slots) {
-    if (s.seq) continue;
-    const size_t n = std::min(s.tokens.size(), prompt.size());
-    const size_t common =
-        size_t(std::mismatch(prompt.begin(), prompt.begin() + long(n), s.tokens.begin()).first - prompt.begin());
-    if (!best || common > best_common) best = &s, best_common = common;
-  }
-  if (!best) return false;
-  // The prompt's last token is always fed: its logits are the first prediction.
-  const int64_t reuse = std::min<int64_t>(int64_t(best_common), int64_t(prompt.size()) - 1);
-  best->cache.truncate(std::min(reuse, best->cache.length()));
-  best->tokens.resize(size_t(best->cache.length()));
-  best->seq = std::move(queue.front());
+  const auto free = std::find_if(slots.begin(), slots.end(), [](const Slot& s) { return !s.seq; });
+  if (free == slots.end()) return false;
+  models::KvCache& cache = free->cache;
+  models::BlockPool& pool = cache.block_pool();
+  // The prompt's last token is always fed (its logits are the first prediction), so only
+  // blocks wholly before it are reused.
+  const size_t limit = prompt.size() - 1;
+  const int64_t hit = pool.cached_prefix_blocks(prompt, limit), B = pool.block_size();
+  // Blocks for the rest of the prompt now, so that a prefill never runs out: counted as if
+  // every hit were a free block, which a hit held by a running sequence is not (admission
+  // may wait a little longer than it must, never less).
+  const int64_t fresh = (int64_t(prompt.size()) + B - 1) / B - hit;
+  if (fresh > pool.free_blocks() - hit) return false;
+  std::vector<int32_t> taken = pool.take_prefix(prompt, limit);
+  const int64_t reused = int64_t(taken.size()) * B;
+  cache.adopt(std::move(taken), reused);
+  WICK_CHECK(cache.ensure_positions(int64_t(prompt.size())), Internal, "engine: the pool lost blocks it counted");
+  free->tokens.assign(prompt.begin(), prompt.begin() + reused);
+  free->seq = std::move(queue.front());
   queue.pop_front();
-  Sequence& q = *best->seq;
-  q.fed = q.cached = best->cache.length();
+  Sequence& q = *free->seq;
+  q.fed = q.cached = reused;
   st.cached_prompt_tokens += uint64_t(q.cached);
   // The sampler sees the whole prompt, cached part included, exactly as Generator's does.
   q.sampler.emplace(q.req.sampling);

@@ -26,14 +26,13 @@ struct Sequence {
   std::optional<models::Sampler> sampler;  // made at admission, as Generator makes its own
   int64_t fed = 0;                         // prompt tokens fed through the model so far
   int64_t generated = 0;                   // tokens sampled and emitted
-  int64_t cached = 0;                      // prompt tokens found in the slot's cache at admission
+  int64_t cached = 0;                      // prompt tokens found in the prefix cache at admission
   int32_t next = -1;                       // the last sampled token: the next step feeds it
   bool prefilled() const { return fed == int64_t(req.prompt.size()); }
 };
 
-// One KV cache of ctx_size positions and the sequence using it, if any. A free slot keeps
-// what its last sequence left in the cache: a request whose prompt starts with those tokens
-// (the next turn of a conversation) continues from them instead of recomputing them.
+// A running sequence's place: its paged KV cache (blocks of the engine's one pool, taken as
+// it grows and given back when it ends) and the sequence, if any.
 struct Slot {
   models::KvCache cache;
   std::vector<int32_t> tokens;  // the tokens whose keys and values the cache holds, in order
@@ -71,12 +70,17 @@ struct Engine::Impl {
   void run();                          // the engine thread
   void step(Outbox& out);              // one batched forward and its events (engine_step.cpp)
   void check(const Request& r) const;  // submit()'s validation (engine_step.cpp)
-  // Ends slot's sequence with a final event (caller holds mu): frees the slot first.
+  // Ends slot's sequence with a final event (caller holds mu): frees the slot first; its
+  // full blocks stay in the prefix cache (not those of a failed step).
   void finish(Slot& slot, TokenEvent ev, Outbox& out);
+  // Registers the slot's full blocks in the pool's prefix cache (running sequences too, so
+  // that a request arriving meanwhile with the same prefix shares them).
+  void publish(Slot& slot);
   void refresh_usage();  // st.running / kv_used / queued from the slots (caller holds mu)
   void fail_running(std::exception_ptr e, Outbox& out);  // every running request ends with e
-  // Puts the queue's first request into the free slot whose cache shares the longest prefix
-  // with its prompt; false when no slot is free (caller holds mu).
+  // Puts the queue's first request into a free slot, starting from the prefix cache's blocks
+  // of its prompt and holding blocks for the rest of it; false when no slot or too few
+  // blocks are free (caller holds mu).
   bool admit_next();
 };
 

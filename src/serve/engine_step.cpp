@@ -1,6 +1,6 @@
 // One engine step: every running sequence's next token and prefill chunks of the newly
-// admitted ones in one forward_batch, then sampling, stop conditions and events per
-// sequence. Also submit()'s validation of a request.
+// admitted ones in one forward_batch over their paged caches, then sampling, stop
+// conditions and events per sequence. Also submit()'s validation of a request.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -77,6 +77,9 @@ void Engine::Impl::check(const Request& r) const {
   // Written so that no sum overflows: max_tokens may be anything up to INT64_MAX.
   WICK_CHECK(P <= opt.ctx_size && r.max_tokens <= opt.ctx_size - P, InvalidArgument, "engine: prompt of ", P,
              " tokens + max_tokens ", r.max_tokens, " exceed ctx_size ", opt.ctx_size);
+  const int64_t blocks = (P + opt.block_size - 1) / opt.block_size;
+  WICK_CHECK(blocks <= opt.kv_blocks, InvalidArgument, "engine: a prompt of ", P, " tokens needs ", blocks,
+             " KV blocks of ", opt.block_size, ", the pool has ", opt.kv_blocks);
   for (size_t i = 0; i < r.prompt.size(); ++i)
     WICK_CHECK(r.prompt[i] >= 0 && r.prompt[i] < vocab, InvalidArgument, "engine: prompt token ", i, " (", r.prompt[i],
                ") is outside the vocabulary of ", vocab);
@@ -92,8 +95,21 @@ void Engine::Impl::check(const Request& r) const {
 void Engine::Impl::step(Outbox& out) {
   // Admission order (ids grow), so that the oldest prefill gets the step's token budget first.
   std::vector<Slot*> order;
-  for (Slot& s : slots)
-    if (s.seq) order.push_back(&s);
+  for (Slot& s : slots) {
+    if (!s.seq) continue;
+    // A decoding sequence's next position may begin a block: taken now. A pool too full for
+    // it (kv_blocks below the default) ends the sequence with `length`; its last token is out.
+    if (s.seq->prefilled() && !s.cache.ensure_positions(s.cache.length() + 1)) {
+      const std::lock_guard<std::mutex> lock(mu);
+      TokenEvent ev;
+      ev.finish = FinishReason::Length;
+      finish(s, std::move(ev), out);
+      refresh_usage();
+      continue;
+    }
+    order.push_back(&s);
+  }
+  if (order.empty()) return;
   std::sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) { return a->seq->id < b->seq->id; });
   // Decode tokens first (every running sequence advances each step: steady inter-token
   // latency), then prefill chunks in what is left of max_step_tokens.
@@ -190,6 +206,9 @@ void Engine::Impl::step(Outbox& out) {
     Slot& s = *in_step[i];
     Sequence& q = *s.seq;
     s.tokens.insert(s.tokens.end(), batch[i].tokens.begin(), batch[i].tokens.end());
+    // Blocks filled by this step join the prefix cache now, for requests arriving meanwhile.
+    const auto B = size_t(opt.block_size);
+    if (s.tokens.size() / B != (s.tokens.size() - batch[i].tokens.size()) / B) publish(s);
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use

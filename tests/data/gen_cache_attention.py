@@ -8,6 +8,10 @@ of the rows, and the expected output (B, H, D): row b's query head h attends key
 first = max(0, length - window) for a window > 0; scores q.k * scale, then
 softcap * tanh(s / softcap) when softcap > 0. Inputs are bf16-exact (golden_io.bf16_exact),
 so one golden serves every float dtype.
+
+Paged cases (<name>.tables (B, M) instead of .slots): k, v are (P, KV, N, D) blocks of N
+positions, and row b's key j is k[tables[b, j // N], :, j % N]; only the blocks its length
+reaches are meaningful (the rest of a table is -1, which the op must not read).
 """
 import os
 
@@ -18,8 +22,18 @@ from golden_io import bf16_exact, write_safetensors
 rng = np.random.default_rng(2026)
 
 
+def row_keys(k, blocks, b, L):
+    """(KV, L, D): row b's first L keys, through its slot (1-D blocks) or its block table."""
+    if blocks.ndim == 1:
+        return k[blocks[b], :, :L]
+    N = k.shape[2]
+    used = blocks[b, : (L + N - 1) // N]
+    return np.concatenate([k[i] for i in used], axis=1)[:, :L]
+
+
 def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0):
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
+    slots = np.asarray(slots)
     B, H, D = q.shape
     KV = k.shape[1]
     G = H // KV
@@ -27,9 +41,10 @@ def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0):
     for b in range(B):
         L = int(lengths[b])
         first = max(0, L - window) if window > 0 else 0
+        rk, rv = row_keys(k, slots, b, L), row_keys(v, slots, b, L)
         for h in range(H):
-            keys = k[slots[b], h // G, first:L]
-            vals = v[slots[b], h // G, first:L]
+            keys = rk[h // G, first:L]
+            vals = rv[h // G, first:L]
             s = keys @ q[b, h] * scale
             if softcap > 0:
                 s = softcap * np.tanh(s / softcap)
@@ -68,6 +83,32 @@ variant("softcap", "gqa", softcap=2.0, scale=0.3)
 case("mha128", P=2, KV=2, N=70, D=128, H=2, slots=[1, 0], lengths=[70, 37])
 # An odd head dim (no 16-byte rows: the element-wise path), G = 9 (two head blocks on CUDA).
 case("odd", P=3, KV=1, N=12, D=20, H=9, slots=[0, 2, 1], lengths=[12, 1, 7])
+
+
+
+def paged(name, P, KV, N, D, H, tables, lengths):
+    """Inputs <name>.{k,v,q,tables,lengths} and <name>.out, blocks of N positions."""
+    k = bf16_exact(rng.standard_normal((P, KV, N, D)))
+    v = bf16_exact(rng.standard_normal((P, KV, N, D)))
+    q = bf16_exact(rng.standard_normal((len(tables), H, D)))
+    tables = np.array(tables)
+    T[name + ".k"], T[name + ".v"], T[name + ".q"] = k, v, q
+    T[name + ".tables"] = tables
+    T[name + ".lengths"] = np.array(lengths)
+    T[name + ".out"] = cache_attention(q, k, v, tables, lengths, 1.0 / np.sqrt(D))
+
+
+# Blocks of 16 positions (half a CUDA tile of 16-bit keys: tiles span blocks), scattered and
+# shared tables (rows 0 and 2 share their first two blocks, as prefix-cached sequences do), a
+# row ending inside its first block, one using every entry, and -1 past each row's length.
+paged("paged", P=9, KV=2, N=16, D=64, H=4,
+      tables=[[3, 7, 1, -1, -1], [8, -1, -1, -1, -1], [3, 7, 0, 5, 2], [6, 4, -1, -1, -1]],
+      lengths=[40, 9, 80, 17])
+# Blocks of 5 (odd: keys of one 16-key f32 tile fall in four blocks), a sliding window.
+paged("paged5", P=12, KV=1, N=5, D=32, H=2, tables=[[11, 0, 9, 3, 4, 10], [2, 5, 6, -1, -1, -1]],
+      lengths=[30, 13])
+T["paged5_window.out"] = cache_attention(T["paged5.q"], T["paged5.k"], T["paged5.v"], T["paged5.tables"],
+                                         T["paged5.lengths"], 1.0 / np.sqrt(32), window=7)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cache_attention.safetensors")
 write_safetensors(out, T)

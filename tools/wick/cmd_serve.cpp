@@ -33,6 +33,7 @@ struct ServeArgs {
   std::string embedding_model, host = "127.0.0.1", api_key, ssl_cert_file, ssl_key_file, cors_origin;
   int port = 8080;
   int64_t parallel = 4, max_queue = 64;
+  int64_t kv_block_size = 16, kv_blocks = 0;  // 0: parallel x ceil(ctx / block size)
   double timeout = 30, shutdown_timeout = 10;
   int64_t max_body = 8 << 20;
   int64_t max_connections = 2048;
@@ -83,6 +84,10 @@ int run_serve(const ServeArgs& a) {
   as_usage_error([&] {
     WICK_CHECK(a.parallel >= 1 && a.parallel <= 4096, InvalidArgument, "serve: --parallel must be in [1, 4096], got ",
                a.parallel);
+    WICK_CHECK(a.kv_block_size >= 1 && a.kv_block_size <= 4096, InvalidArgument,
+               "serve: --kv-block-size must be in [1, 4096], got ", a.kv_block_size);
+    WICK_CHECK(a.kv_blocks >= 0 && a.kv_blocks <= (int64_t(1) << 30), InvalidArgument,
+               "serve: --kv-blocks must be in [0, 2^30], got ", a.kv_blocks);
     WICK_CHECK(a.max_queue >= 0 && a.max_queue <= 1'000'000, InvalidArgument,
                "serve: --max-queue must be in [0, 1000000], got ", a.max_queue);
     WICK_CHECK(a.timeout >= 0.1 && a.timeout <= 86400, InvalidArgument,
@@ -147,6 +152,8 @@ int run_serve(const ServeArgs& a) {
   eo.parallel = a.parallel;
   eo.ctx_size = a.model.ctx_size;
   eo.max_queue = a.max_queue;
+  eo.block_size = a.kv_block_size;
+  eo.kv_blocks = a.kv_blocks;
   serve::Engine engine(lm.model(), eo);
 
   serve::AppOptions ao;
@@ -233,7 +240,13 @@ Runner add_serve(CLI::App& app) {
                   "a sentence-embedding folder (MiniLM) for /v1/embeddings, or \"minilm\": the installed package");
   sub->add_option("--host", a->host, "address to listen on")->capture_default_str();
   sub->add_option("--port", a->port, "port to listen on (0: any free one, printed on stderr)")->capture_default_str();
-  sub->add_option("--parallel", a->parallel, "sequences generated at once (KV cache slots)")->capture_default_str();
+  sub->add_option("--parallel", a->parallel, "sequences generated at once")->capture_default_str();
+  sub->add_option("--kv-block-size", a->kv_block_size, "positions per block of the paged KV cache")
+      ->capture_default_str();
+  sub->add_option("--kv-blocks", a->kv_blocks,
+                  "blocks of the KV cache, shared by all sequences and the prefix cache (0: enough for --parallel "
+                  "sequences of --ctx-size)")
+      ->capture_default_str();
   sub->add_option("--max-queue", a->max_queue, "requests waiting for a slot at most; more are answered 429")
       ->capture_default_str();
   sub->add_option(

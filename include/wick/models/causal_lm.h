@@ -10,9 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "wick/models/block_pool.h"
 #include "wick/tensor.h"
 
 namespace wick::models {
+
+struct KvBlocks;
 
 // Keys and values of every layer for the positions seen so far. The buffers (B, heads,
 // capacity, head_dim) per layer are allocated on first use and then written in place, so a
@@ -27,10 +30,12 @@ class KvCache {
   int64_t length() const { return length_; }      // positions cached
   int64_t capacity() const { return capacity_; }  // as requested; 0 = the model's context
   int64_t batch() const { return batch_; }
-  // Forgets the cached positions (keeps the buffers for reuse with the same batch size).
-  void clear() { length_ = 0; }
+  // Forgets the cached positions (keeps the buffers for reuse with the same batch size; a
+  // paged cache gives its blocks back to the pool).
+  void clear();
   // Keeps the first n <= length() positions: a conversation whose new prompt shares a
-  // prefix with what is cached continues from there instead of recomputing it.
+  // prefix with what is cached continues from there instead of recomputing it. A paged
+  // cache keeps all or nothing (Unsupported otherwise: its blocks may be shared).
   void truncate(int64_t n);
 
   // ---- For model implementations ----
@@ -62,11 +67,45 @@ class KvCache {
   std::shared_ptr<const std::vector<Layer>> shared_pool() const { return pool_; }
   int64_t pool_slot() const { return pool_slot_; }
 
+  // ---- Paged caches (a server's KV memory) ----
+  // n empty caches of `capacity` positions each (0: the model's context) drawing fixed-size
+  // blocks of block_size positions from one pool of num_blocks blocks (BlockPool), each
+  // cache holding a block table instead of a row: (num_blocks + 1, heads, block_size,
+  // head_dim) per layer, with the layers, heads, head_dim, dtype and device of `layout` (a
+  // reserved cache of batch 1 and any capacity), block num_blocks being the spare that
+  // padding lanes of a recorded step write.
+  // A sequence takes blocks as it grows, so memory follows the tokens held, not capacity x
+  // caches, and the pool's prefix cache shares the full blocks of a common prompt prefix
+  // across sequences (take_prefix / adopt). Copies of a cache share its table; its blocks go
+  // back to the pool with clear() or the last copy.
+  static std::vector<KvCache> paged(const KvCache& layout, int64_t n, int64_t capacity, int64_t num_blocks,
+                                    int64_t block_size);
+  bool paged() const { return table_ != nullptr; }
+  // The pool's allocator and the cache's blocks in position order (paged caches only).
+  BlockPool& block_pool() const;
+  std::span<const int32_t> blocks() const;
+  int64_t block_size() const;
+  // Blocks for positions [0, n) (n within the capacity): takes what is missing from the pool;
+  // false, and nothing changed, when the pool has too few free blocks.
+  bool ensure_positions(int64_t n);
+  // An empty paged cache starts from blocks already holding `length` positions, taken from the
+  // pool (BlockPool::take_prefix: one reference each, which the cache now owns).
+  void adopt(std::vector<int32_t> blocks, int64_t length);
+
  private:
+  struct Table;
   std::vector<Layer> layers_;
   int64_t length_ = 0, batch_ = 0, capacity_ = 0;
   std::shared_ptr<const std::vector<Layer>> pool_;
   int64_t pool_slot_ = -1;
+  std::shared_ptr<Table> table_;  // paged caches only
+};
+
+// What the caches of one paged pool share (KvCache::paged): the blocks' buffers and the
+// allocator of their ids.
+struct KvBlocks {
+  std::shared_ptr<const std::vector<KvCache::Layer>> layers;  // (blocks + 1, heads, block_size, head_dim)
+  BlockPool pool;
 };
 
 // Device-resident state of step-by-step decoding with static shapes: the token ids and
@@ -90,7 +129,8 @@ struct BatchSequence {
 };
 
 // Device-resident state of a batched decode step with static shapes
-// (CausalLM::decode_batch_step): `lanes` sequences, caches of one pool (KvCache::pooled),
+// (CausalLM::decode_batch_step): `lanes` sequences, caches of one pool (KvCache::pooled or
+// KvCache::paged),
 // each feeding one token. Everything a step reads that changes between steps is in
 // `inputs`, written by set_batch_inputs with one host-to-device copy, so a CUDA graph can
 // record the step once per lane count and replay it (BatchDecoder does).
@@ -98,6 +138,7 @@ struct BatchDecodeState {
   int64_t lanes = 0;
   std::shared_ptr<const std::vector<KvCache::Layer>> pool;  // (P + 1, heads, capacity, head_dim) per layer
   Tensor inputs;              // (rows, lanes) i64 on the model device; the rows are the model's
+  int64_t table_width = 0;    // a paged pool (KvCache::paged): the block-table entries per lane
   Tensor logits;              // (lanes, vocab_size) f32: the last step's output
   std::vector<Tensor> extra;  // model-specific device state (rope tables held for the recording)
 };

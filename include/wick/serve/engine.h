@@ -55,7 +55,7 @@ struct TokenEvent {
   std::string error;                           // for FinishReason::Error
   int64_t prompt_tokens = 0;                   // on the final event: the request's counts
   int64_t completion_tokens = 0;
-  int64_t cached_tokens = 0;  // on the final event: prompt tokens reused from a slot's cache
+  int64_t cached_tokens = 0;  // on the final event: prompt tokens reused from the prefix cache
 };
 
 struct Request {
@@ -73,6 +73,13 @@ struct EngineOptions {
   int64_t max_queue = 64;          // admitted requests waiting for a slot (beyond the free ones); more are refused
   int64_t prefill_chunk = 512;     // prompt tokens of one sequence fed per step at most
   int64_t max_step_tokens = 2048;  // tokens of one batched forward at most (decode + prefill); >= parallel
+  // The KV cache is paged (models::KvCache::paged): blocks of block_size positions from one
+  // pool of kv_blocks blocks (0: enough for every sequence at ctx_size, parallel x
+  // ceil(ctx_size / block_size)). Full blocks of finished and running prompts stay in the
+  // pool's prefix cache until their memory is needed (least recently freed first): a prompt
+  // that starts with one of them reuses its keys and values, whichever request made them.
+  int64_t block_size = 16;
+  int64_t kv_blocks = 0;
   // The decoding sequences of a step run as models::BatchDecoder's recorded step (one CUDA
   // graph per lane count, recorded at construction) when the model has one; false: op by op.
   bool cuda_graphs = true;
@@ -80,12 +87,14 @@ struct EngineOptions {
 
 struct EngineStats {
   int64_t queued = 0, running = 0, slots = 0;
-  int64_t kv_used = 0, kv_capacity = 0;  // positions held by running sequences / all slots
-  int64_t last_step_batch = 0;           // sequences in the last step
-  int64_t last_step_tokens = 0;          // tokens in the last step's forward
+  int64_t kv_used = 0, kv_capacity = 0;  // positions held by running sequences / the pool's blocks
+  int64_t kv_blocks = 0, kv_blocks_used = 0, kv_blocks_cached = 0;  // the pool: all, referenced, in the prefix cache
+  uint64_t prefix_query_tokens = 0, prefix_hit_tokens = 0;          // prompt tokens looked up / found in it
+  int64_t last_step_batch = 0;                                      // sequences in the last step
+  int64_t last_step_tokens = 0;                                     // tokens in the last step's forward
   uint64_t requests = 0, finished = 0, cancelled = 0, failed = 0, rejected = 0;
   uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;  // prompt_tokens: computed ones
-  uint64_t cached_prompt_tokens = 0;                            // prompt tokens reused from a slot's cache instead
+  uint64_t cached_prompt_tokens = 0;                            // prompt tokens reused from the prefix cache instead
 };
 
 class Engine {

@@ -22,8 +22,8 @@ const char* index_op_name(int32_t op) {
     case IndexOpId::ScatterAdd: return "scatter_add";
     case IndexOpId::IndexAdd: return "index_add";
     case IndexOpId::Embedding: return "embedding";
-    case IndexOpId::CacheAttentionSlot: return "cache_attention (slots)";
-    case IndexOpId::CacheWriteSlot: return "cache_write_ (slots)";
+    case IndexOpId::CacheAttentionSlot: return "cache_attention (blocks)";
+    case IndexOpId::CacheWriteSlot: return "cache_write_ (blocks)";
     case IndexOpId::CacheWritePosition: return "cache_write_ (positions)";
     default: return "index op";
   }
@@ -167,10 +167,10 @@ void CudaBackend::check_device_errors() {
   const DeviceErrorRecord rec = *error_host_;
   WICK_CUDA_CHECK(cudaMemsetAsync(error_record_, 0, sizeof(DeviceErrorRecord), stream_));
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
-  // A length is recorded as length - 1 against the capacity (valid lengths are 1..N).
+  // A length is recorded as length - 1 against the row's capacity (valid lengths are 1..M*N).
   if (IndexOpId(rec.op) == IndexOpId::CacheAttentionLength)
     fail(ErrorKind::IndexOutOfRange, "cache_attention: length ", rec.value + 1, " outside [1, ", rec.bound,
-         "] (the cache capacity; detected on ", device(), " at synchronization)");
+         "] (the positions its blocks hold; detected on ", device(), " at synchronization)");
   fail(ErrorKind::IndexOutOfRange, index_op_name(rec.op), ": index ", rec.value,
        " out of range for a dimension of size ", rec.bound, " (detected on ", device(), " at synchronization)");
 }

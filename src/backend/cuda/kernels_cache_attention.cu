@@ -1,6 +1,8 @@
 // cache_attention and cache_write on CUDA: a batched decode step against a pool of KV
-// caches (nn.h). Neither launch depends on a value (the slots and lengths are read by the
-// kernels), so a CUDA graph records them once per lane count.
+// cache blocks (nn.h). Neither launch depends on a value (the block tables and lengths are
+// read by the kernels), so a CUDA graph records them once per lane count. Each key's address
+// goes through its row's block table (block = table[row, key / N], offset key % N); a (B)
+// `blocks` is a table of one column.
 //
 // Attention: a block is one (row, key/value head, head block of up to kWarps query heads,
 // key split). The block's threads stage kTileKeys keys and values of its head in shared
@@ -52,6 +54,21 @@ struct Index1 {
 };
 Index1 index1(const Tensor& t) { return {dptr<const int64_t>(t) + t.offset(), t.strides()[0]}; }
 
+// A (B) or (B, M) block table (nn.h) and the blocks' positions N.
+struct BlockTable {
+  const int64_t* p;
+  int64_t row_stride, col_stride, M, N;
+  __device__ int64_t positions() const { return M * N; }
+  // The entry of row b holding position key (key < M * N), unchecked.
+  __device__ int64_t entry(int64_t b, int64_t key) const {
+    return p[b * row_stride + int64_t(uint32_t(key) / uint32_t(N)) * col_stride];
+  }
+};
+BlockTable block_table(const Tensor& t, int64_t N) {
+  const bool two = t.rank() == 2;
+  return {dptr<const int64_t>(t) + t.offset(), t.strides()[0], two ? t.strides()[1] : 0, two ? t.dim(1) : 1, N};
+}
+
 struct CacheArgs {
   int64_t B, H, KV, G, D, P, N;
   int64_t head_blocks, splits;
@@ -60,7 +77,8 @@ struct CacheArgs {
   int64_t window;
   int64_t qs[3], qoff;
   Strides4 k, v;
-  Index1 slots, lengths;
+  BlockTable blocks;
+  Index1 lengths;
 };
 
 // Shared-memory row stride for D elements of S: an odd number of 4-byte words for the 16-bit
@@ -113,22 +131,25 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int64_t g = hb * kWarps + warp, h = kvh * a.G + g;
   const bool head_ok = g < a.G;
 
-  const int64_t slot_raw = a.slots[b], length_raw = a.lengths[b];
-  const bool slot_ok = slot_raw >= 0 && slot_raw < a.P, length_ok = length_raw >= 1 && length_raw <= a.N;
-  if (threadIdx.x == 0 && split == 0 && kvh == 0 && hb == 0) {
-    index_ok(slot_raw, a.P, rec, IndexOpId::CacheAttentionSlot);
-    index_ok(length_raw - 1, a.N, rec, IndexOpId::CacheAttentionLength);
-  }
-  // A bad slot or length attends nothing (the row becomes NaN; the error is raised at the
-  // next synchronization).
-  const int64_t length = slot_ok && length_ok ? length_raw : 0;
+  const int64_t length_raw = a.lengths[b];
+  const bool length_ok = length_raw >= 1 && length_raw <= a.blocks.positions();
+  if (threadIdx.x == 0 && split == 0 && kvh == 0 && hb == 0)
+    index_ok(length_raw - 1, a.blocks.positions(), rec, IndexOpId::CacheAttentionLength);
+  // A bad length attends nothing (the row becomes NaN; the error is raised at the next
+  // synchronization); a bad block id reads block 0 (likewise raised).
+  const int64_t length = length_ok ? length_raw : 0;
   const KeyRange r = split_range(a, length, split, TK);
+  auto block_of = [&](int64_t key) {
+    const int64_t id = a.blocks.entry(b, key);
+    return index_ok(id, a.P, rec, IndexOpId::CacheAttentionSlot) ? id : int64_t(0);
+  };
 
   if (head_ok)
     for (int64_t d = lane; d < a.D; d += 32)
       qsm[warp * a.D + d] = A(to_compute(q[a.qoff + b * a.qs[0] + h * a.qs[1] + d * a.qs[2]]));
-  const S* kb = k + a.k.off + (slot_ok ? slot_raw : 0) * a.k.s[0] + kvh * a.k.s[1];
-  const S* vb = v + a.v.off + (slot_ok ? slot_raw : 0) * a.v.s[0] + kvh * a.v.s[1];
+  const S* kb = k + a.k.off + kvh * a.k.s[1];  // this head's keys; a key's block and offset added per key
+  const S* vb = v + a.v.off + kvh * a.v.s[1];
+  const int64_t N = a.blocks.N;
 
   // The tile at j0 into registers (VEC) or straight into shared memory (scalar).
   const int64_t chunks_per_row = a.D / V, tile_chunks = TK * chunks_per_row;
@@ -141,7 +162,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       const bool is_v = c >= tile_chunks;
       const int64_t cc = is_v ? c - tile_chunks : c, j = cc / chunks_per_row, d = cc % chunks_per_row * V;
       const int64_t key = j0 + j < r.end ? j0 + j : r.end - 1;  // a short last tile repeats a key
-      const S* src = is_v ? vb + key * a.v.s[2] + d : kb + key * a.k.s[2] + d;
+      const int64_t blk = block_of(key), at = key % N;
+      const S* src = is_v ? vb + blk * a.v.s[0] + at * a.v.s[2] + d : kb + blk * a.k.s[0] + at * a.k.s[2] + d;
       pre[i] = __ldg(reinterpret_cast<const uint4*>(src));
     }
   };
@@ -162,7 +184,9 @@ __global__ void __launch_bounds__(kBlockThreads)
         const bool is_v = e >= TK * a.D;
         const int64_t ee = is_v ? e - TK * a.D : e, j = ee / a.D, d = ee % a.D;
         const int64_t key = j0 + j < r.end ? j0 + j : r.end - 1;
-        const S x = is_v ? vb[key * a.v.s[2] + d * a.v.s[3]] : kb[key * a.k.s[2] + d * a.k.s[3]];
+        const int64_t blk = block_of(key), at = key % N;
+        const S x = is_v ? vb[blk * a.v.s[0] + at * a.v.s[2] + d * a.v.s[3]]
+                         : kb[blk * a.k.s[0] + at * a.k.s[2] + d * a.k.s[3]];
         (is_v ? vs : ks)[j * a.row_stride + d] = x;
       }
     }
@@ -243,7 +267,8 @@ void launch_cache_attention(CudaBackend& be, CacheArgs a, const Tensor& q, const
   // About 4 blocks per SM before the keys are split; a split keeps 4 tiles at least.
   const int64_t blocks = a.B * a.KV * a.head_blocks;
   const int64_t want = int64_t(be.sm_count()) * 4;
-  const int64_t max_splits = std::max<int64_t>(1, (a.N + 4 * TK - 1) / (4 * TK));
+  const int64_t keys = a.blocks.M * a.N;  // a row's most keys
+  const int64_t max_splits = std::max<int64_t>(1, (keys + 4 * TK - 1) / (4 * TK));
   a.splits = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, std::min<int64_t>(max_splits, 65535));
   const dim3 grid{unsigned(blocks), unsigned(a.splits)};
   S* o = dptr<S>(out) + out.offset();
@@ -265,26 +290,30 @@ void launch_cache_attention(CudaBackend& be, CacheArgs a, const Tensor& q, const
 }
 
 template <class S>
-__global__ void cache_write_kernel(int64_t B, int64_t KV, int64_t D, int64_t P, int64_t N, Index1 slots,
-                                   Index1 positions, Strides4 kc, Strides4 vc, Strides4 ks, Strides4 vs,
-                                   S* __restrict__ kcache, S* __restrict__ vcache, const S* __restrict__ k,
-                                   const S* __restrict__ v, DeviceErrorRecord* rec) {
+__global__ void cache_write_kernel(int64_t B, int64_t KV, int64_t D, int64_t P, BlockTable blocks, Index1 positions,
+                                   Strides4 kc, Strides4 vc, Strides4 ks, Strides4 vs, S* __restrict__ kcache,
+                                   S* __restrict__ vcache, const S* __restrict__ k, const S* __restrict__ v,
+                                   DeviceErrorRecord* rec) {
   const int64_t n = B * KV * D;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t d = i % D, h = (i / D) % KV, b = i / (D * KV);
-    const int64_t slot = slots[b], pos = positions[b];
+    const int64_t pos = positions[b];
     const bool first = h == 0 && d == 0;  // one record per row
-    const bool ok = slot >= 0 && slot < P && pos >= 0 && pos < N;
-    if (!ok) {
+    const bool pos_ok = pos >= 0 && pos < blocks.positions();
+    const int64_t blk = pos_ok ? blocks.entry(b, pos) : -1;
+    if (!pos_ok || blk < 0 || blk >= P) {
       if (first) {
-        index_ok(slot, P, rec, IndexOpId::CacheWriteSlot);
-        index_ok(pos, N, rec, IndexOpId::CacheWritePosition);
+        if (!pos_ok)
+          index_ok(pos, blocks.positions(), rec, IndexOpId::CacheWritePosition);
+        else
+          index_ok(blk, P, rec, IndexOpId::CacheWriteSlot);
       }
       continue;
     }
-    kcache[kc.off + slot * kc.s[0] + h * kc.s[1] + pos * kc.s[2] + d * kc.s[3]] =
+    const int64_t at = pos % blocks.N;
+    kcache[kc.off + blk * kc.s[0] + h * kc.s[1] + at * kc.s[2] + d * kc.s[3]] =
         k[ks.off + b * ks.s[0] + h * ks.s[1] + d * ks.s[2]];
-    vcache[vc.off + slot * vc.s[0] + h * vc.s[1] + pos * vc.s[2] + d * vc.s[3]] =
+    vcache[vc.off + blk * vc.s[0] + h * vc.s[1] + at * vc.s[2] + d * vc.s[3]] =
         v[vs.off + b * vs.s[0] + h * vs.s[1] + d * vs.s[2]];
   }
 }
@@ -300,7 +329,7 @@ Strides4 strides3(const Tensor& t) {
 }  // namespace
 
 void CudaBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
-                                  const Tensor& slots, const Tensor& lengths, const Tensor& out) {
+                                  const Tensor& blocks, const Tensor& lengths, const Tensor& out) {
   activate();
   CacheArgs a{};
   a.B = q.dim(0), a.H = q.dim(1), a.D = q.dim(2), a.P = k.dim(0), a.KV = k.dim(1), a.N = k.dim(2);
@@ -312,7 +341,7 @@ void CudaBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q
   for (int i = 0; i < 3; ++i) a.qs[i] = q.strides()[size_t(i)];
   a.qoff = q.offset();
   a.k = strides4(k), a.v = strides4(v);
-  a.slots = index1(slots), a.lengths = index1(lengths);
+  a.blocks = block_table(blocks, a.N), a.lengths = index1(lengths);
   dispatch_float(q.dtype(), "cache_attention", [&]<class T>() {
     using S = dev_t<T>;
     a.row_stride = padded_row<S>(a.D);
@@ -332,14 +361,14 @@ void CudaBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q
   });
 }
 
-void CudaBackend::cache_write(const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
+void CudaBackend::cache_write(const Tensor& k_cache, const Tensor& v_cache, const Tensor& blocks,
                               const Tensor& positions, const Tensor& k, const Tensor& v) {
   activate();
   const int64_t B = k.dim(0), KV = k.dim(1), D = k.dim(2);
   dispatch(k.dtype(), [&]<class T>() {
     using S = dev_t<T>;
     cache_write_kernel<S><<<std::min(grid_for(B * KV * D), resident_blocks()), kThreads, 0, stream_>>>(
-        B, KV, D, k_cache.dim(0), k_cache.dim(2), index1(slots), index1(positions), strides4(k_cache),
+        B, KV, D, k_cache.dim(0), block_table(blocks, k_cache.dim(2)), index1(positions), strides4(k_cache),
         strides4(v_cache), strides3(k), strides3(v), dptr<S>(k_cache), dptr<S>(v_cache), dptr<const S>(k),
         dptr<const S>(v), error_record());
     check_launch("cache_write_");

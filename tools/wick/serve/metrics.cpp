@@ -86,7 +86,7 @@ std::string Metrics::render(const EngineStats& e, const EmbeddingStats* emb) con
     const char* help;
     double value;
   };
-  const std::array<Row, 16> rows{{
+  const std::array<Row, 21> rows{{
       {"wick_prompt_tokens_total", "counter", "Prompt tokens computed.", double(e.prompt_tokens)},
       {"wick_cached_prompt_tokens_total", "counter", "Prompt tokens reused from the KV cache (prefix reuse).",
        double(e.cached_prompt_tokens)},
@@ -103,7 +103,14 @@ std::string Metrics::render(const EngineStats& e, const EmbeddingStats* emb) con
       {"wick_batch_size", "gauge", "Sequences in the last step.", double(e.last_step_batch)},
       {"wick_step_tokens", "gauge", "Tokens in the last step's forward.", double(e.last_step_tokens)},
       {"wick_kv_used_positions", "gauge", "KV cache positions held by running sequences.", double(e.kv_used)},
-      {"wick_kv_capacity_positions", "gauge", "KV cache positions of all slots.", double(e.kv_capacity)},
+      {"wick_kv_capacity_positions", "gauge", "KV cache positions of the block pool.", double(e.kv_capacity)},
+      {"wick_kv_blocks", "gauge", "Blocks of the paged KV cache.", double(e.kv_blocks)},
+      {"wick_kv_blocks_used", "gauge", "KV blocks held by running sequences.", double(e.kv_blocks_used)},
+      {"wick_kv_blocks_cached", "gauge", "KV blocks in the prefix cache (held or free).", double(e.kv_blocks_cached)},
+      {"wick_prefix_cache_query_tokens_total", "counter", "Prompt tokens looked up in the prefix cache.",
+       double(e.prefix_query_tokens)},
+      {"wick_prefix_cache_hit_tokens_total", "counter", "Prompt tokens found in the prefix cache.",
+       double(e.prefix_hit_tokens)},
   }};
   for (const Row& r : rows) {
     header(out, r.name, r.type, r.help);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# GPU machine, one call: the paged KV cache and the prefix cache (issue 36). The CUDA cases of
+# the tests the change touched, the same binaries' CUDA cases under compute-sanitizer
+# memcheck, then batched decoding of the Llama-1B-shaped F16 file through per-sequence slots
+# (`batched-bench --mode batch`: KvCache::pooled, the old layout) and through the engine's
+# paged pool (`--mode engine`), in the same call. gguf-py (for bench/make_llama_gguf.py) comes
+# from .device/gguf-py.tar.xz (llama.cpp's, not part of wick).
+#   TESTS='ctest regex' MEMCHECK="test_a test_b" [NPL=1,8,32,64] bash scripts/device/paged_h200.sh
+# Writes to $OUT: gpu.txt, ctest.log, memcheck_<test>.log, bb.txt.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}
+mkdir -p "$out" /tmp/m /tmp/gg
+source scripts/device/unpack.sh
+tar -C /tmp/gg -xJf .device/gguf-py.tar.xz
+export PYTHONPATH=/tmp/gg/gguf-py${PYTHONPATH:+:$PYTHONPATH}
+f=/tmp/m/l1b-f16.gguf
+(python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out "$f" > "$out/make_gguf.log" 2>&1) &
+maker=$!
+nvidia-smi -L | tee "$out/gpu.txt"
+(cd build && timeout 200 ctest -j8 --timeout 150 --output-on-failure -R "${TESTS:-cuda_0}" > "$out/ctest.log" 2>&1)
+echo "ctest rc=$?"
+grep -E "tests passed|tests failed" "$out/ctest.log"
+grep -E "^\s+[0-9]+ - .*\((Failed|SEGFAULT|Timeout|Exception|Subprocess aborted)\)" "$out/ctest.log" | head -20
+for t in ${MEMCHECK:-}; do
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "build/tests/$t" \
+    --gtest_filter='*cuda*:*Cuda*' > "$out/memcheck_$t.log" 2>&1
+  echo "$t memcheck rc=$? $(grep -h 'ERROR SUMMARY' "$out/memcheck_$t.log")"
+done
+wait $maker || { echo "make_llama_gguf failed"; tail -5 "$out/make_gguf.log"; exit 1; }
+for mode in batch engine batch engine; do
+  echo "== wick batched-bench --mode $mode" | tee -a "$out/bb.txt"
+  timeout 200 build/tools/wick/wick batched-bench --model "$f" --device cuda:0 -npp 256 -ntg 256 \
+    -npl "${NPL:-1,8,32,64}" --mode "$mode" 2>&1 | tee -a "$out/bb.txt"
+done
