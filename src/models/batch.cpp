@@ -11,6 +11,24 @@ namespace wick::models {
 
 namespace batch {
 
+namespace {
+
+Paged paged_rows(const KvCache& kv, int64_t past, int64_t count, Device device) {
+  const std::span<const int32_t> blocks = kv.blocks();
+  const int64_t N = kv.block_size(), end = past + count;
+  const std::vector<int64_t> table(blocks.begin(), blocks.end());
+  std::vector<int64_t> pos(static_cast<size_t>(count));
+  for (int64_t t = 0; t < count; ++t) pos[size_t(t)] = past + t;
+  Paged g;
+  const Tensor row = Tensor::from_vector(table, Shape{1, int64_t(table.size())}).to(device);
+  g.table = row.expand(Shape{count, int64_t(table.size())});
+  g.positions = Tensor::from_vector(pos).to(device);
+  g.used = row.reshape({-1}).narrow(0, 0, (end + N - 1) / N);
+  return g;
+}
+
+}  // namespace
+
 Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t context, Device device,
           const std::function<void(KvCache&, int64_t capacity)>& reserve) {
   WICK_CHECK(!seqs.empty(), InvalidArgument, model, ": forward_batch needs at least one sequence");
@@ -57,27 +75,79 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
   p.ids = Tensor::from_vector(ids, Shape{1, p.total}).to(device);
   p.positions = Tensor::from_vector(positions, Shape{1, p.total}).to(device);
   p.last = Tensor::from_vector(last, Shape{int64_t(n)}).to(device);
+  // Decoding sequences (one token) of a paged pool attend through plan_pooled's tables; the
+  // rest get theirs now, once for every layer.
   p.paged.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const KvCache& kv = *seqs[i].cache;
-    if (!kv.paged()) continue;
-    const std::span<const int32_t> blocks = kv.blocks();
-    const int64_t N = kv.block_size(), end = p.past[i] + p.count[i];
-    const std::vector<int64_t> table(blocks.begin(), blocks.end());
-    std::vector<int64_t> pos(size_t(p.count[i]));
-    for (int64_t t = 0; t < p.count[i]; ++t) pos[size_t(t)] = p.past[i] + t;
-    Paged& g = p.paged[i];
-    const Tensor row = Tensor::from_vector(table, Shape{1, int64_t(table.size())}).to(device);
-    g.table = row.expand(Shape{p.count[i], int64_t(table.size())});
-    g.positions = Tensor::from_vector(pos).to(device);
-    g.used = row.reshape({-1}).narrow(0, 0, (end + N - 1) / N);
-  }
+  for (size_t i = 0; i < n; ++i)
+    if (seqs[i].cache->paged() && p.count[i] > 1)
+      p.paged[i] = paged_rows(*seqs[i].cache, p.past[i], p.count[i], device);
   return p;
+}
+
+Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device device) {
+  Pooled d;
+  bool paged = false;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const KvCache& kv = *seqs[i].cache;
+    if (p.count[i] != 1 || !kv.pool()) continue;
+    if (!d.pool) d.pool = kv.pool(), paged = kv.paged();
+    if (kv.pool() == d.pool) d.seqs.push_back(i);
+  }
+  if (d.seqs.empty() || (d.seqs.size() < 2 && !paged)) {
+    d = {};
+    for (size_t i = 0; i < seqs.size(); ++i) d.others.push_back(i);
+    return d;
+  }
+  const auto n = int64_t(d.seqs.size());
+  // One host-to-device copy for the four index rows of the step, then views of it.
+  std::vector<int64_t> all(size_t(4 * n));
+  size_t M = 1;
+  for (const size_t i : d.seqs)
+    if (paged) M = std::max(M, seqs[i].cache->blocks().size());
+  std::vector<int64_t> table(paged ? size_t(n) * M : 0, int64_t((*d.pool)[0].k.dim(0) - 1));  // spare-padded
+  for (int64_t j = 0; j < n; ++j) {
+    const size_t i = d.seqs[size_t(j)];
+    all[size_t(j)] = p.offset[i];
+    all[size_t(n + j)] = seqs[i].cache->pool_slot();
+    all[size_t(2 * n + j)] = p.past[i];
+    all[size_t(3 * n + j)] = p.past[i] + 1;
+    if (paged) std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
+  }
+  const Tensor up = Tensor::from_vector(all, Shape{4, n}).to(device);
+  d.token = up.select(0, 0);
+  d.blocks = paged ? Tensor::from_vector(table, Shape{n, int64_t(M)}).to(device) : up.select(0, 1);
+  d.position = up.select(0, 2);
+  d.length = up.select(0, 3);
+  // The pooled rows' contexts come first, then each other sequence's: one gather puts them
+  // back in stream order (none when that already is the order).
+  std::vector<bool> is_pooled(seqs.size(), false);
+  for (const size_t i : d.seqs) is_pooled[i] = true;
+  std::vector<int64_t> order;  // stream index of each row of the concatenation
+  for (const size_t i : d.seqs) order.push_back(p.offset[i]);
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (!is_pooled[i]) {
+      d.others.push_back(i);
+      for (int64_t t = 0; t < p.count[i]; ++t) order.push_back(p.offset[i] + t);
+    }
+  if (!std::is_sorted(order.begin(), order.end())) {
+    std::vector<int64_t> to_stream(order.size());
+    for (size_t r = 0; r < order.size(); ++r) to_stream[size_t(order[r])] = int64_t(r);
+    d.gather = Tensor::from_vector(to_stream).to(device);
+  }
+  return d;
+}
+
+Tensor pooled_attention(const KvCache::Layer& pool, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& blocks, const Tensor& positions, const Tensor& lengths,
+                        const CacheAttentionOptions& opt) {
+  cache_write_(pool.k, pool.v, blocks, positions, k, v);
+  return cache_attention(q, pool.k, pool.v, blocks, lengths, opt).transpose(0, 1).unsqueeze(0);
 }
 
 std::pair<Tensor, Tensor> paged_kv(const Plan& p, size_t i, const KvCache& cache, size_t li, const Tensor& k,
                                    const Tensor& v) {
-  const Paged& g = p.paged[i];
+  // A decoding sequence left out of plan_pooled (a second pool in one batch) makes its rows here.
+  const Paged g = p.paged[i].table.defined() ? p.paged[i] : paged_rows(cache, p.past[i], p.count[i], k.device());
   const KvCache::Layer& l = (*cache.shared_pool())[li];
   auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };  // (1, KV, T, D) -> (T, KV, D)
   cache_write_(l.k, l.v, g.table, g.positions, rows(k), rows(v));

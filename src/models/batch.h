@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wick/models/causal_lm.h"
+#include "wick/nn.h"
 #include "wick/ops.h"
 
 namespace wick::models::batch {
@@ -61,6 +62,49 @@ Tensor attend_each(const Plan& p, const Tensor& q, const Tensor& k, const Tensor
 // sequence's attention.
 std::pair<Tensor, Tensor> paged_kv(const Plan& p, size_t i, const KvCache& cache, size_t li, const Tensor& k,
                                    const Tensor& v);
+
+// The decoding sequences of a batch (one new token each) whose caches share one pool
+// (KvCache::pooled slots or KvCache::paged blocks), attended together in one cache_attention
+// call, each to its own length (no value is read back on the host); the other sequences
+// attend on their own. Made once per forward by plan_pooled. One sequence of a slot pool
+// gains nothing over its own call and stays alone; a paged one always joins (alone it would
+// have to gather its blocks).
+struct Pooled {
+  const std::vector<KvCache::Layer>* pool = nullptr;  // null: nothing pooled
+  std::vector<size_t> seqs;                           // indices into the batch
+  std::vector<size_t> others;                         // the sequences attending on their own
+  Tensor token;                                       // (n) i64: stream index of seqs[j]'s token
+  Tensor blocks;                                      // (n) i64: the slot of seqs[j]; paged: (n, M) its block table
+  Tensor position;                                    // (n) i64: the position its token takes
+  Tensor length;                                      // (n) i64: position + 1, the keys it attends
+  Tensor gather;  // stream order of [pooled rows; others' rows]; undefined when already in order
+};
+Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device device);
+
+// Rows attending through a pool: q (n, H, D), k and v (n, KV, D) are written at their
+// positions through blocks (cache_write_), then each row attends its keys up to its length
+// with opt. Returns (1, H, n, D), the rows as a stream.
+Tensor pooled_attention(const KvCache::Layer& pool, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& blocks, const Tensor& positions, const Tensor& lengths,
+                        const CacheAttentionOptions& opt);
+
+// One layer's attention over the stream q, k, v (1, heads, total, D): d's pooled rows through
+// pooled_attention with opt and layer li of d's pool, every other sequence i by attend_one(i,
+// q_i, k_i, v_i) on its slices. Returns the contexts (1, H, total, D) in stream order.
+template <class F>
+Tensor attend_batch(const Plan& p, const Pooled& d, size_t li, const CacheAttentionOptions& opt, const Tensor& q,
+                    const Tensor& k, const Tensor& v, const F& attend_one) {
+  if (!d.pool) return attend_each(p, q, k, v, attend_one);
+  // (1, heads, N, D) -> (n, heads, D): the pooled sequences' tokens as rows.
+  auto rows = [&](const Tensor& t) { return index_select(t, 2, d.token).squeeze(0).transpose(0, 1); };
+  std::vector<Tensor> parts{
+      pooled_attention((*d.pool)[li], rows(q), rows(k), rows(v), d.blocks, d.position, d.length, opt)};
+  for (const size_t i : d.others)
+    parts.push_back(attend_one(i, q.narrow(2, p.offset[i], p.count[i]), k.narrow(2, p.offset[i], p.count[i]),
+                               v.narrow(2, p.offset[i], p.count[i])));
+  const Tensor all = parts.size() == 1 ? parts[0] : cat(parts, 2);
+  return d.gather.defined() ? index_select(all, 2, d.gather) : all;
+}
 
 // Advances every cache past its sequence's tokens (after the forward pass wrote them).
 void commit(const Plan& p, std::span<const BatchSequence> seqs);

@@ -71,15 +71,12 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
   return matmul(softmax(s), v);
 }
 
-Tensor llama_pooled_attention(const LlamaConfig& c, size_t li, const KvCache::Layer& pool, const Tensor& q,
-                              const Tensor& k, const Tensor& v, const Tensor& blocks, const Tensor& positions,
-                              const Tensor& lengths) {
-  cache_write_(pool.k, pool.v, blocks, positions, k, v);
+CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li) {
   CacheAttentionOptions o;
   o.scale = c.attention_scale;
   o.window = c.sliding_layers[li] ? c.sliding_window : 0;
   o.softcap = c.attn_logit_softcap;
-  return cache_attention(q, pool.k, pool.v, blocks, lengths, o).transpose(0, 1).unsqueeze(0);
+  return o;
 }
 
 Tensor LlamaModel::embed(const Tensor& ids) const {

@@ -6,6 +6,7 @@
 // CUDA graph once per lane count. The inputs a step reads live in one (4, lanes) i64 tensor:
 // token ids, positions, slots and lengths (position + 1); a paged pool's block tables follow
 // as rows 4.. (entry j of every lane in row 4 + j), a view of which is the (lanes, M) table.
+#include "batch.h"
 #include "llama_config.h"
 #include "wick/error.h"
 #include "wick/models/llama.h"
@@ -116,7 +117,8 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
   const Tensor y = blocks(embed(ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
     auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
-    return llama_pooled_attention(c, li, pool[li], rows(q), rows(k), rows(v), slots, positions, lengths);
+    return batch::pooled_attention(pool[li], rows(q), rows(k), rows(v), slots, positions, lengths,
+                                   cache_options(c, li));
   });
   s.logits = head(y.reshape({L, c.hidden_size})).to(DType::F32);
 }

@@ -62,12 +62,7 @@ struct RopeTables {
 Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                        bool causal);
 
-// Layer li's attention of decoding rows whose caches share one pool: q (n, H, D), k and v
-// (n, KV, D) are written at their positions through `blocks` (slots (n) or block tables
-// (n, M): cache_write_), then each row attends its keys up to lengths (positions + 1)
-// under the layer's window and softcap. Returns (1, H, n, D), the rows as a stream for blocks().
-Tensor llama_pooled_attention(const LlamaConfig& c, size_t li, const KvCache::Layer& pool, const Tensor& q,
-                              const Tensor& k, const Tensor& v, const Tensor& blocks, const Tensor& positions,
-                              const Tensor& lengths);
+// Layer li's options of cache_attention: the model's scale and softcap, the layer's window.
+CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li);
 
 }  // namespace wick::models
