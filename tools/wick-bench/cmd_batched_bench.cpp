@@ -39,7 +39,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string model, device = "cpu", dtype, mode = "batch", step = "graph", npl = "1,8,32", quant_activation = "q8";
-  int64_t npp = 256, ntg = 256, max_step_tokens = 2048;
+  int64_t npp = 256, ntg = 256, max_step_tokens = 2048, kv_block_size = 16;
   bool json = false;
 };
 
@@ -135,6 +135,7 @@ Row run_engine(const models::CausalLM& m, const Args& a, int64_t npl) {
   o.max_queue = npl;
   o.prefill_chunk = a.npp;
   o.max_step_tokens = std::max(a.max_step_tokens, npl);
+  o.block_size = a.kv_block_size;
   serve::Engine engine(m, o);
   std::mutex mu;
   std::condition_variable cv;
@@ -246,6 +247,7 @@ Runner add_batched_bench(CLI::App& app) {
   sub->add_option("-l,--npl", a->npl, "comma-separated parallel sequence counts (default 1,8,32)");
   sub->add_option("--max-step-tokens", a->max_step_tokens, "tokens of one prefill forward at most (default 2048)");
   sub->add_option("--mode", a->mode, "batch: the model directly (default); engine: through serve::Engine");
+  sub->add_option("--kv-block-size", a->kv_block_size, "engine mode: positions per KV cache block (default 16)");
   sub->add_option("--step", a->step,
                   "the decode step of --mode batch: graph (recorded batched step, default), eager, forward");
   sub->add_flag("--json", a->json, "one JSON array instead of the table");
