@@ -221,15 +221,21 @@ TEST(Engine, LogprobsAreTheLogSoftmaxOfTheLogits) {
   }
 }
 
+// Prefix-cache tests: small contexts in blocks of 4 positions, so that a few tokens fill blocks.
+EngineOptions blocks_of_4(int64_t parallel) {
+  EngineOptions o;
+  o.parallel = parallel;
+  o.ctx_size = 64;
+  o.block_size = 4;
+  return o;
+}
+
 // A prompt that continues a finished conversation reuses the full blocks it left in the
 // prefix cache and still gives Generator's tokens; the same prompt again recomputes only
 // what follows its last full block before its last token; an unrelated prompt reuses nothing.
 TEST(Engine, APromptSharingAFinishedPrefixReusesItsBlocks) {
   const auto& m = llama();
-  EngineOptions o;
-  o.parallel = 1;
-  o.ctx_size = 64;
-  o.block_size = 4;
+  EngineOptions o = blocks_of_4(1);
   Engine engine(m, o);
   Collector c;
   const Request first = request(lcg_tokens(10, m.vocab_size(), 21), 5);
@@ -272,10 +278,7 @@ TEST(Engine, APromptSharingAFinishedPrefixReusesItsBlocks) {
 // own cache would have lost it to the request between), and gives the same greedy tokens.
 TEST(Engine, ThePrefixCacheServesAPromptSeenRequestsEarlier) {
   const auto& m = llama();
-  EngineOptions o;
-  o.parallel = 1;
-  o.ctx_size = 64;
-  o.block_size = 4;
+  EngineOptions o = blocks_of_4(1);
   Engine engine(m, o);
   Collector c;
   const Request a = request(lcg_tokens(21, m.vocab_size(), 31), 4), b = request(lcg_tokens(13, m.vocab_size(), 32), 4);
@@ -293,10 +296,7 @@ TEST(Engine, ThePrefixCacheServesAPromptSeenRequestsEarlier) {
 // blocks the first published (shared, not copied) and both answer as Generator does.
 TEST(Engine, ConcurrentRequestsWithOnePromptShareItsBlocks) {
   const auto& m = llama();
-  EngineOptions o;
-  o.parallel = 2;
-  o.ctx_size = 64;
-  o.block_size = 4;
+  EngineOptions o = blocks_of_4(2);
   Engine engine(m, o);
   Collector c;
   const Request a = request(lcg_tokens(24, m.vocab_size(), 41), 30), b = request(a.prompt, 3);
@@ -315,10 +315,7 @@ TEST(Engine, ConcurrentRequestsWithOnePromptShareItsBlocks) {
 // the pool is refused at submit, and every block comes back.
 TEST(Engine, ASmallBlockPoolMakesRequestsWaitOrEndWithLength) {
   const auto& m = llama();
-  EngineOptions o;
-  o.parallel = 2;
-  o.ctx_size = 64;
-  o.block_size = 4;
+  EngineOptions o = blocks_of_4(2);
   o.kv_blocks = 6;
   Engine engine(m, o);
   Collector c;

@@ -91,6 +91,13 @@ def test_bad_requests(srv):
     assert s == 200 and b["usage"]["completion_tokens"] >= 1
     s, _, data = srv.request("GET", "/v2/nothing")
     assert_error(s, json.loads(data), 404)
+    # Another method on a known endpoint: 405 naming what it takes, not 404.
+    for method, path, allow in (("GET", "/v1/completions", "POST"), ("PUT", "/v1/chat/completions", "POST"),
+                                ("DELETE", "/v1/embeddings", "POST"), ("POST", "/health", "GET, HEAD"),
+                                ("POST", "/v1/models", "GET, HEAD"), ("PATCH", "/metrics", "GET, HEAD")):
+        s, headers, data = srv.request(method, path, {"x": 1})
+        assert_error(s, json.loads(data), 405, contains=allow)
+        assert headers.get("Allow") == allow, (method, path, headers)
     # The server still serves.
     assert srv.request("GET", "/health")[0] == 200
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <optional>
 
 #include "api_error.h"
@@ -191,8 +192,19 @@ void App::install(HttpServer& server) {
   server.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+        // The endpoints and the one method each takes: another method on one of them is a 405
+        // naming it (RFC 9110 15.5.6), not a 404.
+        static const std::map<std::string, std::string, std::less<>> kAllowed = {
+            {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}, {"/v1/embeddings", "POST"},
+            {"/v1/models", "GET, HEAD"}, {"/health", "GET, HEAD"},         {"/openapi.json", "GET, HEAD"},
+            {"/metrics", "GET, HEAD"}};
         std::string message;
-        if (res.status == 404) {
+        const bool read_whole = res.status == 404;  // an unknown path or a known one: the request was read
+        if (const auto known = kAllowed.find(req.path); res.status == 404 && known != kAllowed.end()) {
+          res.status = 405;
+          res.set_header("Allow", known->second);
+          message = "method " + req.method + " is not allowed on " + req.path + " (allowed: " + known->second + ")";
+        } else if (res.status == 404) {
           message = "no endpoint " + req.method + " " + req.path.substr(0, 200);
         } else if (req.method == "TRACE" || req.method == "CONNECT" || req.method == "PRI") {
           res.status = 405;  // httplib's parser knows these methods; no endpoint takes them
@@ -205,7 +217,7 @@ void App::install(HttpServer& server) {
         } else {
           message = "HTTP error " + std::to_string(res.status);
         }
-        if (res.status != 404) close_after(res);
+        if (!read_whole) close_after(res);
         reply_error(res, ApiError(res.status, message));
         return httplib::Server::HandlerResponse::Handled;
       }));
