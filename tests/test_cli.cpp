@@ -348,6 +348,25 @@ TEST_F(Cli, GenerateChecksItsOptionsBeforeLoadingTheModel) {
 
 // --stop cuts the text before the first stop string and ends the generation there: the
 // output is the greedy text without --stop, up to where the string first appears.
+// --spec ngram: the same greedy text, drafts made and counted on stderr; bad values are
+// usage errors before the model loads.
+TEST_F(Cli, GenerateWithPromptLookupDraftsGivesTheSameText) {
+  const std::string base = "generate --model " + test::data_path("llama_quant/q4_k_m.gguf") +
+                           " --device cpu --temperature 0 --max-tokens 48 --prompt 'a b c a b c a b c'";
+  const CliResult plain = run(base);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const CliResult spec = run(base + " --spec ngram --draft-tokens 6");
+  ASSERT_EQ(spec.code, 0) << spec.err;
+  EXPECT_EQ(spec.out, plain.out);
+  EXPECT_NE(spec.err.find("speculative (ngram): "), std::string::npos) << spec.err;
+  EXPECT_EQ(plain.err.find("speculative"), std::string::npos) << plain.err;
+  for (const char* bad : {" --spec ngram --draft-tokens 0", " --spec ngram --draft-tokens 65",
+                          " --spec ngram --spec-ngram 0", " --spec medusa"}) {
+    const CliResult r = run(base + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+  }
+}
+
 TEST_F(Cli, GenerateStopsBeforeAStopString) {
   const std::string base = "generate --device cpu --temperature 0 --max-tokens 40";
   const CliResult full = run(base);

@@ -2,7 +2,8 @@
 // penalties and min-p. Rules: transformers' RepetitionPenaltyLogitsProcessor (each
 // distinct token seen in prompt or output: logit / r if positive, * r if negative),
 // OpenAI's presence/frequency penalties (over generated tokens: logit -= presence +
-// frequency * count), transformers' MinPLogitsWarper (keep p >= min_p * p_max).
+// frequency * count), transformers' MinPLogitsWarper (keep p >= min_p * p_max). With a draft
+// (speculative decoding's rejection sampling) the distribution is the same as without one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +62,36 @@ TEST(Sampler, DistributionsFollowTemperatureTopKAndTopP) {
   f = frequencies({.temperature = 1.0, .top_k = 0, .top_p = 0.7, .seed = 4}, logits);
   EXPECT_NEAR(f[0], 0.625, 0.015);
   EXPECT_EQ(f[2], 0.0);
+}
+
+// sample(logits, draft): keep the draft with probability p(draft), else draw from the rest
+// in proportion: the token's distribution is p whatever the draft (in the candidates, cut by
+// top-k, or none), 20000 draws each.
+TEST(SamplerDraft, KeepsTheDistributionWhateverTheDraft) {
+  const std::vector<float> logits = {std::log(0.4f), std::log(0.3f), std::log(0.2f), std::log(0.1f)};
+  for (const auto& [top_k, want] : {std::pair{int64_t(0), std::vector<double>{0.4, 0.3, 0.2, 0.1}},
+                                    std::pair{int64_t(2), std::vector<double>{4.0 / 7, 3.0 / 7, 0, 0}}})
+    for (const int32_t draft : {0, 1, 3, -1}) {
+      SCOPED_TRACE("top_k " + std::to_string(top_k) + ", draft " + std::to_string(draft));
+      models::Sampler s({.temperature = 1.0, .top_k = top_k, .top_p = 1.0, .seed = uint64_t(10 + draft)});
+      std::vector<double> f(logits.size());
+      const int n = 20000;
+      int kept = 0;
+      for (int i = 0; i < n; ++i) {
+        const int32_t t = s.sample(logits, draft);
+        f[size_t(t)] += 1.0 / n;
+        kept += t == draft;
+      }
+      for (size_t t = 0; t < f.size(); ++t) EXPECT_NEAR(f[t], want[t], 0.015) << t;
+      if (draft >= 0) EXPECT_NEAR(double(kept) / n, want[size_t(draft)], 0.015);
+    }
+  // Greedy: the argmax, the draft kept only when it is the argmax.
+  models::Sampler greedy({});
+  EXPECT_EQ(greedy.sample(logits, 2), 0);
+  EXPECT_EQ(greedy.sample(logits, 0), 0);
+  // A draft the distribution cannot pick (p = 1 elsewhere) is never kept.
+  models::Sampler certain({.temperature = 1.0, .top_k = 1, .top_p = 1.0, .seed = 5});
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(certain.sample(logits, 3), 0);
 }
 
 TEST(Sampler, SeedsReproduceAndDiffer) {

@@ -181,6 +181,8 @@ Tensor CausalLM::forward_batch(std::span<const BatchSequence> seqs) const {
 
 void CausalLM::reserve_cache(KvCache&) const {}
 
+int64_t CausalLM::exact_span(int64_t) const { return std::numeric_limits<int64_t>::max(); }
+
 BatchDecodeState CausalLM::begin_batch_decode(const KvCache&, int64_t) const {
   fail(ErrorKind::Unsupported, "begin_batch_decode: this model has no batched decode step (batch_decode_supported() ",
        "is false); use forward_batch");

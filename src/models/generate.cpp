@@ -80,7 +80,9 @@ std::vector<float> Sampler::penalized(std::span<const float> logits) const {
   return out;
 }
 
-int32_t Sampler::sample(std::span<const float> raw) {
+int32_t Sampler::sample(std::span<const float> raw) { return sample(raw, -1); }
+
+int32_t Sampler::sample(std::span<const float> raw, int32_t draft) {
   WICK_CHECK(!raw.empty(), InvalidArgument, "sampler: empty logits");
   std::vector<float> penalized;
   if (opt_.penalized()) {
@@ -88,13 +90,13 @@ int32_t Sampler::sample(std::span<const float> raw) {
     apply_penalties(penalized);
     raw = penalized;
   }
-  const int32_t id = pick(raw);
+  const int32_t id = pick(raw, draft);
   if (opt_.repetition_penalty != 1) seen_.push_back(id);
   if (opt_.presence_penalty != 0 || opt_.frequency_penalty != 0) generated_.push_back(id);
   return id;
 }
 
-int32_t Sampler::pick(std::span<const float> logits) {
+int32_t Sampler::pick(std::span<const float> logits, int32_t draft) {
   if (opt_.temperature == 0)
     return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());  // first maximum, as torch
 
@@ -154,14 +156,63 @@ int32_t Sampler::pick(std::span<const float> logits) {
     total = 0;
     for (size_t i = 0; i < keep; ++i) total += weight(i);
   }
+  // A draft is kept with its probability w / total; else the token comes from the other
+  // candidates, in proportion to their weights (the draft's weight taken out of the total).
+  size_t skip = keep;  // the draft's place among the candidates, if there
+  if (draft >= 0) {
+    for (size_t i = 0; i < keep && skip == keep; ++i)
+      if (cand[i].second == draft) skip = i;
+    if (skip < keep) {
+      const double w = weight(skip);
+      if (std::uniform_real_distribution<double>(0.0, 1.0)(rng_) * total < w || total - w <= 0) return draft;
+      total -= w;
+    }
+  }
   const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
   double cum = 0;
+  size_t last = keep;
   for (size_t i = 0; i < keep; ++i) {
+    if (i == skip) continue;
     cum += weight(i);
+    last = i;
     if (u < cum) return cand[i].second;
   }
-  return cand[keep - 1].second;  // u rounded up to total
+  return cand[last].second;  // u rounded up to total
 }
+
+void check_speculative_options(const SpeculativeOptions& spec) {
+  constexpr int64_t kMax = 64;
+  WICK_CHECK(spec.draft_tokens >= 0 && spec.draft_tokens <= kMax, InvalidArgument,
+             "generate: draft_tokens must be in [0, ", kMax, "], got ", spec.draft_tokens);
+  WICK_CHECK(spec.max_ngram >= 1 && spec.max_ngram <= kMax, InvalidArgument, "generate: max_ngram must be in [1, ",
+             kMax, "], got ", spec.max_ngram);
+}
+
+Generator& Generator::speculative(const SpeculativeOptions& spec) {
+  check_speculative_options(spec);
+  spec_ = spec;
+  return *this;
+}
+
+namespace {
+
+// Prompt lookup: the tokens that followed the latest earlier occurrence of history's last n
+// tokens (n from max_ngram down to 1), at most `most` of them; none when nothing matches.
+std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_ngram, int64_t most) {
+  const auto size = int64_t(history.size());
+  for (int64_t n = std::min(max_ngram, size - 1); n >= 1 && most > 0; --n) {
+    const std::span<const int32_t> tail = history.last(size_t(n));
+    // Latest first: the nearest context predicts best. A match must leave a token after it.
+    for (int64_t at = size - n - 1; at >= 0; --at)
+      if (std::equal(tail.begin(), tail.end(), history.begin() + at)) {
+        const int64_t from = at + n, count = std::min(most, size - from);
+        return {history.begin() + from, history.begin() + from + count};
+      }
+  }
+  return {};
+}
+
+}  // namespace
 
 GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                                const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
@@ -208,7 +259,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
   auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
   // The step's own argmax is the next token only under plain greedy decoding.
   const bool device_argmax = opt_.temperature == 0 && !opt_.penalized();
-  if (cuda_graph_ && model_.device().is_cuda()) {
+  if (cuda_graph_ && model_.device().is_cuda() && spec_.draft_tokens == 0) {
     // Record one static-shape step, then replay it per token. The step leaves its argmax
     // in s.ids: greedy decoding reads 8 bytes back; sampling reads the logits row and
     // overwrites s.ids with its choice.
@@ -222,6 +273,57 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
       next = device_argmax ? int32_t(s.ids.to_vector<int64_t>()[0]) : sampler.sample(last_row(s.logits));
     }
     kv.set_length(length);  // the recorded steps wrote these positions
+  } else if (spec_.draft_tokens > 0) {
+    // Speculative steps: `next` and a draft fed in one forward, the draft's tokens checked
+    // in order against the logits of the position before each; the first one the sampler
+    // does not keep is replaced by its pick, and the positions after it are dropped.
+    std::vector<int32_t> history(prompt.begin(), prompt.end());  // what drafts are looked up in
+    auto emit_next = [&] {
+      history.push_back(next);
+      return emit();
+    };
+    bool go_on = emit_next();
+    while (go_on) {
+      const int64_t most = std::min({spec_.draft_tokens, capacity - length - 1,
+                                     max_new_tokens - st.generated_tokens - 1, model_.exact_span(length) - 1});
+      const std::vector<int32_t> draft = lookup_draft(history, spec_.max_ngram, most);
+      if (draft.empty()) {
+        next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));
+        length = kv.length();
+        go_on = emit_next();
+        continue;
+      }
+      std::vector<int64_t> fed{next};
+      fed.insert(fed.end(), draft.begin(), draft.end());
+      const int64_t base = length, k = int64_t(draft.size());
+      const std::vector<float> rows = model_.forward(Tensor::from_vector(fed, Shape{1, k + 1}), &kv)
+                                          .to(Device::cpu())
+                                          .to(DType::F32)
+                                          .to_vector<float>();
+      const auto vocab_n = size_t(vocab);
+      auto row = [&](int64_t j) { return std::span<const float>(rows.data() + size_t(j) * vocab_n, vocab_n); };
+      st.drafted_tokens += k;
+      int64_t j = 0;
+      for (; j < k && go_on; ++j) {
+        next = sampler.sample(row(j), draft[size_t(j)]);
+        if (next != draft[size_t(j)]) break;
+        ++st.accepted_tokens;
+        length = base + j + 1;  // fed so far: the step's first token and the drafts before this one
+        go_on = emit_next();
+      }
+      if (!go_on) {
+        kv.truncate(length);  // the last emitted token counts as sampled, not fed
+        break;
+      }
+      if (j == k) {  // every draft kept: the position after the last one predicts the next token
+        next = sampler.sample(row(k));
+        length = base + k + 1;
+      } else {  // `next` replaces draft[j]; the positions from draft[j] on are dropped
+        length = base + j + 1;
+      }
+      kv.truncate(length);
+      go_on = emit_next();
+    }
   } else {
     while (emit()) {
       next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));

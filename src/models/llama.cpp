@@ -240,6 +240,12 @@ Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, Kv
   return llama_attention(c, q, k, v, mask, !mask.defined());
 }
 
+int64_t LlamaModel::exact_span(int64_t past) const {
+  const RopeConfig& r = config_.rope;
+  if (r.scaling == RopeScaling::LongRope && past < r.original_context) return r.original_context - past;
+  return CausalLM::exact_span(past);
+}
+
 void LlamaModel::reserve_cache(KvCache& cache) const {
   const LlamaConfig& c = config_;
   cache.reserve(kLlamaOp, layers_.size(), 1, c.n_kv_head, cache.resolved_capacity(c.context_length), c.head_dim, dtype_,

@@ -29,7 +29,10 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 }
 
 int run_chat(const ChatArgs& a) {
-  as_usage_error([&] { models::check_sampling_options(a.sampling.opt); });
+  as_usage_error([&] {
+    models::check_sampling_options(a.sampling.opt);
+    models::check_speculative_options(a.sampling.speculative());
+  });
   as_usage_error(
       [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });
   check_chat_template(a.model, "chat");
@@ -65,6 +68,7 @@ int run_chat(const ChatArgs& a) {
     std::vector<int32_t> reply;
     auto stream = lm.tokenizer().decode_stream();
     models::Generator(lm.model(), opt)
+        .speculative(a.sampling.speculative())
         .generate(
             std::vector<int32_t>(ids.begin() + long(keep), ids.end()),
             std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),

@@ -36,6 +36,9 @@ int run_generate(const GenerateArgs& a) {
   as_usage_error([&] {
     models::check_generation_options(a.sampling.opt, a.max_tokens, context);
     for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "generate: a --stop string is empty");
+    WICK_CHECK(a.sampling.spec == "none" || a.sampling.spec_opt.draft_tokens >= 1, InvalidArgument,
+               "generate: --draft-tokens must be >= 1 with --spec ngram");
+    models::check_speculative_options(a.sampling.speculative());
   });
   if (a.chat) check_chat_template(a.model, "generate");
   const models::LanguageModel lm = load_model(a.model, "generate");
@@ -51,7 +54,8 @@ int run_generate(const GenerateArgs& a) {
   const std::vector<int32_t> prompt = lm.encode(text, /*add_special=*/!a.chat);
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
 
-  const models::Generator gen(model, a.sampling.opt);
+  models::Generator gen(model, a.sampling.opt);
+  gen.speculative(a.sampling.speculative());
   auto stream = lm.tokenizer().decode_stream();
   text::StopText stop(a.stop);
   models::KvCache cache(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
@@ -72,6 +76,9 @@ int run_generate(const GenerateArgs& a) {
   std::fprintf(stderr, "generated: %lld tokens, decode %.3f s (%.1f tokens/s)\n", (long long)st.generated_tokens,
                st.decode_seconds, per_second(decoded, st.decode_seconds));
   if (st.graph_nodes) std::fprintf(stderr, "decode step: one CUDA graph of %zu nodes per token\n", st.graph_nodes);
+  if (st.drafted_tokens > 0)
+    std::fprintf(stderr, "speculative (ngram): %lld drafted, %lld accepted (%.1f%%)\n", (long long)st.drafted_tokens,
+                 (long long)st.accepted_tokens, 100.0 * double(st.accepted_tokens) / double(st.drafted_tokens));
   return 0;
 }
 }  // namespace

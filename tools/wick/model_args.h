@@ -24,6 +24,10 @@ struct ModelArgs {
 struct SamplingArgs {
   models::SamplingOptions opt;
   bool ignore_eos = false;
+  std::string spec = "none";  // speculative decoding: none or ngram (prompt lookup)
+  models::SpeculativeOptions spec_opt{.draft_tokens = 8, .max_ngram = 3};
+  // The speculative options the flags ask for (draft_tokens 0: off).
+  models::SpeculativeOptions speculative() const { return spec == "ngram" ? spec_opt : models::SpeculativeOptions{}; }
 };
 
 inline void add_model_options(CLI::App* sub, ModelArgs& a) {
@@ -59,6 +63,15 @@ inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
       ->capture_default_str();
   sub->add_option("--seed", o.seed, "random seed for sampling")->capture_default_str();
   sub->add_flag("--ignore-eos", a.ignore_eos, "keep going past end-of-generation tokens (benchmarks)");
+  sub->add_option("--spec", a.spec,
+                  "speculative decoding: ngram drafts the tokens that followed the last n-gram earlier in the "
+                  "prompt and output, verified in one forward (same output; faster where the text repeats)")
+      ->check(CLI::IsMember({"none", "ngram"}))
+      ->capture_default_str();
+  sub->add_option("--draft-tokens", a.spec_opt.draft_tokens, "--spec ngram: tokens drafted per step at most, [1, 64]")
+      ->capture_default_str();
+  sub->add_option("--spec-ngram", a.spec_opt.max_ngram, "--spec ngram: the longest n-gram looked up, [1, 64]")
+      ->capture_default_str();
 }
 
 // The shipped tiny model: next to the executable once installed (bin/../share/wick/assets),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -190,6 +191,12 @@ class CausalLM {
   // One step: every lane's token through the model, its key and value written into its
   // slot at its position, its logits into s.logits. Only device ops with static shapes.
   virtual void decode_batch_step(BatchDecodeState& s) const;
+
+  // How many positions from `past` on one forward can take and still compute each of them as
+  // one forward per position would (speculative verification stays within it). No bound by
+  // default; the Llama family's LongRoPE picks its factors by the length a forward reaches,
+  // so there a forward must not cross the original context.
+  virtual int64_t exact_span(int64_t past) const;
 
   // Allocates cache's buffers (batch 1, its resolved capacity) now instead of on first use,
   // so that a server learns at start-up whether its KV memory fits (OutOfMemory).

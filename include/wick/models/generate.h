@@ -70,6 +70,12 @@ class Sampler {
   void set_prompt(std::span<const int32_t> prompt);
   // Picks the next token, then remembers it for the penalties.
   int32_t sample(std::span<const float> logits);
+  // The same given a drafted guess (speculative decoding): under greedy decoding the argmax
+  // (the draft is accepted when it is the argmax); otherwise the draft with its probability
+  // p(draft) under the distribution sample() draws from, else a token drawn from the others
+  // in proportion to theirs: rejection sampling against a draft that is certain of its
+  // guess, so the token's distribution is exactly sample()'s (the random stream differs).
+  int32_t sample(std::span<const float> logits, int32_t draft);
   // The logits as sample() would pick from them next, after the penalties and before
   // temperature / top-k / top-p / min-p (a copy; changes nothing): what a server reports
   // log-probabilities over.
@@ -77,14 +83,31 @@ class Sampler {
 
  private:
   void apply_penalties(std::vector<float>& logits) const;
-  int32_t pick(std::span<const float> logits);  // temperature, top-k, top-p, min-p
+  int32_t pick(std::span<const float> logits, int32_t draft);  // temperature, top-k, top-p, min-p
   SamplingOptions opt_;
   std::mt19937_64 rng_;
   std::vector<int32_t> seen_;       // prompt + generated (repetition penalty)
   std::vector<int32_t> generated_;  // generated only (presence / frequency)
 };
 
+// Speculative decoding by prompt lookup (llama.cpp's lookup decoding, vLLM's n-gram
+// proposer): each step looks for the last max_ngram tokens (then fewer, down to one) earlier
+// in the prompt and output, drafts the up to draft_tokens tokens that followed there, and
+// the model verifies the draft in one forward (one read of the weights for all of them); the
+// accepted prefix and the model's own next token come out of it, and the KV positions of the
+// rejected tokens are dropped. Greedy output is the same token for token as without it;
+// sampled output has the same distribution (Sampler::sample with a draft). It pays where the
+// text repeats itself (code, quoting, summaries, loops) and decoding is bound by the weights.
+struct SpeculativeOptions {
+  int64_t draft_tokens = 0;  // 0: off
+  int64_t max_ngram = 3;     // >= 1
+};
+
+// draft_tokens in [0, 64] and max_ngram in [1, 64], else InvalidArgument starting "generate:".
+void check_speculative_options(const SpeculativeOptions& spec);
+
 struct GenerationStats {
+  int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding: proposed, and kept
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double prefill_seconds = 0, decode_seconds = 0;  // decode: every step after the first token
   size_t graph_nodes = 0;                          // kernels etc. in the recorded decode step (0: no CUDA graph used)
@@ -100,6 +123,9 @@ class Generator {
     cuda_graph_ = on;
     return *this;
   }
+  // Speculative decoding (SpeculativeOptions, checked by check_speculative_options); its
+  // steps run without the CUDA graph.
+  Generator& speculative(const SpeculativeOptions& spec);
   // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
   // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
   // early at any of stop_tokens (not passed to on_token), when the context is full, or when
@@ -133,6 +159,7 @@ class Generator {
   const CausalLM& model_;
   SamplingOptions opt_;
   bool cuda_graph_ = true;
+  SpeculativeOptions spec_;
 };
 
 // Streams bytes that may end inside a multi-byte UTF-8 character: push() returns the

@@ -122,6 +122,7 @@ class LlamaModel final : public CausalLM {
   void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const override;
   void decode_batch_step(BatchDecodeState& s) const override;
   void reserve_cache(KvCache& cache) const override;
+  int64_t exact_span(int64_t past) const override;
 
   const LlamaConfig& config() const { return config_; }
   // Bytes of the weights as held on the device (packed bytes for quantized ones).
