@@ -348,8 +348,8 @@ TEST_F(Cli, GenerateChecksItsOptionsBeforeLoadingTheModel) {
 
 // --stop cuts the text before the first stop string and ends the generation there: the
 // output is the greedy text without --stop, up to where the string first appears.
-// --spec ngram: the same greedy text, drafts made and counted on stderr; bad values are
-// usage errors before the model loads.
+// --spec ngram and --spec draft: the same greedy text, drafts made and counted on stderr; bad
+// values are usage errors before the model loads.
 TEST_F(Cli, GenerateWithPromptLookupDraftsGivesTheSameText) {
   const std::string base = "generate --model " + test::data_path("llama_quant/q4_k_m.gguf") +
                            " --device cpu --temperature 0 --max-tokens 48 --prompt 'a b c a b c a b c'";
@@ -361,10 +361,16 @@ TEST_F(Cli, GenerateWithPromptLookupDraftsGivesTheSameText) {
   EXPECT_NE(spec.err.find("speculative (ngram): "), std::string::npos) << spec.err;
   EXPECT_EQ(plain.err.find("speculative"), std::string::npos) << plain.err;
   for (const char* bad : {" --spec ngram --draft-tokens 0", " --spec ngram --draft-tokens 65",
-                          " --spec ngram --spec-ngram 0", " --spec medusa"}) {
+                          " --spec ngram --spec-ngram 0", " --spec medusa", " --spec draft", " --draft-model x.gguf"}) {
     const CliResult r = run(base + bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
   }
+  // A draft model: the same file quantized to q4_0 at load.
+  const CliResult draft = run(base + " --spec draft --draft-model " + test::data_path("llama_quant/q4_k_m.gguf") +
+                              " --draft-quantize q4_0 --draft-tokens 4");
+  ASSERT_EQ(draft.code, 0) << draft.err;
+  EXPECT_EQ(draft.out, plain.out);
+  EXPECT_NE(draft.err.find("speculative (draft): "), std::string::npos) << draft.err;
 }
 
 TEST_F(Cli, GenerateStopsBeforeAStopString) {

@@ -1,4 +1,4 @@
-// Speculative decoding by prompt lookup (models::Generator::speculative): greedy output is
+// Speculative decoding by prompt lookup and by a draft model (models::Generator::speculative): greedy output is
 // the same token for token as plain decoding, for every Llama fixture and GPT-2, with
 // penalties, through a conversation's cache and up to a full cache; drafts are made and
 // kept where the text repeats; sampled output has plain decoding's distribution (two-sample
@@ -92,6 +92,11 @@ TEST(Speculative, ThroughACacheAndUpToAFullOne) {
   EXPECT_EQ(s2.tokens, p2.tokens);
   EXPECT_EQ(b.length(), a.length());
   EXPECT_EQ(a.length(), 64);
+  // A draft model through the same two turns: its own cache starts at each call's prompt.
+  models::KvCache c(64);
+  EXPECT_EQ(generate(m, {}, {.draft_tokens = 3, .draft_model = &m}, first, 10, &c).tokens, p1.tokens);
+  EXPECT_EQ(generate(m, {}, {.draft_tokens = 3, .draft_model = &m}, second, 1000, &c).tokens, p2.tokens);
+  EXPECT_EQ(c.length(), 64);
 }
 
 // Sampling: the tokens at positions 2, 4 and 6 of the output (where verification decides)
@@ -130,6 +135,36 @@ TEST(Speculative, SampledOutputHasPlainDecodingsDistribution) {
     EXPECT_LT(chi2, bound) << "position " << at << ", " << bins << " bins";
     EXPECT_GT(accepted, 0) << "position " << at;  // the drafts did take part
   }
+}
+
+// A draft model: the target drafting for itself keeps every draft; a quantized copy (q4_0)
+// keeps most of them; the output is plain decoding's either way, with penalties too.
+TEST(Speculative, ADraftModelsDraftsGiveTheSameOutput) {
+  for (const auto& name : test::llama_fixtures()) {
+    SCOPED_TRACE(name);
+    const auto m = llama(name);
+    models::LlamaLoadOptions o;
+    o.dtype = DType::F32;
+    o.quantize = GgmlType::Q4_0;
+    const auto q = models::LlamaModel::load(test::llama_dir(name), o);
+    const std::vector<int32_t> prompt = test::lcg_tokens(9, m.vocab_size(), 21);
+    for (const SamplingOptions& s : {SamplingOptions{}, SamplingOptions{.repetition_penalty = 1.3}}) {
+      const Output plain = generate(m, s, {}, prompt, 20);
+      const Output self = generate(m, s, {.draft_tokens = 5, .draft_model = &m}, prompt, 20);
+      EXPECT_EQ(self.tokens, plain.tokens);
+      EXPECT_GT(self.stats.drafted_tokens, 0);
+      if (s.repetition_penalty == 1) EXPECT_EQ(self.stats.accepted_tokens, self.stats.drafted_tokens);
+      const Output quant = generate(m, s, {.draft_tokens = 5, .draft_model = &q}, prompt, 20);
+      EXPECT_EQ(quant.tokens, plain.tokens);
+      EXPECT_GT(quant.stats.accepted_tokens, 0);
+    }
+  }
+  // A draft model of another vocabulary is refused.
+  const auto m = llama("llama3");
+  const auto gpt2 = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), Device::cpu());
+  Generator g(m, {});
+  EXPECT_EQ(test::thrown_kind([&] { g.speculative({.draft_tokens = 4, .draft_model = &gpt2}); }),
+            ErrorKind::InvalidArgument);
 }
 
 TEST(Speculative, BadOptionsAreRejected) {

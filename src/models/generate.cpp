@@ -190,6 +190,9 @@ void check_speculative_options(const SpeculativeOptions& spec) {
 
 Generator& Generator::speculative(const SpeculativeOptions& spec) {
   check_speculative_options(spec);
+  WICK_CHECK(!spec.draft_model || spec.draft_model->vocab_size() == model_.vocab_size(), InvalidArgument,
+             "generate: the draft model's vocabulary (", spec.draft_model ? spec.draft_model->vocab_size() : 0,
+             " tokens) is not the target's (", model_.vocab_size(), ")");
   spec_ = spec;
   return *this;
 }
@@ -278,15 +281,34 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
     // in order against the logits of the position before each; the first one the sampler
     // does not keep is replaced by its pick, and the positions after it are dropped.
     std::vector<int32_t> history(prompt.begin(), prompt.end());  // what drafts are looked up in
+    // A draft model's cache holds a prefix of history (what it was fed and is still true).
+    const CausalLM* drafter = spec_.draft_model;
+    KvCache dkv(drafter ? std::min(capacity, drafter->context_length()) : 1);
+    const int64_t draft_room = drafter ? dkv.resolved_capacity(drafter->context_length()) : capacity;
+    // The draft model's greedy continuation of history, `most` tokens: the tokens its cache
+    // lacks are fed first (a prefill of the prompt, then a token or two per step).
+    auto model_draft = [&](int64_t most) {
+      std::vector<int32_t> d;
+      const std::vector<int64_t> missing(history.begin() + dkv.length(), history.end());
+      Tensor logits = drafter->forward(Tensor::from_vector(missing, Shape{1, int64_t(missing.size())}), &dkv, true);
+      for (;;) {
+        d.push_back(int32_t(argmax(logits.reshape({-1}), 0).to(Device::cpu()).to(DType::I64).item<int64_t>()));
+        if (int64_t(d.size()) == most) return d;
+        logits = drafter->forward(one_id(d.back()), &dkv, true);
+      }
+    };
     auto emit_next = [&] {
       history.push_back(next);
       return emit();
     };
     bool go_on = emit_next();
     while (go_on) {
-      const int64_t most = std::min({spec_.draft_tokens, capacity - length - 1,
+      // (The draft cache starts at this call's prompt: `past` positions behind the target's.)
+      const int64_t most = std::min({spec_.draft_tokens, capacity - length - 1, draft_room - (length - past) - 1,
                                      max_new_tokens - st.generated_tokens - 1, model_.exact_span(length) - 1});
-      const std::vector<int32_t> draft = lookup_draft(history, spec_.max_ngram, most);
+      const std::vector<int32_t> draft = most <= 0 ? std::vector<int32_t>()
+                                         : drafter ? model_draft(most)
+                                                   : lookup_draft(history, spec_.max_ngram, most);
       if (draft.empty()) {
         next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));
         length = kv.length();
@@ -322,6 +344,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
         length = base + j + 1;
       }
       kv.truncate(length);
+      if (drafter) dkv.truncate(std::min(dkv.length(), length - past));  // drop what it was fed past the kept tokens
       go_on = emit_next();
     }
   } else {

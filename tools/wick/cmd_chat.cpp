@@ -36,6 +36,8 @@ int run_chat(const ChatArgs& a) {
   as_usage_error(
       [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });
   check_chat_template(a.model, "chat");
+  // The draft first: a usage error in its options comes before the target loads.
+  const std::optional<models::LanguageModel> draft = load_draft(a.model, a.sampling, "chat");
   const models::LanguageModel lm = load_model(a.model, "chat");
   const int64_t capacity = std::min(lm.model().context_length(), a.model.ctx_size);
   models::KvCache cache(capacity);
@@ -68,7 +70,7 @@ int run_chat(const ChatArgs& a) {
     std::vector<int32_t> reply;
     auto stream = lm.tokenizer().decode_stream();
     models::Generator(lm.model(), opt)
-        .speculative(a.sampling.speculative())
+        .speculative(speculative_options(a.sampling, draft))
         .generate(
             std::vector<int32_t>(ids.begin() + long(keep), ids.end()),
             std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),

@@ -37,10 +37,12 @@ int run_generate(const GenerateArgs& a) {
     models::check_generation_options(a.sampling.opt, a.max_tokens, context);
     for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "generate: a --stop string is empty");
     WICK_CHECK(a.sampling.spec == "none" || a.sampling.spec_opt.draft_tokens >= 1, InvalidArgument,
-               "generate: --draft-tokens must be >= 1 with --spec ngram");
+               "generate: --draft-tokens must be >= 1 with --spec ", a.sampling.spec);
     models::check_speculative_options(a.sampling.speculative());
   });
   if (a.chat) check_chat_template(a.model, "generate");
+  // The draft first: a usage error in its options comes before the target loads.
+  const std::optional<models::LanguageModel> draft = load_draft(a.model, a.sampling, "generate");
   const models::LanguageModel lm = load_model(a.model, "generate");
   const models::CausalLM& model = lm.model();
   std::string text = a.prompt;
@@ -55,7 +57,7 @@ int run_generate(const GenerateArgs& a) {
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
 
   models::Generator gen(model, a.sampling.opt);
-  gen.speculative(a.sampling.speculative());
+  gen.speculative(speculative_options(a.sampling, draft));
   auto stream = lm.tokenizer().decode_stream();
   text::StopText stop(a.stop);
   models::KvCache cache(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
@@ -77,8 +79,9 @@ int run_generate(const GenerateArgs& a) {
                st.decode_seconds, per_second(decoded, st.decode_seconds));
   if (st.graph_nodes) std::fprintf(stderr, "decode step: one CUDA graph of %zu nodes per token\n", st.graph_nodes);
   if (st.drafted_tokens > 0)
-    std::fprintf(stderr, "speculative (ngram): %lld drafted, %lld accepted (%.1f%%)\n", (long long)st.drafted_tokens,
-                 (long long)st.accepted_tokens, 100.0 * double(st.accepted_tokens) / double(st.drafted_tokens));
+    std::fprintf(stderr, "speculative (%s): %lld drafted, %lld accepted (%.1f%%)\n", a.sampling.spec.c_str(),
+                 (long long)st.drafted_tokens, (long long)st.accepted_tokens,
+                 100.0 * double(st.accepted_tokens) / double(st.drafted_tokens));
   return 0;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 // Loading the model that `wick generate` / `wick chat` name on the command line.
 #include "model_args.h"
 
+#include "commands.h"
 #include "wick/wick.h"
 
 namespace wick::cli {
@@ -44,6 +45,25 @@ models::LanguageModel load_model(const ModelArgs& a, const char* command) {
   const std::filesystem::path path = model_path(a, command);
   std::fprintf(stderr, "loading %s\n", path.string().c_str());
   return models::LanguageModel::load(path, o);
+}
+
+std::optional<models::LanguageModel> load_draft(const ModelArgs& a, const SamplingArgs& s, const char* command) {
+  as_usage_error([&] {
+    WICK_CHECK((s.spec == "draft") == !s.draft_model.empty(), InvalidArgument, command,
+               ": --spec draft and --draft-model go together");
+  });
+  if (s.spec != "draft") return std::nullopt;
+  ModelArgs d = a;
+  d.model = s.draft_model;
+  d.quantize = s.draft_quantize;
+  return load_model(d, command);
+}
+
+models::SpeculativeOptions speculative_options(const SamplingArgs& s,
+                                               const std::optional<models::LanguageModel>& draft) {
+  models::SpeculativeOptions o = s.speculative();
+  if (draft) o.draft_model = &draft->model();
+  return o;
 }
 
 }  // namespace wick::cli

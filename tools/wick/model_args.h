@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,10 +25,11 @@ struct ModelArgs {
 struct SamplingArgs {
   models::SamplingOptions opt;
   bool ignore_eos = false;
-  std::string spec = "none";  // speculative decoding: none or ngram (prompt lookup)
+  std::string spec = "none";  // speculative decoding: none, ngram (prompt lookup) or draft (--draft-model)
+  std::string draft_model, draft_quantize;  // --spec draft: the draft's file or folder, its load-time quantization
   models::SpeculativeOptions spec_opt{.draft_tokens = 8, .max_ngram = 3};
   // The speculative options the flags ask for (draft_tokens 0: off).
-  models::SpeculativeOptions speculative() const { return spec == "ngram" ? spec_opt : models::SpeculativeOptions{}; }
+  models::SpeculativeOptions speculative() const { return spec != "none" ? spec_opt : models::SpeculativeOptions{}; }
 };
 
 inline void add_model_options(CLI::App* sub, ModelArgs& a) {
@@ -65,9 +67,14 @@ inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
   sub->add_flag("--ignore-eos", a.ignore_eos, "keep going past end-of-generation tokens (benchmarks)");
   sub->add_option("--spec", a.spec,
                   "speculative decoding: ngram drafts the tokens that followed the last n-gram earlier in the "
-                  "prompt and output, verified in one forward (same output; faster where the text repeats)")
-      ->check(CLI::IsMember({"none", "ngram"}))
+                  "prompt and output, draft those of --draft-model; drafts are verified in one forward (same "
+                  "output)")
+      ->check(CLI::IsMember({"none", "ngram", "draft"}))
       ->capture_default_str();
+  sub->add_option("--draft-model", a.draft_model,
+                  "--spec draft: a smaller or quantized model of the same vocabulary (GGUF file or folder), "
+                  "loaded on the same device");
+  sub->add_option("--draft-quantize", a.draft_quantize, "--spec draft: quantize the draft model at load (q4_0, ...)");
   sub->add_option("--draft-tokens", a.spec_opt.draft_tokens, "--spec ngram: tokens drafted per step at most, [1, 64]")
       ->capture_default_str();
   sub->add_option("--spec-ngram", a.spec_opt.max_ngram, "--spec ngram: the longest n-gram looked up, [1, 64]")
@@ -89,6 +96,13 @@ std::filesystem::path model_path(const ModelArgs& a, const char* command);
 
 // Loads the model the options name, with a progress bar on stderr.
 models::LanguageModel load_model(const ModelArgs& a, const char* command);
+// --spec draft: the draft model (--draft-model, loaded as the target is, on its device, with
+// --draft-quantize), else nothing; usage errors when --spec draft and --draft-model do not
+// go together.
+std::optional<models::LanguageModel> load_draft(const ModelArgs& a, const SamplingArgs& s, const char* command);
+// The speculative options of s with the draft model, if any, set.
+models::SpeculativeOptions speculative_options(const SamplingArgs& s,
+                                               const std::optional<models::LanguageModel>& draft);
 // Fails (Unsupported, naming the model) when the model has no chat template, before any
 // weight is loaded.
 void check_chat_template(const ModelArgs& a, const char* command);

@@ -98,9 +98,14 @@ class Sampler {
 // rejected tokens are dropped. Greedy output is the same token for token as without it;
 // sampled output has the same distribution (Sampler::sample with a draft). It pays where the
 // text repeats itself (code, quoting, summaries, loops) and decoding is bound by the weights.
+//
+// With draft_model, the draft is that model's greedy continuation instead (a smaller or
+// quantized model of the same vocabulary, with a KV cache of its own that follows the
+// accepted tokens): the same verification, the same output.
 struct SpeculativeOptions {
-  int64_t draft_tokens = 0;  // 0: off
-  int64_t max_ngram = 3;     // >= 1
+  int64_t draft_tokens = 0;               // 0: off
+  int64_t max_ngram = 3;                  // >= 1
+  const CausalLM* draft_model = nullptr;  // must outlive the generation; same vocab_size as the target
 };
 
 // draft_tokens in [0, 64] and max_ngram in [1, 64], else InvalidArgument starting "generate:".
