@@ -301,11 +301,18 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
       history.push_back(next);
       return emit();
     };
+    // A draft the sampler refuses whole costs a wider forward for no token: after n such steps
+    // in a row, the next 2^n - 1 steps (63 at most) draft nothing; a kept token ends the pause.
+    int64_t refused_in_a_row = 0, pause = 0;
     bool go_on = emit_next();
     while (go_on) {
+      const bool drafting = pause == 0;
+      pause -= drafting ? 0 : 1;
       // (The draft cache starts at this call's prompt: `past` positions behind the target's.)
-      const int64_t most = std::min({spec_.draft_tokens, capacity - length - 1, draft_room - (length - past) - 1,
-                                     max_new_tokens - st.generated_tokens - 1, model_.exact_span(length) - 1});
+      const int64_t most = drafting
+                               ? std::min({spec_.draft_tokens, capacity - length - 1, draft_room - (length - past) - 1,
+                                           max_new_tokens - st.generated_tokens - 1, model_.exact_span(length) - 1})
+                               : 0;
       const std::vector<int32_t> draft = most <= 0 ? std::vector<int32_t>()
                                          : drafter ? model_draft(most)
                                                    : lookup_draft(history, spec_.max_ngram, most);
@@ -337,6 +344,8 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
         kv.truncate(length);  // the last emitted token counts as sampled, not fed
         break;
       }
+      refused_in_a_row = j == 0 ? refused_in_a_row + 1 : 0;
+      pause = j == 0 ? std::min<int64_t>((int64_t(1) << std::min<int64_t>(refused_in_a_row, 6)) - 1, 63) : 0;
       if (j == k) {  // every draft kept: the position after the last one predicts the next token
         next = sampler.sample(row(k));
         length = base + k + 1;

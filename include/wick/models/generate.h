@@ -97,7 +97,8 @@ class Sampler {
 // accepted prefix and the model's own next token come out of it, and the KV positions of the
 // rejected tokens are dropped. Greedy output is the same token for token as without it;
 // sampled output has the same distribution (Sampler::sample with a draft). It pays where the
-// text repeats itself (code, quoting, summaries, loops) and decoding is bound by the weights.
+// text repeats itself (code, quoting, summaries, loops) and decoding is bound by the weights;
+// where drafts are refused whole, drafting pauses for 1, 3, 7, ... 63 steps.
 //
 // With draft_model, the draft is that model's greedy continuation instead (a smaller or
 // quantized model of the same vocabulary, with a KV cache of its own that follows the
