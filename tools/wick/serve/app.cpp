@@ -280,8 +280,8 @@ void App::embeddings(const httplib::Request& req, httplib::Response& res) {
   Connection* conn = current_connection();
   while (!job->wait_for(std::chrono::milliseconds(10))) {
     if (conn && conn->peer_closed()) {
+      metrics_.count_disconnect();  // first: once cancelled, the job may leave the engine at once
       job->cancel();
-      metrics_.count_disconnect();
       throw ApiError(499, "the client closed the connection");
     }
   }
