@@ -286,6 +286,31 @@ TEST_F(Cli, EmbedJsonReplacesInvalidUtf8) {
   EXPECT_NE(r.out.find("\"text\":\"ok\""), std::string::npos);
 }
 
+// --max-length means the same whichever tokenizer the folder gives: all-MiniLM-L6-v2's
+// tokenizer.json cuts where its WordPiece vocab.txt does ([CLS] + 254 ids + [SEP]), which the
+// embedder uses and tests/test_minilm.cpp checks against sentence-transformers.
+TEST_F(Cli, TokenizeMaxLengthCutsEveryTokenizer) {
+  const std::string model = installed_minilm();
+  if (model.empty()) GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed";
+  std::string text;
+  while (text.size() < 2000) text += "the quick brown fox jumps over the lazy dog ";
+  const std::string m = "tokenize --model '" + model + "' ";
+  const CliResult json = run(m + "--max-length 256 -", "", text);
+  const CliResult vocab = run(m + "--wordpiece --max-length 256 -", "", text);
+  const CliResult whole = run(m + "-", "", text);
+  ASSERT_EQ(json.code, 0) << json.err;
+  ASSERT_EQ(vocab.code, 0) << vocab.err;
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_EQ(json.out, vocab.out);
+  EXPECT_EQ(std::count(json.out.begin(), json.out.end(), ' '), 255) << json.out;
+  EXPECT_TRUE(json.out.starts_with("101 ") && json.out.ends_with(" 102\n")) << json.out;
+  EXPECT_GT(std::count(whole.out.begin(), whole.out.end(), ' '), 400);
+  EXPECT_TRUE(whole.out.starts_with(json.out.substr(0, json.out.size() - 5)));
+  const CliResult tiny = run(m + "--max-length 1 -", "", text);
+  EXPECT_EQ(tiny.code, 1);
+  EXPECT_NE(tiny.err.find("leaves no room"), std::string::npos) << tiny.err;
+}
+
 TEST_F(Cli, TheDefaultJobNeedsNoPython) {
   if (installed_minilm().empty()) GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed";
   // PATH holds one folder without python3 (`env -u` clears an override of the lookup).

@@ -4,6 +4,7 @@
 // and DecodeStream's concatenation; then malformed and unsupported files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -78,6 +79,38 @@ INSTANTIATE_TEST_SUITE_P(Families, HfFixture,
                          ::testing::Values("gpt2", "llama3", "qwen2", "llama2", "mistral_metaspace", "gemma", "unigram",
                                            "bpe_mix", "roberta", "bert", "split_a", "split_b", "spm_unigram",
                                            "added_opts"));
+
+// Truncation of one sequence (HF's enable_truncation, side right): the text's ids are cut to
+// leave room for what the post-processor adds around them. Hand-derived from the untruncated
+// ids, which the corpus test checks against tokenizers: [CLS] + plain[:n-2] + [SEP] for BERT,
+// BOS + plain[:n-1] for Llama 3, plain[:n] for GPT-2 (adds nothing).
+TEST(TokenizerHf, MaxLengthCutsTheTextAndKeepsTheSpecialTokens) {
+  const std::string text = "The quick brown fox jumps over the lazy dog, twice: the quick brown fox.";
+  for (const char* name : {"bert", "llama3", "gpt2", "roberta"}) {
+    SCOPED_TRACE(name);
+    const Tokenizer tok = Tokenizer::from_folder(dir_of(name));
+    const auto ids = tok.encode(text), plain = tok.encode(text, {.add_special = false});
+    ASSERT_GT(plain.size(), 8u);
+    // Where the text sits in ids: the special tokens before it, and how many there are.
+    const size_t before = size_t(std::search(ids.begin(), ids.end(), plain.begin(), plain.end()) - ids.begin());
+    const size_t specials = ids.size() - plain.size();
+    ASSERT_LE(before, specials);
+    for (size_t n : {specials, specials + 1, size_t(7), ids.size() - 1, ids.size(), ids.size() + 5}) {
+      if (n == 0) continue;  // 0 is no limit
+      std::vector<int32_t> want(ids.begin(), ids.begin() + long(before));
+      want.insert(want.end(), plain.begin(), plain.begin() + long(std::min(plain.size(), n - specials)));
+      want.insert(want.end(), ids.end() - long(specials - before), ids.end());
+      EXPECT_EQ(tok.encode(text, {.max_length = n}), want) << "max_length " << n;
+      EXPECT_LE(want.size(), n);
+    }
+    // Without the special tokens the whole budget is the text's.
+    const auto cut = tok.encode(text, {.add_special = false, .max_length = 5});
+    EXPECT_EQ(cut, std::vector<int32_t>(plain.begin(), plain.begin() + 5));
+    if (specials > 1)  // (max_length 0 is no limit)
+      EXPECT_WICK_ERROR(tok.encode(text, {.max_length = specials - 1}), InvalidArgument, "leaves no room");
+    EXPECT_EQ(tok.encode(text, {.max_length = 0}), ids);
+  }
+}
 
 TEST(TokenizerHf, SpecialTokensAndMetadata) {
   const Tokenizer l3 = Tokenizer::from_folder(dir_of("llama3"));

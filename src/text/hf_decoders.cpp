@@ -213,6 +213,7 @@ class Surround : public PostProcessor {
     ids.insert(ids.begin(), before_.begin(), before_.end());
     ids.insert(ids.end(), after_.begin(), after_.end());
   }
+  size_t added() const override { return before_.size() + after_.size(); }
 
  private:
   std::vector<int32_t> before_, after_;
@@ -223,6 +224,11 @@ class PostSequence : public PostProcessor {
   explicit PostSequence(std::vector<std::unique_ptr<PostProcessor>> parts) : parts_(std::move(parts)) {}
   void process(std::vector<int32_t>& ids) const override {
     for (const auto& p : parts_) p->process(ids);
+  }
+  size_t added() const override {
+    size_t n = 0;
+    for (const auto& p : parts_) n += p->added();
+    return n;
   }
 
  private:

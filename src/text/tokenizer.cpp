@@ -129,7 +129,14 @@ std::vector<int32_t> Tokenizer::encode(std::string_view raw, const EncodeOptions
       for (const hf::Piece& piece : pieces) p.model->encode(piece.text, ids);
     }
   }
-  if (options.add_special && p.post_processor) p.post_processor->process(ids);
+  const bool add = options.add_special && p.post_processor;
+  if (options.max_length > 0) {
+    const size_t specials = add ? p.post_processor->added() : 0;
+    WICK_CHECK(options.max_length >= specials, InvalidArgument, "tokenizer: encode: max_length ", options.max_length,
+               " leaves no room for the ", specials, " special tokens added around the text");
+    if (ids.size() > options.max_length - specials) ids.resize(options.max_length - specials);
+  }
+  if (add) p.post_processor->process(ids);
   return ids;
 }
 

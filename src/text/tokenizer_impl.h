@@ -58,6 +58,8 @@ class PostProcessor {
   virtual ~PostProcessor() = default;
   // Adds the special tokens of a single sequence (only called with add_special).
   virtual void process(std::vector<int32_t>& ids) const = 0;
+  // How many ids process() adds (truncation leaves room for them).
+  virtual size_t added() const = 0;
 };
 
 struct StringHash {

@@ -5,6 +5,7 @@
 // M is a folder (tokenizer.json [+ tokenizer_config.json]; GPT-2's vocab.json + merges.txt
 // or encoder.json + vocab.bpe; BERT's vocab.txt, chosen when that is all it holds or with
 // --wordpiece), a tokenizer.json file, or a GGUF file (its tokenizer.ggml.* vocabulary).
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -29,7 +30,7 @@ struct TokenizeArgs {
   bool wordpiece = false;
   bool json = false;
   bool no_special = false;
-  size_t max_length = 512;
+  size_t max_length = 0;     // 0: no limit
   std::vector<int64_t> ids;  // detokenize
   bool skip_special = false;
 };
@@ -42,7 +43,8 @@ struct AnyTokenizer {
 };
 
 AnyTokenizer from(const text::Tokenizer& tok, const TokenizeArgs& args) {
-  const text::EncodeOptions o{.add_special = !args.no_special, .parse_special = !args.no_special};
+  const text::EncodeOptions o{
+      .add_special = !args.no_special, .parse_special = !args.no_special, .max_length = args.max_length};
   return {[tok, o](const std::string& t) { return tok.encode(t, o); },
           [tok, skip = args.skip_special](std::span<const int32_t> ids) { return tok.decode(ids, skip); },
           [tok](int32_t id) { return tok.token(id); }};
@@ -66,7 +68,8 @@ AnyTokenizer load(const TokenizeArgs& args, const char* command) {
   if (args.wordpiece || (has_wordpiece && !has_bpe)) {
     WICK_CHECK(has_wordpiece, Io, command, ": '", args.model, "' has no vocab.txt");
     const auto tok = std::make_shared<text::WordPieceTokenizer>((path / "vocab.txt").string());
-    return {[tok, n = args.max_length, s = !args.no_special](const std::string& t) { return tok->encode(t, n, s); },
+    const size_t n = args.max_length ? args.max_length : SIZE_MAX;
+    return {[tok, n, s = !args.no_special](const std::string& t) { return tok->encode(t, n, s); },
             [tok](std::span<const int32_t> ids) {
               std::string out;
               for (const auto& t : tok->tokens(ids)) out += (out.empty() ? "" : " ") + t;
@@ -78,7 +81,11 @@ AnyTokenizer load(const TokenizeArgs& args, const char* command) {
              "' holds neither tokenizer.json, vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
   // GPT-2's own files: "<|endoftext|>" in the text is plain text, as in the original encoder.
   const auto tok = std::make_shared<text::Gpt2Tokenizer>(args.model);
-  return {[tok](const std::string& t) { return tok->encode(t); },
+  return {[tok, n = args.max_length](const std::string& t) {
+            std::vector<int32_t> ids = tok->encode(t);
+            if (n && ids.size() > n) ids.resize(n);
+            return ids;
+          },
           [tok](std::span<const int32_t> ids) { return tok->decode(ids); },
           [tok](int32_t id) { return tok->token(id); }};
 }
@@ -123,8 +130,8 @@ Runner add_tokenize(CLI::App& app) {
   sub->add_flag("--json", args->json, "one JSON object per text: text, ids and the token strings (pieces)");
   sub->add_flag("--no-special", args->no_special,
                 "add no BOS/EOS/[CLS]/[SEP] and read special-token text (\"<|eot_id|>\") as plain text");
-  sub->add_option("--max-length", args->max_length, "WordPiece: keep at most this many ids, [CLS] and [SEP] included")
-      ->capture_default_str();
+  sub->add_option("--max-length", args->max_length,
+                  "keep at most this many ids, the added special tokens (BOS, [CLS], [SEP]) included; 0: all");
   add_text_inputs(*sub, args->inputs);
   return [args]() -> int { return run_tokenize(*args); };
 }

@@ -27,6 +27,10 @@ struct EncodeOptions {
   // Special tokens written in the text ("<|eot_id|>") become their ids; when false they are
   // tokenized as ordinary text (non-special added tokens are still matched, as in HF).
   bool parse_special = true;
+  // At most this many ids, the added special tokens included (0: no limit). As HF's
+  // truncation of one sequence (side right): the text's ids are cut, then BOS/EOS or
+  // [CLS]/[SEP] are added. InvalidArgument when the special tokens alone exceed it.
+  size_t max_length = 0;
 };
 
 // What `wick inspect` prints about a tokenizer.
