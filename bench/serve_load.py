@@ -5,7 +5,7 @@ tokens/s and p50/p99 time to first token (TTFT) and inter-token latency (ITL).
 
     python3 bench/serve_load.py --server wick=http://127.0.0.1:8080 \\
         [--server llama=http://127.0.0.1:8081] [--concurrency 1,8,32,64] \\
-        [--prompt-tokens 256] [--max-tokens 256] [--rounds 2] [--reps 3] [--out table.md]
+        [--prompt-tokens 256] [--max-tokens 256] [--rounds 2] [--reps 3] [--motif-tokens M] [--out table.md]
 
 Several servers are measured side by side: for each concurrency and repetition the servers
 take turns, so a busy machine slows them alike; the table gives each one's medians over the
@@ -95,11 +95,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="requests per client, one after another")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each row (medians reported)")
     ap.add_argument("--vocab", type=int, default=1000, help="prompt token ids are drawn from [10, VOCAB)")
+    ap.add_argument("--motif-tokens", type=int, default=0,
+                    help="each prompt repeats a random motif of this many tokens (text that repeats itself, where "
+                         "--spec ngram drafts); 0: random throughout")
     ap.add_argument("--out", help="also write the table (markdown) here")
     args = ap.parse_args()
     servers = [s.split("=", 1) for s in args.server]
     rng = random.Random(0)
-    prompts = [[rng.randrange(10, args.vocab) for _ in range(args.prompt_tokens)] for _ in range(128)]
+    motif = args.motif_tokens or args.prompt_tokens
+    prompts = []
+    for _ in range(128):
+        m = [rng.randrange(10, args.vocab) for _ in range(motif)]
+        prompts.append([m[i % motif] for i in range(args.prompt_tokens)])
     levels = [int(c) for c in args.concurrency.split(",")]
 
     # Warm-up: one request per server (first-request costs are not what is measured).
@@ -125,7 +132,8 @@ def main():
 
     head = (f"| streams | server | output tok/s | {first} tok/s ÷ this | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) "
             "| ITL p99 (ms) |")
-    lines = [f"prompt {args.prompt_tokens} tokens, output {args.max_tokens} tokens, {args.rounds} requests per "
+    shape = f" (a {args.motif_tokens}-token motif repeated)" if args.motif_tokens else ""
+    lines = [f"prompt {args.prompt_tokens} tokens{shape}, output {args.max_tokens} tokens, {args.rounds} requests per "
              f"stream, medians of {args.reps}", "", head, "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for c, med in rows:
         for name, _ in servers:

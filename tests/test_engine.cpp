@@ -56,6 +56,16 @@ std::vector<int32_t> alone(const models::CausalLM& m, const Request& r) {
   return out;
 }
 
+// What Generator alone produces for a request with speculative decoding.
+std::vector<int32_t> alone(const models::CausalLM& m, const Request& r, const models::SpeculativeOptions& spec) {
+  std::vector<int32_t> out;
+  Generator(m, r.sampling)
+      .speculative(spec)
+      .generate(
+          r.prompt, r.max_tokens, [&](int32_t t) { out.push_back(t); }, r.stop_tokens);
+  return out;
+}
+
 // Every request's events, by the caller's key.
 class Collector {
  public:
@@ -369,6 +379,99 @@ struct Gate {
     cv.notify_all();
   }
 };
+
+// Speculative decoding in the engine: prompts that repeat a motif draft by prompt lookup from
+// their first step. Each request gets exactly what Generator with the same speculative options
+// gives it alone (the same drafts, so seeded sampling makes the same draws), and greedy ones
+// plain decoding's tokens; refused drafts leave blocks of 4 positions mid-block and across
+// block boundaries; a stop token among kept drafts ends the text there. With max_step_tokens
+// leaving room for drafts only when fewer sequences decode, fewer are made and greedy output
+// is the same.
+TEST(Engine, SpeculativeDecodingGivesGeneratorsTokens) {
+  const auto gpt2 = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"));
+  const models::SpeculativeOptions spec{.draft_tokens = 4, .max_ngram = 3};
+  for (const models::CausalLM* m : std::initializer_list<const models::CausalLM*>{&llama(), &gpt2}) {
+    std::vector<Request> reqs;
+    for (size_t i = 0; i < 12; ++i) {
+      const std::vector<int32_t> motif = lcg_tokens(3 + i % 4, m->vocab_size(), uint32_t(40 + i));
+      std::vector<int32_t> prompt;
+      for (int rep = 0; rep < 4; ++rep) prompt.insert(prompt.end(), motif.begin(), motif.end());
+      SamplingOptions s;
+      if (i % 3 == 1) s.repetition_penalty = 1.3;  // greedy, but whole rows on the host
+      if (i % 3 == 2) s = {.temperature = 0.8, .top_k = 20, .seed = 7 + i};
+      reqs.push_back(request(prompt, 20, s));
+      if (i == 4) reqs.back().stop_tokens = {motif[1]};
+    }
+    uint64_t drafted_freely = 0;
+    for (const int64_t step_tokens : {int64_t(2048), int64_t(4)}) {
+      EngineOptions o = blocks_of_4(4);
+      o.speculative = spec;
+      o.max_step_tokens = step_tokens;
+      Engine engine(*m, o);
+      Collector c;
+      for (size_t i = 0; i < reqs.size(); ++i) ASSERT_TRUE(engine.submit(reqs[i], c.on(i)).has_value());
+      c.wait(reqs.size());
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        const auto r = c.get(i);
+        if (step_tokens > 4) EXPECT_EQ(r.tokens, alone(*m, reqs[i], spec)) << "request " << i << " " << r.last.error;
+        if (i % 3 != 2) EXPECT_EQ(r.tokens, alone(*m, reqs[i])) << "request " << i << ", " << step_tokens;
+        EXPECT_EQ(r.finals, 1);
+        EXPECT_EQ(r.last.completion_tokens, int64_t(r.tokens.size()));
+      }
+      const auto st = engine.stats();
+      if (step_tokens > 4) {
+        EXPECT_GT(st.accepted_tokens, 0u);
+        EXPECT_GE(st.drafted_tokens, st.accepted_tokens);
+        drafted_freely = st.drafted_tokens;
+      } else {
+        // Drafts only where fewer than 4 sequences decode (the budget's rest): fewer of them.
+        EXPECT_LT(st.drafted_tokens, drafted_freely);
+        EXPECT_LE(st.last_step_tokens, 4);
+      }
+      EXPECT_EQ(st.kv_used, 0);
+      EXPECT_EQ(st.kv_blocks_used, 0);
+    }
+  }
+  EngineOptions o;
+  o.speculative = {.draft_tokens = 65};
+  EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "draft_tokens must be in [0, 64]");
+  o.speculative = {.draft_tokens = 4, .draft_model = &gpt2};
+  EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "the draft model's vocabulary");
+}
+
+// With a draft model (the target itself, every draft kept under greedy decoding, and a q4_0
+// quantization of it) each request gets what Generator with the same draft model gives it
+// alone; the draft model's caches follow the kept tokens across requests reusing a slot.
+TEST(Engine, ADraftModelsDraftsGiveGeneratorsTokens) {
+  const auto& m = llama();
+  models::LlamaLoadOptions lo;
+  lo.dtype = DType::F32;
+  lo.quantize = GgmlType::Q4_0;
+  const auto q = models::LlamaModel::load(test::llama_dir("llama3"), lo);
+  for (const models::CausalLM* drafter : std::initializer_list<const models::CausalLM*>{&m, &q}) {
+    const models::SpeculativeOptions spec{.draft_tokens = 5, .draft_model = drafter};
+    EngineOptions o = blocks_of_4(3);
+    o.speculative = spec;
+    Engine engine(m, o);
+    Collector c;
+    std::vector<Request> reqs;
+    for (size_t i = 0; i < 8; ++i) {
+      SamplingOptions s;
+      if (i % 2 == 1) s = {.temperature = 0.7, .top_p = 0.9, .seed = 3 + i};
+      reqs.push_back(request(lcg_tokens(5 + 2 * i, m.vocab_size(), uint32_t(60 + i)), 18, s));
+      ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)).has_value());
+    }
+    c.wait(reqs.size());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      EXPECT_EQ(c.get(i).tokens, alone(m, reqs[i], spec)) << "request " << i;
+      if (i % 2 == 0) EXPECT_EQ(c.get(i).tokens, alone(m, reqs[i])) << "request " << i;
+    }
+    const auto st = engine.stats();
+    EXPECT_GT(st.drafted_tokens, 0u);
+    EXPECT_GT(st.accepted_tokens, 0u);
+    EXPECT_EQ(st.kv_blocks_used, 0);
+  }
+}
 
 TEST(Engine, AFullQueueRefusesAndChangesNothing) {
   const auto& m = llama();

@@ -1,7 +1,9 @@
 // CausalLM::forward_batch against forward() per sequence: a mixed batch (a prefill chunk of
-// 7 tokens after 5 cached ones, two decode steps at different lengths, a sequence starting
-// empty) gives each sequence the logits that forward(tokens, cache, last_only) gives it
-// alone, and leaves its cache as forward() would (checked by a second, all-decode step).
+// 7 tokens after 5 cached ones asking for its last 3 rows of logits, as a speculative step
+// verifying drafts does, two decode steps at different lengths, a sequence starting empty
+// asking for all its rows) gives each sequence the logits rows that forward(tokens, cache)
+// gives it alone, and leaves its cache as forward() would (checked by a second, all-decode
+// step).
 // Every Llama fixture (sliding windows, softcaps, longrope, ...) and the GPT-2 test model.
 #include <gtest/gtest.h>
 
@@ -29,11 +31,11 @@ Tensor ids(std::span<const int32_t> t) {
 
 using test::logits_rel_error;
 
-// The batch: (cached positions, new tokens) per sequence.
+// The batch: (cached positions, new tokens, logits rows asked for) per sequence.
 struct Case {
-  int64_t past, count;
+  int64_t past, count, logits;
 };
-const std::vector<Case> kCases = {{5, 7}, {12, 1}, {30, 1}, {0, 4}};
+const std::vector<Case> kCases = {{5, 7, 3}, {12, 1, 1}, {30, 1, 1}, {0, 4, 4}};
 
 // How the batch's caches are laid out: each its own; slots of one KvCache::pooled pool, out
 // of order and with a slot unused; blocks of 4 positions of one KvCache::paged pool, each
@@ -89,7 +91,8 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, Lay
       }
       (void)m.forward(ids(s.first(size_t(kCases[i].past))), &alone[i]);
     }
-    want[i] = m.forward(ids(s.subspan(size_t(kCases[i].past), size_t(kCases[i].count))), &alone[i], true)
+    const Tensor all = m.forward(ids(s.subspan(size_t(kCases[i].past), size_t(kCases[i].count))), &alone[i]);
+    want[i] = all.narrow(1, kCases[i].count - kCases[i].logits, kCases[i].logits)
                   .to(Device::cpu())
                   .to(DType::F32)
                   .to_vector<float>();
@@ -97,16 +100,19 @@ void expect_batch_equals_forward(const CausalLM& m, const std::string& what, Lay
   std::vector<BatchSequence> batch;
   for (size_t i = 0; i < n; ++i) {
     grow(i, kCases[i].count);
-    batch.push_back(
-        {std::span<const int32_t>(seq[i]).subspan(size_t(kCases[i].past), size_t(kCases[i].count)), &batched[i]});
+    batch.push_back({std::span<const int32_t>(seq[i]).subspan(size_t(kCases[i].past), size_t(kCases[i].count)),
+                     &batched[i], kCases[i].logits});
   }
   const Tensor logits = m.forward_batch(batch);
-  ASSERT_EQ(logits.shape(), Shape({int64_t(n), V})) << what;
+  int64_t rows = 0;
+  for (const Case& c : kCases) rows += c.logits;
+  ASSERT_EQ(logits.shape(), Shape({rows, V})) << what;
   ASSERT_EQ(logits.dtype(), DType::F32) << what;
-  for (size_t i = 0; i < n; ++i) {
-    EXPECT_EQ(batched[i].length(), kCases[i].past + kCases[i].count) << what << " sequence " << i;
-    const auto got = logits.select(0, int64_t(i)).to(Device::cpu()).to_vector<float>();
-    EXPECT_LE(logits_rel_error(got, want[i]), 1e-5) << what << " sequence " << i;
+  for (int64_t i = 0, row = 0; i < int64_t(n); row += kCases[size_t(i)].logits, ++i) {
+    EXPECT_EQ(batched[size_t(i)].length(), kCases[size_t(i)].past + kCases[size_t(i)].count)
+        << what << " sequence " << i;
+    const auto got = logits.narrow(0, row, kCases[size_t(i)].logits).to(Device::cpu()).to_vector<float>();
+    EXPECT_LE(logits_rel_error(got, want[size_t(i)]), 1e-5) << what << " sequence " << i;
   }
   // A second step, one token each, over the caches the batch extended.
   batch.clear();
@@ -209,6 +215,52 @@ TEST_P(ForwardBatch, APagedPrefixHitEqualsForward) {
   }
 }
 
+// A speculative step over a paged cache: a token and three drafts fed in one batch with
+// their four rows of logits, two drafts refused (truncate drops their positions, which sit
+// in an unpublished block of the cache's own), then other tokens written over them: the
+// logits are forward()'s over the tokens kept. Dropping positions of a published block is
+// refused, and changes nothing.
+TEST_P(ForwardBatch, APagedCacheDropsRefusedDrafts) {
+  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  KvCache layout(1);
+  m.reserve_cache(layout);
+  std::vector<KvCache> pool = KvCache::paged(layout, 1, 64, 10, 4);
+  KvCache& c = pool[0];
+  const std::vector<int32_t> t = lcg_tokens(16, m.vocab_size(), 41);
+  const std::span<const int32_t> prompt = std::span(t).first(6), step = std::span(t).subspan(6, 4),
+                                 again = std::span(t).subspan(10, 3);
+  ASSERT_TRUE(c.ensure_positions(10));
+  const std::vector<BatchSequence> prefill = {{prompt, &c}}, verify = {{step, &c, 4}};
+  (void)m.forward_batch(prefill);
+  const Tensor rows = m.forward_batch(verify);
+  ASSERT_EQ(rows.shape(), Shape({4, m.vocab_size()}));
+  KvCache whole(64);
+  const Tensor want_rows = m.forward(ids(std::span(t).first(10)), &whole);
+  EXPECT_LE(logits_rel_error(rows.to(Device::cpu()).to_vector<float>(),
+                             want_rows.narrow(1, 6, 4).to(Device::cpu()).to(DType::F32).to_vector<float>()),
+            1e-5);
+  c.truncate(8);  // the token and the first draft kept: positions 8 and 9 (block 2) dropped
+  EXPECT_EQ(c.length(), 8);
+  ASSERT_TRUE(c.ensure_positions(11));
+  const std::vector<BatchSequence> next = {{again, &c, 3}};
+  const Tensor got = m.forward_batch(next);
+  std::vector<int32_t> kept(t.begin(), t.begin() + 8);
+  kept.insert(kept.end(), again.begin(), again.end());
+  KvCache fresh(64);
+  const Tensor want = m.forward(ids(kept), &fresh).narrow(1, 8, 3);
+  EXPECT_LE(logits_rel_error(got.to(Device::cpu()).to_vector<float>(),
+                             want.to(Device::cpu()).to(DType::F32).to_vector<float>()),
+            1e-5);
+  // Blocks 0 and 1 (positions 0-7) published: keeping 6 would overwrite block 1.
+  c.block_pool().publish(c.blocks(), kept);
+  EXPECT_WICK_ERROR(c.truncate(6), Unsupported, "block 1 is shared or in the prefix cache");
+  EXPECT_EQ(c.length(), 11);
+  c.truncate(9);  // block 2 is still the cache's own
+  EXPECT_EQ(c.length(), 9);
+  c.truncate(0);
+  EXPECT_EQ(c.blocks().size(), 0u);
+}
+
 TEST_P(ForwardBatch, PooledCachesAreRowsOfOneBufferPerLayer) {
   const auto m = models::LlamaModel::load(test::llama_dir(test::llama_fixtures().front()), [&] {
     models::LlamaLoadOptions o;
@@ -277,6 +329,8 @@ TEST_P(ForwardBatch, BadBatchesAreRejectedAndLeaveTheCachesAlone) {
   expect_error({{std::span<const int32_t>(t).first(2), &b}, {t, &a}}, "capacity 8");
   expect_error({{std::span<const int32_t>(t).first(2), &b}, {std::span<const int32_t>(t).first(1), &b}},
                "share a cache");
+  expect_error({{std::span<const int32_t>(t).first(2), &b, 3}}, "asks for 3 logits rows of its 2 tokens");
+  expect_error({{std::span<const int32_t>(t).first(2), &b, 0}}, "asks for 0 logits rows");
   EXPECT_EQ(a.length(), 0);
   EXPECT_EQ(b.length(), 0);
 }

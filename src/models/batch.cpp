@@ -48,6 +48,8 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
                "'s cache holds a batch of ", s.cache->batch(), ", not 1");
     const int64_t past = s.cache->length(), T = int64_t(s.tokens.size());
     const int64_t capacity = s.cache->resolved_capacity(context);
+    WICK_CHECK(s.logits >= 1 && s.logits <= T, InvalidArgument, model, ": batch sequence ", i, " asks for ", s.logits,
+               " logits rows of its ", T, " tokens");
     WICK_CHECK(T <= capacity - past, InvalidArgument, model, ": batch sequence ", i, ": ", past, " cached + ", T,
                " new positions exceed the cache capacity ", capacity, " (context ", context, ")");
     if (s.cache->paged()) {
@@ -60,7 +62,7 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
     p.offset[i] = p.total;
     p.total += T;
   }
-  std::vector<int64_t> ids, positions, last;
+  std::vector<int64_t> ids, positions, out_rows;
   ids.reserve(size_t(p.total));
   positions.reserve(size_t(p.total));
   for (size_t i = 0; i < n; ++i) {
@@ -68,13 +70,13 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
       ids.push_back(seqs[i].tokens[t]);
       positions.push_back(p.past[i] + int64_t(t));
     }
-    last.push_back(p.offset[i] + p.count[i] - 1);
+    for (int64_t r = p.count[i] - seqs[i].logits; r < p.count[i]; ++r) out_rows.push_back(p.offset[i] + r);
   }
   // The buffers only after every check: a rejected batch leaves the caches as they were.
   for (size_t i = 0; i < n; ++i) reserve(*seqs[i].cache, seqs[i].cache->resolved_capacity(context));
   p.ids = Tensor::from_vector(ids, Shape{1, p.total}).to(device);
   p.positions = Tensor::from_vector(positions, Shape{1, p.total}).to(device);
-  p.last = Tensor::from_vector(last, Shape{int64_t(n)}).to(device);
+  p.out_rows = Tensor::from_vector(out_rows, Shape{int64_t(out_rows.size())}).to(device);
   // Decoding sequences (one token) of a paged pool attend through plan_pooled's tables; the
   // rest get theirs now, once for every layer.
   p.paged.resize(n);
@@ -172,9 +174,13 @@ Tensor CausalLM::forward_batch(std::span<const BatchSequence> seqs) const {
   rows.reserve(seqs.size());
   for (const BatchSequence& s : seqs) {
     WICK_CHECK(s.cache != nullptr, InvalidArgument, "forward_batch: a sequence has no cache");
+    WICK_CHECK(s.logits >= 1 && s.logits <= int64_t(s.tokens.size()), InvalidArgument, "forward_batch: a sequence ",
+               "asks for ", s.logits, " logits rows of its ", s.tokens.size(), " tokens");
     const std::vector<int64_t> ids(s.tokens.begin(), s.tokens.end());
-    const Tensor logits = forward(Tensor::from_vector(ids, Shape{1, int64_t(ids.size())}), s.cache, true);
-    rows.push_back(logits.reshape({1, vocab_size()}).to(DType::F32));
+    const int64_t T = int64_t(ids.size());
+    const Tensor logits = forward(Tensor::from_vector(ids, Shape{1, T}), s.cache, s.logits == 1);
+    rows.push_back(
+        logits.narrow(1, logits.dim(1) - s.logits, s.logits).reshape({s.logits, vocab_size()}).to(DType::F32));
   }
   return rows.size() == 1 ? rows[0] : cat(rows, 0);
 }

@@ -31,7 +31,7 @@ struct Plan {
   int64_t total = 0;
   Tensor ids;        // (1, total) i64 on the model device: every sequence's tokens in order
   Tensor positions;  // (1, total) i64 on the model device: each token's own position
-  Tensor last;       // (n) i64 on the model device: each sequence's last token in the stream
+  Tensor out_rows;   // (sum of logits) i64 on the model device: the stream rows whose logits come back
 };
 
 // Checks seqs (non-empty, tokens non-empty, distinct caches of batch 1 or empty ones, every

@@ -60,6 +60,11 @@ int32_t BlockPool::ref_count(int32_t block) const {
   return ref_[size_t(block)];
 }
 
+bool BlockPool::cached(int32_t block) const {
+  check_id(block, "cached");
+  return registered_[size_t(block)] != 0;
+}
+
 void BlockPool::lru_push_back(int32_t b) {
   const int32_t s = int32_t(num_blocks_), last = prev_[size_t(s)];
   prev_[size_t(b)] = last;

@@ -197,10 +197,6 @@ Generator& Generator::speculative(const SpeculativeOptions& spec) {
   return *this;
 }
 
-namespace {
-
-// Prompt lookup: the tokens that followed the latest earlier occurrence of history's last n
-// tokens (n from max_ngram down to 1), at most `most` of them; none when nothing matches.
 std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_ngram, int64_t most) {
   const auto size = int64_t(history.size());
   for (int64_t n = std::min(max_ngram, size - 1); n >= 1 && most > 0; --n) {
@@ -214,8 +210,6 @@ std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_
   }
   return {};
 }
-
-}  // namespace
 
 GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                                const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
@@ -301,13 +295,10 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
       history.push_back(next);
       return emit();
     };
-    // A draft the sampler refuses whole costs a wider forward for no token: after n such steps
-    // in a row, the next 2^n - 1 steps (63 at most) draft nothing; a kept token ends the pause.
-    int64_t refused_in_a_row = 0, pause = 0;
+    DraftPacer pacer;
     bool go_on = emit_next();
     while (go_on) {
-      const bool drafting = pause == 0;
-      pause -= drafting ? 0 : 1;
+      const bool drafting = pacer.drafting();
       // (The draft cache starts at this call's prompt: `past` positions behind the target's.)
       const int64_t most = drafting
                                ? std::min({spec_.draft_tokens, capacity - length - 1, draft_room - (length - past) - 1,
@@ -344,8 +335,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
         kv.truncate(length);  // the last emitted token counts as sampled, not fed
         break;
       }
-      refused_in_a_row = j == 0 ? refused_in_a_row + 1 : 0;
-      pause = j == 0 ? std::min<int64_t>((int64_t(1) << std::min<int64_t>(refused_in_a_row, 6)) - 1, 63) : 0;
+      pacer.kept(j);
       if (j == k) {  // every draft kept: the position after the last one predicts the next token
         next = sampler.sample(row(k));
         length = base + k + 1;

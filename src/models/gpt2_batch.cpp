@@ -22,8 +22,8 @@ Tensor Gpt2Model::forward_batch(std::span<const BatchSequence> seqs) const {
         });
   });
   batch::commit(p, seqs);
-  // Only the last token of each sequence goes through the final norm and the LM head.
-  return head(index_select(y.reshape({p.total, config_.n_embd}), 0, p.last)).to(DType::F32);
+  // Only the tokens whose logits are asked for go through the final norm and the LM head.
+  return head(index_select(y.reshape({p.total, config_.n_embd}), 0, p.out_rows)).to(DType::F32);
 }
 
 }  // namespace wick::models

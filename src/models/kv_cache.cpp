@@ -31,14 +31,21 @@ void KvCache::clear() {
 void KvCache::truncate(int64_t n) {
   WICK_CHECK(n >= 0 && n <= length_, InvalidArgument, "kv cache: truncate to ", n, " positions, but it holds ",
              length_);
-  if (table_ && n < length_) {
-    // Positions of a shared or published block must not be overwritten, and which of them
-    // are is the pool's to know: a paged cache restarts instead (the prefix cache keeps
-    // what it had published).
-    WICK_CHECK(n == 0, Unsupported, "kv cache: a paged cache cannot keep ", n, " of its ", length_,
-               " positions; clear() it");
+  if (table_ && n == 0) {
     clear();
     return;
+  }
+  if (table_ && n < length_) {
+    // The dropped positions are written again later: their blocks must be this cache's alone
+    // and unpublished (a speculative step's refused drafts always are). Positions of a shared
+    // or published block stay as they are; the cache keeps its blocks for what comes next.
+    const BlockPool& pool = block_pool();
+    const int64_t N = pool.block_size();
+    for (int64_t b = n / N; b <= (length_ - 1) / N; ++b) {
+      const int32_t id = table_->ids[size_t(b)];
+      WICK_CHECK(pool.ref_count(id) == 1 && !pool.cached(id), Unsupported, "kv cache: a paged cache cannot keep ", n,
+                 " of its ", length_, " positions: block ", b, " is shared or in the prefix cache; clear() it");
+    }
   }
   length_ = n;
 }

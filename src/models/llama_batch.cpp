@@ -56,9 +56,8 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
         [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) { return attend_one(li, i, qi, ki, vi); });
   });
   batch::commit(p, seqs);
-  // Only the last token of each sequence goes through the final norm and the LM head.
-  const Tensor last = index_select(y.reshape({p.total, config_.hidden_size}), 0, p.last);
-  return head(last).to(DType::F32);
+  // Only the tokens whose logits are asked for go through the final norm and the LM head.
+  return head(index_select(y.reshape({p.total, config_.hidden_size}), 0, p.out_rows)).to(DType::F32);
 }
 
 }  // namespace wick::models

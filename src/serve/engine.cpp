@@ -36,6 +36,11 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options)
   WICK_CHECK(opt.max_step_tokens >= opt.parallel, InvalidArgument, "engine: max_step_tokens (", opt.max_step_tokens,
              ") must be >= parallel (", opt.parallel, ")");
   opt.ctx_size = std::min(opt.ctx_size, model.context_length());
+  models::check_speculative_options(opt.speculative);
+  const models::CausalLM* drafter = opt.speculative.draft_model;
+  WICK_CHECK(!drafter || drafter->vocab_size() == model.vocab_size(), InvalidArgument,
+             "engine: the draft model's vocabulary (", drafter ? drafter->vocab_size() : 0,
+             " tokens) is not the model's (", model.vocab_size(), ")");
   constexpr int64_t kMaxBlockSize = 1 << 16;
   WICK_CHECK(opt.block_size >= 1 && opt.block_size <= kMaxBlockSize, InvalidArgument,
              "engine: block_size must be in [1, ", kMaxBlockSize, "], got ", opt.block_size);
@@ -52,7 +57,13 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options)
     model.reserve_cache(layout);
     caches = models::KvCache::paged(layout, opt.parallel, opt.ctx_size, opt.kv_blocks, opt.block_size);
   }
-  for (size_t i = 0; i < slots.size(); ++i) slots[i].cache = std::move(caches[i]);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    slots[i].cache = std::move(caches[i]);
+    if (drafter) {  // the draft model's caches, allocated now too (OutOfMemory before any request)
+      slots[i].draft_cache = models::KvCache(opt.ctx_size);
+      drafter->reserve_cache(slots[i].draft_cache);
+    }
+  }
   // Every lane count's decode step recorded now, before any request: later the HTTP workers
   // may use the device (embeddings) while the engine thread runs, which a recording in
   // progress cannot tolerate.
@@ -100,6 +111,7 @@ void Engine::Impl::finish(Slot& slot, TokenEvent ev, Outbox& out) {
   // full blocks stay in the prefix cache for a later prompt that shares them.
   if (!failed) publish(slot);
   slot.cache.clear();
+  slot.draft_cache.clear();
   slot.tokens.clear();
 }
 

@@ -8,6 +8,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <unordered_set>
 #include <utility>
@@ -28,6 +29,7 @@ struct Sequence {
   int64_t generated = 0;                   // tokens sampled and emitted
   int64_t cached = 0;                      // prompt tokens found in the prefix cache at admission
   int32_t next = -1;                       // the last sampled token: the next step feeds it
+  models::DraftPacer pacer;                // speculative decoding: when this sequence drafts
   bool prefilled() const { return fed == int64_t(req.prompt.size()); }
 };
 
@@ -37,6 +39,9 @@ struct Slot {
   models::KvCache cache;
   std::vector<int32_t> tokens;  // the tokens whose keys and values the cache holds, in order
   std::optional<Sequence> seq;
+  // Speculative decoding with a draft model: its cache (buffers of its own, up to ctx_size
+  // positions), holding a prefix of `tokens` and the sequence's next token.
+  models::KvCache draft_cache;
 };
 
 // Events are collected while the state is changed and delivered afterwards, outside the
@@ -70,6 +75,10 @@ struct Engine::Impl {
   void run();                          // the engine thread
   void step(Outbox& out);              // one batched forward and its events (engine_step.cpp)
   void check(const Request& r) const;  // submit()'s validation (engine_step.cpp)
+  // Speculative decoding (engine_step.cpp): how many tokens a decoding sequence drafts at
+  // most, with `room` left in the step; the drafts of the decoding sequences.
+  int64_t draft_limit(Slot& s, int64_t room);
+  std::vector<std::vector<int32_t>> make_drafts(std::span<Slot* const> decoding, std::span<const int64_t> most);
   // Ends slot's sequence with a final event (caller holds mu): frees the slot first; its
   // full blocks stay in the prefix cache (not those of a failed step).
   void finish(Slot& slot, TokenEvent ev, Outbox& out);

@@ -1,6 +1,7 @@
-// One engine step: every running sequence's next token and prefill chunks of the newly
-// admitted ones in one forward_batch over their paged caches, then sampling, stop
-// conditions and events per sequence. Also submit()'s validation of a request.
+// One engine step: every running sequence's next token (and its speculative draft) and
+// prefill chunks of the newly admitted ones in one forward_batch over their paged caches,
+// then sampling (and the drafts' verification), stop conditions and events per sequence.
+// Also submit()'s validation of a request.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -92,6 +93,66 @@ void Engine::Impl::check(const Request& r) const {
   models::check_sampling_options(r.sampling);
 }
 
+// How many tokens a decoding sequence drafts this step at most (0: none): its pacer, `room`
+// left in the step, the context (the token and the draft must fit), max_tokens (no token
+// past it), what one forward computes exactly (LongRoPE) and the draft model's cache.
+int64_t Engine::Impl::draft_limit(Slot& s, int64_t room) {
+  Sequence& q = *s.seq;
+  if (opt.speculative.draft_tokens == 0 || !q.pacer.drafting()) return 0;
+  const int64_t length = s.cache.length();
+  int64_t most = std::min({opt.speculative.draft_tokens, room, opt.ctx_size - length - 1,
+                           q.req.max_tokens - q.generated - 1, model.exact_span(length) - 1});
+  if (const models::CausalLM* drafter = opt.speculative.draft_model)
+    most = std::min(most, s.draft_cache.resolved_capacity(drafter->context_length()) - length - 1);
+  return std::max<int64_t>(most, 0);
+}
+
+// The decoding sequences' drafts, most[i] tokens at most each: prompt lookup in each one's
+// tokens, or the draft model's greedy continuations, batched (first the tokens each draft
+// cache lacks, then one token per sequence and round). A draft stops where its cache's
+// blocks do when the pool has none for the rest.
+std::vector<std::vector<int32_t>> Engine::Impl::make_drafts(std::span<Slot* const> decoding,
+                                                            std::span<const int64_t> most) {
+  std::vector<std::vector<int32_t>> drafts(decoding.size());
+  const models::CausalLM* drafter = opt.speculative.draft_model;
+  std::vector<std::vector<int32_t>> feed(decoding.size());
+  std::vector<size_t> active;
+  for (size_t i = 0; i < decoding.size(); ++i) {
+    if (most[i] == 0) continue;
+    const Slot& s = *decoding[i];
+    std::vector<int32_t> history(s.tokens);
+    history.push_back(s.seq->next);
+    if (!drafter) {
+      drafts[i] = models::lookup_draft(history, opt.speculative.max_ngram, most[i]);
+      continue;
+    }
+    feed[i].assign(history.begin() + s.draft_cache.length(), history.end());
+    active.push_back(i);
+  }
+  while (!active.empty()) {
+    std::vector<models::BatchSequence> batch;
+    for (size_t i : active) batch.push_back({feed[i], &decoding[i]->draft_cache});
+    const std::vector<int64_t> picked =
+        argmax(drafter->forward_batch(batch), -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+    std::vector<size_t> still;
+    for (size_t r = 0; r < active.size(); ++r) {
+      const size_t i = active[r];
+      drafts[i].push_back(int32_t(picked[r]));
+      feed[i].assign(1, int32_t(picked[r]));
+      if (int64_t(drafts[i].size()) < most[i]) still.push_back(i);
+    }
+    active = std::move(still);
+  }
+  for (size_t i = 0; i < decoding.size(); ++i) {
+    models::KvCache& cache = decoding[i]->cache;
+    const int64_t length = cache.length();
+    if (drafts[i].empty() || cache.ensure_positions(length + 1 + int64_t(drafts[i].size()))) continue;
+    const int64_t held = int64_t(cache.blocks().size()) * cache.block_size();
+    drafts[i].resize(size_t(std::max<int64_t>(0, held - length - 1)));
+  }
+  return drafts;
+}
+
 void Engine::Impl::step(Outbox& out) {
   // Admission order (ids grow), so that the oldest prefill gets the step's token budget first.
   std::vector<Slot*> order;
@@ -112,18 +173,28 @@ void Engine::Impl::step(Outbox& out) {
   if (order.empty()) return;
   std::sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) { return a->seq->id < b->seq->id; });
   // Decode tokens first (every running sequence advances each step: steady inter-token
-  // latency), then prefill chunks in what is left of max_step_tokens.
-  std::vector<models::BatchSequence> batch;
+  // latency), then their drafts, then prefill chunks in what is left of max_step_tokens.
   std::vector<Slot*> in_step;
-  int64_t budget = opt.max_step_tokens;
   for (Slot* s : order)
-    if (s->seq->prefilled()) {
-      batch.push_back({std::span<const int32_t>(&s->seq->next, 1), &s->cache});
-      in_step.push_back(s);
-      --budget;
-    }
-  const size_t n_decode = batch.size();
-  std::vector<int64_t> chunk(in_step.size(), 0);
+    if (s->seq->prefilled()) in_step.push_back(s);
+  const size_t n_decode = in_step.size();
+  int64_t budget = opt.max_step_tokens - int64_t(n_decode);
+  // A decoding sequence feeds its last token and its draft: fed[i] = {next, draft...}.
+  std::vector<int64_t> most(n_decode);
+  for (size_t i = 0; i < n_decode; ++i) {
+    most[i] = draft_limit(*in_step[i], budget);
+    budget -= most[i];
+  }
+  std::vector<std::vector<int32_t>> fed = make_drafts(std::span(in_step).first(n_decode), most);
+  std::vector<models::BatchSequence> batch;
+  bool drafted = false;
+  for (size_t i = 0; i < n_decode; ++i) {
+    budget += most[i] - int64_t(fed[i].size());  // a lookup may draft fewer
+    drafted = drafted || !fed[i].empty();
+    fed[i].insert(fed[i].begin(), in_step[i]->seq->next);
+    batch.push_back({fed[i], &in_step[i]->cache, int64_t(fed[i].size())});  // every row: the token's and each draft's
+  }
+  std::vector<int64_t> chunk(n_decode, 0);
   for (Slot* s : order) {
     Sequence& q = *s->seq;
     if (q.prefilled() || budget == 0) continue;
@@ -133,20 +204,27 @@ void Engine::Impl::step(Outbox& out) {
     chunk.push_back(n);
     budget -= n;
   }
-  const int64_t tokens = opt.max_step_tokens - budget;
+  int64_t tokens = 0;
+  std::vector<int64_t> first_row(batch.size());  // each entry's first row of logits
+  for (size_t i = 0, row = 0; i < batch.size(); row += size_t(batch[i].logits), ++i) {
+    first_row[i] = int64_t(row);
+    tokens += int64_t(batch[i].tokens.size());
+  }
 
-  // Which rows are sampled this step, and which of those the host needs whole: plain greedy
-  // without penalties or logprobs is the device's argmax (what Sampler::sample would pick:
-  // the first maximum), so only 8 bytes per such row come back instead of a vocab row.
+  // Which entries are sampled this step, and which of those the host needs whole: plain
+  // greedy without penalties or logprobs is the device's argmax (what Sampler::sample would
+  // pick: the first maximum), so only 8 bytes per such row come back instead of a vocab row.
   std::vector<int64_t> full_rows;                        // rows copied to the host, in batch order
-  std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // batch index -> index in full_rows
+  std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // entry -> index of its first row in full_rows
+  std::vector<size_t> full_entries;
   for (size_t i = 0; i < in_step.size(); ++i) {
     const Sequence& q = *in_step[i]->seq;
     const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
     const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
     if (sampled_now && !greedy) {
       row_of[i] = full_rows.size();
-      full_rows.push_back(int64_t(i));
+      full_entries.push_back(i);
+      for (int64_t r = 0; r < batch[i].logits; ++r) full_rows.push_back(first_row[i] + r);
     }
   }
   std::vector<int64_t> argmaxes;
@@ -154,11 +232,11 @@ void Engine::Impl::step(Outbox& out) {
   std::exception_ptr failure;
   try {
     // The decode tokens (the first n_decode entries) through the batched step when it takes
-    // them, the prefill chunks through forward_batch; their logits rows in batch order.
+    // them (one token each: no drafts), the rest through forward_batch; rows in batch order.
     const std::span<const models::BatchSequence> all(batch);
     const std::span<const models::BatchSequence> decoding = all.first(n_decode), prefill = all.subspan(n_decode);
     Tensor out_logits;
-    if (!decoding.empty() && decoder.takes(decoding)) {
+    if (!decoding.empty() && !drafted && decoder.takes(decoding)) {
       out_logits = decoder.step(decoding);
       if (!prefill.empty()) out_logits = cat({out_logits, model.forward_batch(prefill)}, 0);
     } else {
@@ -173,21 +251,35 @@ void Engine::Impl::step(Outbox& out) {
     failure = std::current_exception();
   }
 
+  // The tokens each sampled entry emits: its token, or with a draft the drafts sampled as
+  // themselves and then the first token that is not (or, all kept, the one after the last).
   // Sampling and log-probabilities outside the lock (the samplers are this thread's alone),
   // the whole rows spread over threads: a vocab-sized sort per sampled row adds up at 64 rows.
-  std::vector<TokenEvent> events(in_step.size());
+  std::vector<std::vector<TokenEvent>> events(in_step.size());
   if (!failure) {
-    for (size_t i = 0; i < in_step.size(); ++i) events[i].token = int32_t(argmaxes[i]);
     const auto vocab = size_t(model.vocab_size());
-    for_rows(full_rows.size(), full_rows.size() * vocab, [&](size_t r) {
-      const auto i = size_t(full_rows[r]);
+    auto decide = [&](size_t i) {
       Sequence& q = *in_step[i]->seq;
-      const std::span<const float> row(logits.data() + r * vocab, vocab);
-      // Log-probabilities over the row the sampler is about to pick from (penalties applied).
-      const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
-      events[i].token = q.sampler->sample(row);
-      if (q.req.logprobs) fill_logprobs(penalized, events[i].token, q.req.top_logprobs, events[i]);
-    });
+      const std::span<const int32_t> draft = batch[i].tokens.subspan(1);
+      for (size_t j = 0; j < size_t(batch[i].logits); ++j) {
+        const int32_t guess = i < n_decode && j < draft.size() ? draft[j] : -1;
+        TokenEvent& ev = events[i].emplace_back();
+        if (row_of[i] == SIZE_MAX) {
+          ev.token = int32_t(argmaxes[size_t(first_row[i]) + j]);
+        } else {
+          const std::span<const float> row(logits.data() + (row_of[i] + j) * vocab, vocab);
+          // Log-probabilities over the row the sampler is about to pick from (penalties applied).
+          const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
+          ev.token = q.sampler->sample(row, guess);
+          if (q.req.logprobs) fill_logprobs(penalized, ev.token, q.req.top_logprobs, ev);
+        }
+        if (ev.token != guess) break;
+      }
+    };
+    for (size_t i = 0; i < in_step.size(); ++i)
+      if (row_of[i] == SIZE_MAX && in_step[i]->seq->fed + chunk[i] == int64_t(in_step[i]->seq->req.prompt.size()))
+        decide(i);
+    for_rows(full_entries.size(), full_rows.size() * vocab, [&](size_t r) { decide(full_entries[r]); });
   }
 
   const std::lock_guard<std::mutex> lock(mu);
@@ -205,30 +297,47 @@ void Engine::Impl::step(Outbox& out) {
   for (size_t i = 0; i < in_step.size(); ++i) {
     Slot& s = *in_step[i];
     Sequence& q = *s.seq;
-    s.tokens.insert(s.tokens.end(), batch[i].tokens.begin(), batch[i].tokens.end());
+    // A draft's refused tokens leave the cache (their blocks are the sequence's own and not
+    // yet published: publishing follows here, over the tokens kept).
+    size_t kept = batch[i].tokens.size();
+    if (i < n_decode && kept > 1) {
+      const auto drafts = int64_t(kept - 1), accepted = int64_t(events[i].size()) - 1;
+      st.drafted_tokens += uint64_t(drafts);
+      st.accepted_tokens += uint64_t(accepted);
+      q.pacer.kept(accepted);
+      kept = size_t(1 + accepted);
+      s.cache.truncate(s.cache.length() - (drafts - accepted));
+      // The draft model's cache keeps what it was fed of the tokens kept.
+      if (opt.speculative.draft_model) s.draft_cache.truncate(std::min(s.draft_cache.length(), s.cache.length()));
+    }
+    s.tokens.insert(s.tokens.end(), batch[i].tokens.begin(), batch[i].tokens.begin() + long(kept));
     // Blocks filled by this step join the prefix cache now, for requests arriving meanwhile.
     const auto B = size_t(opt.block_size);
-    if (s.tokens.size() / B != (s.tokens.size() - batch[i].tokens.size()) / B) publish(s);
+    if (s.tokens.size() / B != (s.tokens.size() - kept) / B) publish(s);
     q.fed += chunk[i];
     st.prompt_tokens += uint64_t(chunk[i]);
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
-    TokenEvent& ev = events[i];
-    if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), ev.token) != q.req.stop_tokens.end()) {
-      TokenEvent stop;  // the stop token itself is not emitted
-      stop.finish = FinishReason::Stop;
-      finish(s, std::move(stop), out);
-      continue;
+    for (size_t e = 0; e < events[i].size(); ++e) {
+      TokenEvent& ev = events[i][e];
+      if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), ev.token) != q.req.stop_tokens.end()) {
+        TokenEvent stop;  // the stop token itself is not emitted
+        stop.finish = FinishReason::Stop;
+        finish(s, std::move(stop), out);
+        break;
+      }
+      ++q.generated;
+      ++st.generated_tokens;
+      // The last token is emitted but never fed: max_tokens reached, or no position left (the
+      // tokens before it, kept drafts, are in the cache already).
+      const bool last = e + 1 == events[i].size();
+      if (q.generated >= q.req.max_tokens || (last && s.cache.length() >= opt.ctx_size)) {
+        ev.finish = FinishReason::Length;
+        finish(s, std::move(ev), out);
+        break;
+      }
+      if (last) q.next = ev.token;
+      out.emplace_back(q.on_event, std::move(ev));
     }
-    ++q.generated;
-    ++st.generated_tokens;
-    // The last token is emitted but never fed: max_tokens reached, or no position left.
-    if (q.generated >= q.req.max_tokens || s.cache.length() >= opt.ctx_size) {
-      ev.finish = FinishReason::Length;
-      finish(s, std::move(ev), out);
-      continue;
-    }
-    q.next = ev.token;
-    out.emplace_back(q.on_event, std::move(ev));
   }
   refresh_usage();
 }

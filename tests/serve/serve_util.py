@@ -65,7 +65,9 @@ class Server:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
+            self._drain.join(5)  # the log's last lines (what it printed on the way out)
+            return code
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise AssertionError("wick serve did not exit after " + sig.name)

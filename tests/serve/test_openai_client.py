@@ -195,6 +195,29 @@ def test_client_errors(client, srv):
             raise AssertionError(f"no {exc.__name__}")
 
 
+def test_speculative():
+    # --spec ngram and --spec draft (the model drafting for itself): greedy and seeded text as
+    # `wick generate` with the same --spec prints it, streamed or not; drafts made and kept.
+    repeats = "one two three four, one two three four, one two three four, one two"
+    for spec in (["--spec", "ngram"], ["--spec", "draft", "--draft-model", __import__("serve_util").MODEL]):
+        with Server(*spec, "--draft-tokens", "4", "--parallel", "2") as srv:
+            client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0)
+            for prompt in PROMPTS + [repeats]:
+                r = client.completions.create(model=MODEL_ID, prompt=prompt, max_tokens=24, temperature=0)
+                want = generate("--prompt", prompt, "--max-tokens", "24", "--temperature", "0")
+                assert r.choices[0].text == want, (spec, prompt, r.choices[0].text, want)
+            sampled = ["--temperature", "0.8", "--top-p", "0.9", "--seed", "5"]
+            want = generate("--prompt", repeats, "--max-tokens", "24", *sampled, *spec, "--draft-tokens", "4")
+            chunks = client.completions.create(model=MODEL_ID, prompt=repeats, max_tokens=24, temperature=0.8,
+                                               top_p=0.9, seed=5, stream=True)
+            text = "".join(c.choices[0].text for c in chunks if c.choices)
+            assert text == want, (spec, text, want)
+            m = srv.metrics()
+            assert m["wick_spec_accepted_tokens_total"] > 0, m
+            assert m["wick_spec_drafted_tokens_total"] >= m["wick_spec_accepted_tokens_total"], m
+        assert any("speculative (" in line and "accepted" in line for line in srv.log), srv.log[-5:]
+
+
 def main():
     checks = Checks()
     with Server("--embedding-model", "minilm", "--parallel", "4") as srv:
@@ -204,6 +227,7 @@ def main():
                   test_penalties, test_streaming, test_stop_strings, test_logprobs, test_logit_bias, test_prefix_reuse, test_models, test_embeddings,
                   test_client_errors):
             checks.run(t, client, srv)
+    checks.run(test_speculative)
     checks.finish()
 
 

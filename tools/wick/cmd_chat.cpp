@@ -31,7 +31,7 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 int run_chat(const ChatArgs& a) {
   as_usage_error([&] {
     models::check_sampling_options(a.sampling.opt);
-    models::check_speculative_options(a.sampling.speculative());
+    check_speculative_args(a.sampling, "chat");
   });
   as_usage_error(
       [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });

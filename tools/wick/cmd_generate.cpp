@@ -36,9 +36,7 @@ int run_generate(const GenerateArgs& a) {
   as_usage_error([&] {
     models::check_generation_options(a.sampling.opt, a.max_tokens, context);
     for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "generate: a --stop string is empty");
-    WICK_CHECK(a.sampling.spec == "none" || a.sampling.spec_opt.draft_tokens >= 1, InvalidArgument,
-               "generate: --draft-tokens must be >= 1 with --spec ", a.sampling.spec);
-    models::check_speculative_options(a.sampling.speculative());
+    check_speculative_args(a.sampling, "generate");
   });
   if (a.chat) check_chat_template(a.model, "generate");
   // The draft first: a usage error in its options comes before the target loads.

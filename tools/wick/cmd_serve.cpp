@@ -39,6 +39,7 @@ struct ServeArgs {
   int64_t max_connections = 2048;
   int64_t max_embedding_tokens = 65536;
   int64_t embedding_batch_tokens = 0;  // 0: by device (kEmbeddingBatchTokens*)
+  SamplingArgs speculative;            // only --spec and its options (requests say how to sample)
 };
 
 // Padded tokens per embedding forward. On the CPU, 1024 (about 0.12 s for MiniLM on 2 cores)
@@ -88,6 +89,7 @@ int run_serve(const ServeArgs& a) {
                "serve: --kv-block-size must be in [1, 4096], got ", a.kv_block_size);
     WICK_CHECK(a.kv_blocks >= 0 && a.kv_blocks <= (int64_t(1) << 30), InvalidArgument,
                "serve: --kv-blocks must be in [0, 2^30], got ", a.kv_blocks);
+    check_speculative_args(a.speculative, "serve");
     WICK_CHECK(a.max_queue >= 0 && a.max_queue <= 1'000'000, InvalidArgument,
                "serve: --max-queue must be in [0, 1000000], got ", a.max_queue);
     WICK_CHECK(a.timeout >= 0.1 && a.timeout <= 86400, InvalidArgument,
@@ -138,6 +140,8 @@ int run_serve(const ServeArgs& a) {
   serve::HttpServer server(limits);
   const bool tls = !a.ssl_cert_file.empty();
   if (tls) server.enable_tls(a.ssl_cert_file, a.ssl_key_file);
+  // The draft first: a usage error in its options comes before the target loads.
+  const std::optional<models::LanguageModel> draft = load_draft(a.model, a.speculative, "serve");
   const models::LanguageModel lm = load_model(a.model, "serve");
   std::unique_ptr<models::SentenceEmbedder> embedder;
   std::string embedding_id;
@@ -154,6 +158,7 @@ int run_serve(const ServeArgs& a) {
   eo.max_queue = a.max_queue;
   eo.block_size = a.kv_block_size;
   eo.kv_blocks = a.kv_blocks;
+  eo.speculative = speculative_options(a.speculative, draft);
   serve::Engine engine(lm.model(), eo);
 
   serve::AppOptions ao;
@@ -227,6 +232,12 @@ int run_serve(const ServeArgs& a) {
   }
   trim_cv.notify_all();
   trimmer.join();
+  const serve::EngineStats st = engine.stats();
+  if (st.drafted_tokens > 0)
+    std::fprintf(stderr, "wick serve: speculative (%s): %llu drafted, %llu accepted (%.1f%%)\n",
+                 a.speculative.spec.c_str(), (unsigned long long)st.drafted_tokens,
+                 (unsigned long long)st.accepted_tokens,
+                 100.0 * double(st.accepted_tokens) / double(st.drafted_tokens));
   std::fprintf(stderr, "wick serve: stopped\n");
   return 0;
 }
@@ -243,6 +254,7 @@ Runner add_serve(CLI::App& app) {
   sub->add_option("--parallel", a->parallel, "sequences generated at once")->capture_default_str();
   sub->add_option("--kv-block-size", a->kv_block_size, "positions per block of the paged KV cache")
       ->capture_default_str();
+  add_speculative_options(sub, a->speculative, /*draft_model=*/true);
   sub->add_option("--kv-blocks", a->kv_blocks,
                   "blocks of the KV cache, shared by all sequences and the prefix cache (0: enough for --parallel "
                   "sequences of --ctx-size)")

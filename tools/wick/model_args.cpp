@@ -59,6 +59,12 @@ std::optional<models::LanguageModel> load_draft(const ModelArgs& a, const Sampli
   return load_model(d, command);
 }
 
+void check_speculative_args(const SamplingArgs& s, const char* command) {
+  WICK_CHECK(s.spec == "none" || s.spec_opt.draft_tokens >= 1, InvalidArgument, command,
+             ": --draft-tokens must be >= 1 with --spec ", s.spec);
+  models::check_speculative_options(s.speculative());
+}
+
 models::SpeculativeOptions speculative_options(const SamplingArgs& s,
                                                const std::optional<models::LanguageModel>& draft) {
   models::SpeculativeOptions o = s.speculative();

@@ -44,6 +44,27 @@ inline void add_model_options(CLI::App* sub, ModelArgs& a) {
       ->capture_default_str();
 }
 
+// --spec and its options (draft_model: also --spec draft, --draft-model, --draft-quantize).
+inline void add_speculative_options(CLI::App* sub, SamplingArgs& a, bool draft_model) {
+  sub->add_option("--spec", a.spec,
+                  std::string("speculative decoding: ngram drafts the tokens that followed the last n-gram earlier in "
+                              "the prompt and output") +
+                      (draft_model ? ", draft those of --draft-model" : "") +
+                      "; drafts are verified in one forward (same output)")
+      ->check(draft_model ? CLI::IsMember({"none", "ngram", "draft"}) : CLI::IsMember({"none", "ngram"}))
+      ->capture_default_str();
+  if (draft_model) {
+    sub->add_option("--draft-model", a.draft_model,
+                    "--spec draft: a smaller or quantized model of the same vocabulary (GGUF file or folder), "
+                    "loaded on the same device");
+    sub->add_option("--draft-quantize", a.draft_quantize, "--spec draft: quantize the draft model at load (q4_0, ...)");
+  }
+  sub->add_option("--draft-tokens", a.spec_opt.draft_tokens, "--spec: tokens drafted per step at most, [1, 64]")
+      ->capture_default_str();
+  sub->add_option("--spec-ngram", a.spec_opt.max_ngram, "--spec ngram: the longest n-gram looked up, [1, 64]")
+      ->capture_default_str();
+}
+
 inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
   // The bounds are checked by models::check_sampling_options (one place for the CLI, the
   // library and the fuzz target), not by CLI11 validators.
@@ -65,20 +86,7 @@ inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
       ->capture_default_str();
   sub->add_option("--seed", o.seed, "random seed for sampling")->capture_default_str();
   sub->add_flag("--ignore-eos", a.ignore_eos, "keep going past end-of-generation tokens (benchmarks)");
-  sub->add_option("--spec", a.spec,
-                  "speculative decoding: ngram drafts the tokens that followed the last n-gram earlier in the "
-                  "prompt and output, draft those of --draft-model; drafts are verified in one forward (same "
-                  "output)")
-      ->check(CLI::IsMember({"none", "ngram", "draft"}))
-      ->capture_default_str();
-  sub->add_option("--draft-model", a.draft_model,
-                  "--spec draft: a smaller or quantized model of the same vocabulary (GGUF file or folder), "
-                  "loaded on the same device");
-  sub->add_option("--draft-quantize", a.draft_quantize, "--spec draft: quantize the draft model at load (q4_0, ...)");
-  sub->add_option("--draft-tokens", a.spec_opt.draft_tokens, "--spec ngram: tokens drafted per step at most, [1, 64]")
-      ->capture_default_str();
-  sub->add_option("--spec-ngram", a.spec_opt.max_ngram, "--spec ngram: the longest n-gram looked up, [1, 64]")
-      ->capture_default_str();
+  add_speculative_options(sub, a, /*draft_model=*/true);
 }
 
 // The shipped tiny model: next to the executable once installed (bin/../share/wick/assets),
@@ -100,6 +108,8 @@ models::LanguageModel load_model(const ModelArgs& a, const char* command);
 // --draft-quantize), else nothing; usage errors when --spec draft and --draft-model do not
 // go together.
 std::optional<models::LanguageModel> load_draft(const ModelArgs& a, const SamplingArgs& s, const char* command);
+// --draft-tokens >= 1 with --spec, and models::check_speculative_options (InvalidArgument).
+void check_speculative_args(const SamplingArgs& s, const char* command);
 // The speculative options of s with the draft model, if any, set.
 models::SpeculativeOptions speculative_options(const SamplingArgs& s,
                                                const std::optional<models::LanguageModel>& draft);

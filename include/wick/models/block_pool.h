@@ -78,6 +78,8 @@ class BlockPool {
   void release(std::span<const int32_t> table);
   // The holders of block (id outside [0, num_blocks) is InvalidArgument).
   int32_t ref_count(int32_t block) const;
+  // Whether block is registered in the prefix cache (published; its contents are frozen).
+  bool cached(int32_t block) const;
 
   // Cache-hit accounting since construction: tokens asked about (the clamped limits) and
   // tokens found (returned blocks * block_size) by take_prefix.

@@ -35,8 +35,9 @@ class KvCache {
   // paged cache gives its blocks back to the pool).
   void clear();
   // Keeps the first n <= length() positions: a conversation whose new prompt shares a
-  // prefix with what is cached continues from there instead of recomputing it. A paged
-  // cache keeps all or nothing (Unsupported otherwise: its blocks may be shared).
+  // prefix with what is cached continues from there instead of recomputing it, a
+  // speculative step drops its refused drafts. A paged cache drops positions only from
+  // blocks it alone holds and has not published (Unsupported otherwise; n == 0 clears).
   void truncate(int64_t n);
 
   // ---- For model implementations ----
@@ -127,6 +128,9 @@ struct DecodeState {
 struct BatchSequence {
   std::span<const int32_t> tokens;
   KvCache* cache = nullptr;
+  // The logits of the last `logits` new tokens come back (1 <= logits <= tokens.size()):
+  // a decode or prefill wants its last token's, a speculative step also those of its drafts.
+  int64_t logits = 1;
 };
 
 // Device-resident state of a batched decode step with static shapes
@@ -173,9 +177,10 @@ class CausalLM {
   // caches): the token-wise work (embeddings, norms, projections, MLP) runs once over the
   // concatenated tokens, so the weights are read once per step for all sequences; positions
   // and attention are each sequence's own. Each cache is extended by its sequence's tokens.
-  // Returns (seqs.size(), vocab_size) f32 on the model device: the logits of each
-  // sequence's last new token. The results equal forward(tokens, cache, true) per sequence
-  // (up to rounding). This default runs exactly that, one sequence after another.
+  // Returns (sum of seqs[i].logits, vocab_size) f32 on the model device: each sequence's
+  // rows in order, the logits of its last `logits` new tokens. The results equal the same
+  // rows of forward(tokens, cache) per sequence (up to rounding). This default runs exactly
+  // that, one sequence after another.
   virtual Tensor forward_batch(std::span<const BatchSequence> seqs) const;
   // Batched decoding with static shapes over a pool of caches (KvCache::pooled), what a
   // server's steady state is: several sequences, one new token each. Models without it

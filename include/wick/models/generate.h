@@ -5,6 +5,7 @@
 // next to the forward pass, and identical on every device).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -111,6 +112,31 @@ struct SpeculativeOptions {
 
 // draft_tokens in [0, 64] and max_ngram in [1, 64], else InvalidArgument starting "generate:".
 void check_speculative_options(const SpeculativeOptions& spec);
+
+// Prompt lookup: the tokens that followed the latest earlier occurrence of history's last n
+// tokens (n from max_ngram down to 1), at most `most` of them; none when nothing matches.
+std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_ngram, int64_t most);
+
+// When one sequence drafts. A draft refused whole costs a wider forward for no token: after
+// n such steps in a row, the next 2^n - 1 steps (63 at most) draft nothing; a kept token
+// ends the pause.
+class DraftPacer {
+ public:
+  // Whether this step drafts (called once per step; a paused step counts down the pause).
+  bool drafting() {
+    if (pause_ == 0) return true;
+    --pause_;
+    return false;
+  }
+  // After a step that drafted: how many of its drafted tokens were kept.
+  void kept(int64_t n) {
+    refused_in_a_row_ = n == 0 ? refused_in_a_row_ + 1 : 0;
+    pause_ = n == 0 ? (int64_t(1) << std::min<int64_t>(refused_in_a_row_, 6)) - 1 : 0;
+  }
+
+ private:
+  int64_t refused_in_a_row_ = 0, pause_ = 0;
+};
 
 struct GenerationStats {
   int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding: proposed, and kept

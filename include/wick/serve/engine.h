@@ -1,11 +1,11 @@
 // The serving engine behind `wick serve`: continuous batching of many generation requests
 // over one CausalLM. Requests join and leave the running batch at token boundaries; every
 // step is one batched forward over all running sequences (the decode tokens of the running
-// ones and prefill chunks of newly admitted ones). KV memory is bounded and fixed at
-// construction: `parallel` sequences of up to `ctx_size` positions each. A finished
-// sequence's positions stay in its slot until the slot is reused, and a request whose prompt
-// starts with them (the next turn of a chat) is admitted into that slot and computes only
-// the rest (TokenEvent::cached_tokens).
+// ones, their speculative drafts, and prefill chunks of newly admitted ones). KV memory is
+// one pool of blocks fixed at construction (EngineOptions::kv_blocks); the full blocks of
+// every prompt and output stay in its prefix cache until their memory is needed, and a
+// request whose prompt starts with them (the next turn of a chat, a shared system prompt)
+// computes only the rest (TokenEvent::cached_tokens).
 //
 // Threading: one engine thread owns the model and runs the steps. submit(), cancel(),
 // stats() and shutdown() may be called from any thread (the HTTP workers). Events are
@@ -83,6 +83,16 @@ struct EngineOptions {
   // The decoding sequences of a step run as models::BatchDecoder's recorded step (one CUDA
   // graph per lane count, recorded at construction) when the model has one; false: op by op.
   bool cuda_graphs = true;
+  // Speculative decoding (models::SpeculativeOptions): each decoding sequence drafts up to
+  // draft_tokens tokens, by prompt lookup in its own prompt and output or as draft_model's
+  // greedy continuation (the draft model's batched forwards, with a cache per slot of its
+  // own, allocated at construction; same vocabulary, must outlive the engine), and the step
+  // verifies every sequence's draft in the same forward (its rows of logits: the token and
+  // each draft). The output is what Generator with the same options gives (greedy: plain
+  // decoding's tokens; sampled: the same distribution). A step with drafts runs
+  // forward_batch op by op instead of the recorded step; drafts count against
+  // max_step_tokens after every sequence's one token.
+  models::SpeculativeOptions speculative;
 };
 
 struct EngineStats {
@@ -95,6 +105,7 @@ struct EngineStats {
   uint64_t requests = 0, finished = 0, cancelled = 0, failed = 0, rejected = 0;
   uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;  // prompt_tokens: computed ones
   uint64_t cached_prompt_tokens = 0;                            // prompt tokens reused from the prefix cache instead
+  uint64_t drafted_tokens = 0, accepted_tokens = 0;             // speculative decoding: proposed, and kept
 };
 
 class Engine {

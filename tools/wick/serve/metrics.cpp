@@ -86,7 +86,7 @@ std::string Metrics::render(const EngineStats& e, const EmbeddingStats* emb) con
     const char* help;
     double value;
   };
-  const std::array<Row, 21> rows{{
+  const std::array<Row, 23> rows{{
       {"wick_prompt_tokens_total", "counter", "Prompt tokens computed.", double(e.prompt_tokens)},
       {"wick_cached_prompt_tokens_total", "counter", "Prompt tokens reused from the KV cache (prefix reuse).",
        double(e.cached_prompt_tokens)},
@@ -111,6 +111,9 @@ std::string Metrics::render(const EngineStats& e, const EmbeddingStats* emb) con
        double(e.prefix_query_tokens)},
       {"wick_prefix_cache_hit_tokens_total", "counter", "Prompt tokens found in the prefix cache.",
        double(e.prefix_hit_tokens)},
+      {"wick_spec_drafted_tokens_total", "counter", "Tokens drafted by speculative decoding (--spec).",
+       double(e.drafted_tokens)},
+      {"wick_spec_accepted_tokens_total", "counter", "Drafted tokens the model kept.", double(e.accepted_tokens)},
   }};
   for (const Row& r : rows) {
     header(out, r.name, r.type, r.help);
