@@ -376,13 +376,14 @@ TEST(Gpt2Config, ReadsHuggingFaceConfigs) {
   EXPECT_EQ(c.n_embd, 48);
   EXPECT_EQ(c.n_positions, 48);
   EXPECT_EQ(c.vocab_size, 512);
-  EXPECT_EQ(c.inner_size(), 4 * 48);  // "n_inner": null
-  EXPECT_EQ(c.activation_function, "gelu");
+  EXPECT_EQ(c.inner_size(), 4 * 48);             // "n_inner": null
+  EXPECT_EQ(c.activation, Activation::GeluErf);  // "gelu": erf
   EXPECT_DOUBLE_EQ(c.layer_norm_epsilon, 1e-6);
   const auto d = Gpt2Config::from_json_string(R"({"n_embd": 64, "n_head": 4, "n_inner": 100})");
   EXPECT_EQ(d.inner_size(), 100);
-  EXPECT_EQ(d.n_layer, 12);  // GPT-2 small's defaults where keys are missing
-  EXPECT_EQ(d.activation_function, "gelu_new");
+  EXPECT_EQ(d.n_layer, 12);                       // GPT-2 small's defaults where keys are missing
+  EXPECT_EQ(d.activation, Activation::GeluTanh);  // "gelu_new"
+  EXPECT_EQ(Gpt2Config::from_json_string(R"({"activation_function": "relu"})").activation, Activation::Relu);
 }
 
 TEST(Gpt2Config, Errors) {
@@ -393,8 +394,9 @@ TEST(Gpt2Config, Errors) {
   EXPECT_WICK_ERROR(Gpt2Config::from_json_string(R"({"n_head": "12"})"), Format, "'n_head' must be a positive");
   EXPECT_WICK_ERROR(Gpt2Config::from_json_string(R"({"n_embd": 100, "n_head": 12})"), Format,
                     "n_embd 100 is not a multiple of n_head 12");
-  EXPECT_WICK_ERROR(Gpt2Config::from_json_string(R"({"activation_function": "relu"})"), Unsupported,
-                    "activation_function 'relu' is not supported");
+  EXPECT_WICK_ERROR(Gpt2Config::from_json_string(R"({"activation_function": "quick_gelu"})"), Unsupported,
+                    "gpt2: config key 'activation_function' names activation 'quick_gelu' (supported: silu, swish, "
+                    "gelu_pytorch_tanh, gelu_new, gelu_fast, gelu, relu)");
   EXPECT_WICK_ERROR(Gpt2Config::from_json_string(R"({"layer_norm_epsilon": "small"})"), Format,
                     "'layer_norm_epsilon' must be a positive number");
 }

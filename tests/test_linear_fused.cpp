@@ -10,6 +10,7 @@
 #include <random>
 
 #include "support/devices.h"
+#include "support/golden.h"
 #include "support/linear_reference.h"
 #include "support/thrown.h"
 #include "wick/wick.h"
@@ -17,7 +18,7 @@
 namespace wick {
 namespace {
 
-using Act = LinearEpilogue::Act;
+using Act = Activation;
 
 struct Case {
   int64_t M, K, N;  // N: outputs (the weight has 2N rows with glu)
@@ -118,14 +119,14 @@ TEST_P(LinearFused, PlainAndBiasAtDecodeAndPrefillSizes) {
 TEST_P(LinearFused, ResidualAndActivations) {
   for (const DType dt : kDTypes)
     for (const int64_t M : {1, 4, 17})
-      for (const Act a : {Act::None, Act::Silu, Act::Gelu, Act::GeluErf, Act::Relu})
+      for (const Act a : {Act::None, Act::Silu, Act::GeluTanh, Act::GeluErf, Act::Relu})
         check({M, 256, 33, {.act = a}, true, true}, dt);
 }
 
 TEST_P(LinearFused, GatedUpProduct) {
   for (const DType dt : kDTypes)
     for (const int64_t M : {1, 3, 12})
-      for (const Act a : {Act::Silu, Act::Gelu, Act::GeluErf}) {
+      for (const Act a : {Act::Silu, Act::GeluTanh, Act::GeluErf}) {
         check({M, 128, 9, {.act = a, .glu = true}, false, false}, dt);
         check({M, 128, 64, {.act = a, .glu = true}, true, true}, dt);
       }
@@ -228,6 +229,28 @@ TEST_P(LinearFused, EpilogueOnF32ProductIntoHalf) {
       const double want = test::epilogue_act(Act::Silu, g) * u + rv[size_t(m * 10 + n)];
       EXPECT_NEAR(got[size_t(m * 10 + n)], want, 2e-3 * (std::abs(want) + 1));
     }
+}
+
+// The one activation enum: configs' names map to what they compute ("gelu" is erf, the
+// *_tanh / _new / _fast names the tanh approximation), and activate(x, a) applies it as an op
+// (against the same double-precision reference as the epilogue).
+TEST_P(LinearFused, ActivationNamesAndTheirOp) {
+  const struct {
+    const char* name;
+    Act act;
+  } names[] = {{"silu", Act::Silu},         {"swish", Act::Silu},         {"gelu_pytorch_tanh", Act::GeluTanh},
+               {"gelu_new", Act::GeluTanh}, {"gelu_fast", Act::GeluTanh}, {"gelu", Act::GeluErf},
+               {"relu", Act::Relu}};
+  for (const auto& n : names) EXPECT_EQ(activation_named(n.name, "test"), n.act) << n.name;
+  EXPECT_WICK_ERROR(activation_named("quick_gelu", "model: config key 'act'"), Unsupported,
+                    "model: config key 'act' names activation 'quick_gelu' (supported: silu, swish");
+  const std::vector<float> v = {-3.0f, -0.5f, 0.0f, 0.25f, 2.0f};
+  const Tensor x = Tensor::from_vector(v).to(dev());
+  for (const Act a : {Act::None, Act::Silu, Act::GeluTanh, Act::GeluErf, Act::Relu}) {
+    const std::vector<float> got = activate(x, a).to(Device::cpu()).to_vector<float>();
+    for (size_t i = 0; i < v.size(); ++i)
+      EXPECT_NEAR(got[i], test::epilogue_act(a, double(v[i])), 1e-6) << int(a) << " at " << v[i];
+  }
 }
 
 TEST_P(LinearFused, ClearErrors) {

@@ -97,8 +97,8 @@ TEST(LlamaBadInput, HfConfigs) {
                }),
                ErrorKind::Format, "llama: a rope factor list holds 2 factors, the 16 rotary dims need 8");
   expect_error(parse([](auto& j) { j["hidden_act"] = "relu2"; }), ErrorKind::Unsupported,
-               "llama: config key 'hidden_act' names activation 'relu2' (supported: silu, gelu_pytorch_tanh, "
-               "gelu_new, gelu)");
+               "llama: config key 'hidden_act' names activation 'relu2' (supported: silu, swish, gelu_pytorch_tanh, "
+               "gelu_new, gelu_fast, gelu, relu)");
   expect_error(parse([](auto& j) { j["head_dim"] = 15; }), ErrorKind::Format,
                "llama: head_dim 15 must be positive and even (rotary pairs)");
   expect_error(parse([](auto& j) {

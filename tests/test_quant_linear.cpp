@@ -20,7 +20,7 @@
 namespace wick {
 namespace {
 
-using Act = LinearEpilogue::Act;
+using Act = Activation;
 
 struct Case {
   GgmlType type;
@@ -130,7 +130,7 @@ TEST_P(QuantLinear, Epilogues) {
       for (const int64_t M : {1, 4, 17}) {
         check({GgmlType::Q4_0, dt, a, M, 256, 19, false, true, true});
         check({GgmlType::Q6_K, dt, a, M, 256, 19, true, true, true, {.act = Act::Silu}});
-        check({GgmlType::Q8_0, dt, a, M, 256, 19, true, false, false, {.act = Act::Gelu}, DType::F32});
+        check({GgmlType::Q8_0, dt, a, M, 256, 19, true, false, false, {.act = Act::GeluTanh}, DType::F32});
         // [gate; up]: the product, then one epilogue pass.
         check({GgmlType::Q4_K, dt, a, M, 256, 24, true, true, true, {.act = Act::Silu, .glu = true}});
       }

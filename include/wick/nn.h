@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "wick/tensor.h"
 
@@ -67,14 +68,23 @@ void cache_write_(const Tensor& k_cache, const Tensor& v_cache, const Tensor& bl
 // reads such a weight in place; other devices widen it to f32 for the call.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 
+// The activation functions of models' feed-forward layers and of the fused linear, by what
+// they compute: one enum for every model (Hugging Face's names map to it by activation_named).
+enum class Activation : uint8_t { None, Silu, GeluTanh /* tanh approximation */, GeluErf /* exact */, Relu };
+// A config's activation name: "silu" / "swish", "gelu_pytorch_tanh" / "gelu_new" / "gelu_fast"
+// (the tanh approximation), "gelu" (erf), "relu". Unsupported otherwise, the message starting
+// with `where` (e.g. "llama: config key 'hidden_act'") and naming the supported ones.
+Activation activation_named(std::string_view name, std::string_view where);
+// act(x) as an op of its own (None: x itself).
+Tensor activate(const Tensor& x, Activation act);
+
 // What a fused linear applies to its product p = x @ weight^T + bias before writing:
 //   out = act(p) + residual                            (glu false)
 //   out = act(p[..., :N]) * p[..., N:] + residual      (glu: weight holds [gate; up] rows, 2N of them)
 // computed in f32 and rounded once. One kernel on CUDA for a few rows of x (a decode step);
 // otherwise the matrix product, then one pass for the rest.
 struct LinearEpilogue {
-  enum class Act : uint8_t { None, Silu, Gelu /* tanh approximation */, GeluErf, Relu };
-  Act act = Act::None;
+  Activation act = Activation::None;
   bool glu = false;
 };
 // residual: undefined or of the output's shape (..., N) and x's dtype.

@@ -9,13 +9,13 @@ namespace wick {
 
 // C: float (f64 outputs: double).
 template <class C>
-WICK_HD C linear_act(LinearEpilogue::Act a, C v) {
+WICK_HD C linear_act(Activation a, C v) {
   switch (a) {
-    case LinearEpilogue::Act::Silu: return ew::Silu<C>()(v);
-    case LinearEpilogue::Act::Gelu: return ew::Gelu<C>()(v);
-    case LinearEpilogue::Act::GeluErf: return ew::GeluErf<C>()(v);
-    case LinearEpilogue::Act::Relu: return ew::Relu<C>()(v);
-    case LinearEpilogue::Act::None: break;
+    case Activation::Silu: return ew::Silu<C>()(v);
+    case Activation::GeluTanh: return ew::Gelu<C>()(v);
+    case Activation::GeluErf: return ew::GeluErf<C>()(v);
+    case Activation::Relu: return ew::Relu<C>()(v);
+    case Activation::None: break;
   }
   return v;
 }

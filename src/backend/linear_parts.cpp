@@ -6,7 +6,7 @@ namespace wick {
 
 namespace {
 bool nothing_to_apply(const LinearEpilogue& e, const Tensor& bias, const Tensor& residual) {
-  return !e.glu && e.act == LinearEpilogue::Act::None && !bias.defined() && !residual.defined();
+  return !e.glu && e.act == Activation::None && !bias.defined() && !residual.defined();
 }
 
 // x, or rms_norm(x, norm) in a scratch of x's dtype when norm is defined.

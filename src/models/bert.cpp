@@ -56,10 +56,6 @@ BertModel BertModel::load(const std::filesystem::path& dir, Device device, DType
   return m;
 }
 
-LinearEpilogue::Act BertModel::activation() const {
-  return config_.hidden_act == "gelu" ? LinearEpilogue::Act::GeluErf : LinearEpilogue::Act::Gelu;
-}
-
 Tensor BertModel::forward(const Tensor& ids, const Tensor& attention_mask) const {
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch, "bert: ids must have shape (batch, seq), got ",
              ids.defined() ? ids.shape().to_string() : "undefined");
@@ -87,7 +83,7 @@ Tensor BertModel::forward(const Tensor& ids, const Tensor& attention_mask) const
     const Tensor ctx = scaled_dot_product_attention(q, k, v, mask).permute({0, 2, 1, 3}).reshape({B, T, H});
     // The residual adds and the activation are the linears' epilogues, not passes of their own.
     x = layer_norm(linear(ctx, l.o_w, l.o_b, x, {}), l.ln1_w, l.ln1_b, config_.layer_norm_eps);
-    const Tensor inner = linear(x, l.ff1_w, l.ff1_b, {}, {.act = activation()});
+    const Tensor inner = linear(x, l.ff1_w, l.ff1_b, {}, {.act = config_.activation});
     x = layer_norm(linear(inner, l.ff2_w, l.ff2_b, x, {}), l.ln2_w, l.ln2_b, config_.layer_norm_eps);
   }
   return x;

@@ -27,12 +27,10 @@ BertConfig BertConfig::from_json_string(const std::string& text, const std::stri
   }
   if (j.contains("hidden_act")) {
     WICK_CHECK(j["hidden_act"].is_string(), Format, "bert: config key 'hidden_act' must be a string");
-    c.hidden_act = j["hidden_act"].get<std::string>();
+    c.activation = activation_named(j["hidden_act"].get<std::string>(), "bert: config key 'hidden_act'");
   }
   WICK_CHECK(c.hidden_size % c.num_heads == 0, Format, "bert: hidden_size ", c.hidden_size,
              " is not a multiple of num_attention_heads ", c.num_heads);
-  WICK_CHECK(c.hidden_act == "gelu" || c.hidden_act == "gelu_new" || c.hidden_act == "gelu_pytorch_tanh", Unsupported,
-             "bert: hidden_act '", c.hidden_act, "' is not supported (gelu, gelu_new, gelu_pytorch_tanh)");
   return c;
 }
 

@@ -26,7 +26,6 @@ Gpt2Model Gpt2Model::load(const std::filesystem::path& dir, Device device, DType
   m.device_ = device;
   m.dtype_ = dtype;
   const Gpt2Config& c = m.config_;
-  m.act_ = c.activation_function == "gelu" ? LinearEpilogue::Act::GeluErf : LinearEpilogue::Act::Gelu;
   const int64_t E = c.n_embd, I = c.inner_size();
   const auto f = safetensors::File::open(dir / "model.safetensors");
   gpt2_weights::check_layer_count(f, c);
@@ -145,7 +144,7 @@ Tensor Gpt2Model::blocks(Tensor x, const std::function<Tensor(size_t, const Tens
             .reshape({B, T, E});
     x = linear(ctx, l.attn_proj_w, l.attn_proj_b, x, {});  // + x in the epilogue
     const Tensor h2 = layer_norm(x, l.ln2_w, l.ln2_b, config_.layer_norm_epsilon);
-    const Tensor mid = linear(h2, l.fc_w, l.fc_b, {}, {.act = act_});
+    const Tensor mid = linear(h2, l.fc_w, l.fc_b, {}, {.act = config_.activation});
     x = linear(mid, l.mlp_proj_w, l.mlp_proj_b, x, {});
   }
   return x;

@@ -30,12 +30,10 @@ Gpt2Config Gpt2Config::from_json_string(const std::string& text, const std::stri
   if (j.contains("activation_function")) {
     WICK_CHECK(j["activation_function"].is_string(), Format,
                "gpt2: config key 'activation_function' must be a string, got ", json::brief(j["activation_function"]));
-    c.activation_function = j["activation_function"].get<std::string>();
+    c.activation =
+        activation_named(j["activation_function"].get<std::string>(), "gpt2: config key 'activation_function'");
   }
   WICK_CHECK(c.n_embd % c.n_head == 0, Format, "gpt2: n_embd ", c.n_embd, " is not a multiple of n_head ", c.n_head);
-  const std::string& a = c.activation_function;
-  WICK_CHECK(a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast" || a == "gelu", Unsupported,
-             "gpt2: activation_function '", a, "' is not supported (gelu_new, gelu_pytorch_tanh, gelu_fast, gelu)");
   return c;
 }
 

@@ -89,7 +89,6 @@ Tensor Gpt2Shard::forward(const Tensor& ids, bool last_only, const AllReduceSum&
                           int64_t past) const {
   const int64_t B = ids.dim(0), T = ids.dim(1), Dh = config.head_dim();
   const int64_t Hl = config.n_head / world, El = Hl * Dh;
-  auto activation = [&](const Tensor& t) { return config.activation_function == "gelu" ? gelu_erf(t) : gelu(t); };
   auto heads = [&](const Tensor& t) { return t.reshape({B, T, Hl, Dh}).permute({0, 2, 1, 3}); };
   AttentionOptions opt;
   opt.causal = true;  // queries aligned to the end of the keys: correct with a cache too
@@ -114,7 +113,7 @@ Tensor Gpt2Shard::forward(const Tensor& ids, bool last_only, const AllReduceSum&
     all_reduce(attn);
     x = attn + x;
     const Tensor h2 = layer_norm(x, l.ln2_w, l.ln2_b, config.layer_norm_epsilon);
-    Tensor mlp = linear(activation(linear(h2, l.fc_w, l.fc_b)), l.mlp_proj_w, l.mlp_proj_b);
+    Tensor mlp = linear(activate(linear(h2, l.fc_w, l.fc_b), config.activation), l.mlp_proj_w, l.mlp_proj_b);
     all_reduce(mlp);
     x = mlp + x;
   }

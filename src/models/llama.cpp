@@ -28,12 +28,6 @@ Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, D
   return quant_linear(x, w.packed, act, bias, residual, e, out_dtype);
 }
 
-LinearEpilogue::Act epilogue_act(Activation a) {
-  return a == Activation::Silu       ? LinearEpilogue::Act::Silu
-         : a == Activation::GeluTanh ? LinearEpilogue::Act::Gelu
-                                     : LinearEpilogue::Act::GeluErf;
-}
-
 // (B, KV, T, D) -> (B, KV * G, T, D), each key/value head repeated for its G query heads.
 Tensor repeat_kv(const Tensor& t, int64_t G) {
   if (G == 1) return t;
@@ -140,9 +134,6 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
       return rms_norm_quant_linear(t, g, c.rms_norm_eps, w.packed, quant_activation_, b, {}, e, dtype_);
     return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);
   };
-  auto act = [&](const Tensor& t) {
-    return c.activation == Activation::Silu ? silu(t) : c.activation == Activation::GeluTanh ? gelu(t) : gelu_erf(t);
-  };
   for (size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
     Tensor q, k, v;
@@ -183,10 +174,10 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     }
     Tensor mid;
     if (l.gate_up.present()) {  // [gate; up]: act(gate) * up in the epilogue
-      mid = norm_lin(x, l.ffn_norm, l.gate_up, l.gate_up_b, {.act = epilogue_act(c.activation), .glu = true});
+      mid = norm_lin(x, l.ffn_norm, l.gate_up, l.gate_up_b, {.act = c.activation, .glu = true});
     } else {
       const Tensor h2 = norm(x, l.ffn_norm);
-      mid = act(lin(l.gate, h2, l.gate_b)) * lin(l.up, h2, l.up_b);
+      mid = activate(lin(l.gate, h2, l.gate_b), c.activation) * lin(l.up, h2, l.up_b);
     }
     if (fused_residual) {
       x = lin(l.down, mid, l.down_b, x);

@@ -73,11 +73,7 @@ std::vector<int32_t> get_ids(const Json& j, const char* key) {
 }
 
 Activation activation_from(const std::string& name, const char* key) {
-  if (name == "silu" || name == "swish") return Activation::Silu;
-  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::GeluTanh;
-  if (name == "gelu") return Activation::Gelu;
-  fail(ErrorKind::Unsupported, kLlamaOp, ": config key '", key, "' names activation '", name,
-       "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+  return activation_named(name, std::string(kLlamaOp) + ": config key '" + key + "'");
 }
 
 // rope_parameters (transformers >= 5) or rope_scaling + rope_theta (earlier files).

@@ -27,11 +27,11 @@ inline std::pair<Tensor, std::vector<double>> rounded_random(Shape shape, DType 
   return {t.to(dev), t.to(DType::F64).to_vector<double>()};
 }
 
-inline double epilogue_act(LinearEpilogue::Act a, double v) {
-  using Act = LinearEpilogue::Act;
+inline double epilogue_act(Activation a, double v) {
+  using Act = Activation;
   switch (a) {
     case Act::Silu: return v / (1 + std::exp(-v));
-    case Act::Gelu: return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case Act::GeluTanh: return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
     case Act::GeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
     case Act::Relu: return v < 0 ? 0 : v;
     case Act::None: break;

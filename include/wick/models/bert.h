@@ -22,7 +22,7 @@ struct BertConfig {
   int64_t max_position_embeddings = 512;
   int64_t type_vocab_size = 2;
   double layer_norm_eps = 1e-12;
-  std::string hidden_act = "gelu";  // "gelu" (erf) or "gelu_new"/"gelu_pytorch_tanh" (tanh)
+  Activation activation = Activation::GeluErf;  // config key hidden_act (activation_named)
 
   // Reads Hugging Face's config.json; unknown keys are ignored, wrong types rejected.
   static BertConfig from_json_file(const std::filesystem::path& path);
@@ -48,8 +48,6 @@ class BertModel {
     Tensor qkv_w, qkv_b;  // query, key and value stacked: (3H, H) and (3H)
     Tensor o_w, o_b, ln1_w, ln1_b, ff1_w, ff1_b, ff2_w, ff2_b, ln2_w, ln2_b;
   };
-  LinearEpilogue::Act activation() const;  // the feed-forward's, from hidden_act
-
   BertConfig config_;
   Device device_;
   DType dtype_ = DType::F32;

@@ -22,8 +22,7 @@ struct Gpt2Config {
   int64_t n_head = 12;
   int64_t n_inner = 0;  // MLP width; 0 (config "n_inner": null) means 4 * n_embd
   double layer_norm_epsilon = 1e-5;
-  // "gelu_new" / "gelu_pytorch_tanh" / "gelu_fast" (tanh approximation) or "gelu" (erf).
-  std::string activation_function = "gelu_new";
+  Activation activation = Activation::GeluTanh;  // config key activation_function (activation_named)
 
   int64_t inner_size() const { return n_inner > 0 ? n_inner : 4 * n_embd; }
   int64_t head_dim() const { return n_embd / n_head; }
@@ -61,8 +60,6 @@ class Gpt2Model final : public CausalLM {
   struct Layer {
     Tensor ln1_w, ln1_b, attn_w, attn_b, attn_proj_w, attn_proj_b, ln2_w, ln2_b, fc_w, fc_b, mlp_proj_w, mlp_proj_b;
   };
-  // The MLP's activation, applied in the epilogue of its first linear.
-  LinearEpilogue::Act act_ = LinearEpilogue::Act::Gelu;
   // The transformer blocks and final norm over x (B, T, E) with attention computed by
   // attend(layer, q, k, v) -> context (B, H, T, Dh).
   Tensor blocks(Tensor x, const std::function<Tensor(size_t, const Tensor&, Tensor, Tensor)>& attend) const;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "wick/models/causal_lm.h"
+#include "wick/nn.h"
 #include "wick/quant.h"
 #include "wick/tensor.h"
 
@@ -47,8 +48,6 @@ struct RopeConfig {
   // Per-frequency divisors (GGUF rope_freqs: llama3's rule as convert_hf_to_gguf.py stores it).
   std::vector<double> freq_factors;
 };
-
-enum class Activation : uint8_t { Silu, GeluTanh, Gelu };
 
 struct LlamaConfig {
   std::string arch;  // the architecture table's row: llama, mistral, qwen2, qwen3, gemma2, phi3

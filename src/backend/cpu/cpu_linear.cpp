@@ -30,13 +30,13 @@ struct NoAct {
 
 // f(act) with the activation as a functor of the compute type C.
 template <class C, class F>
-void with_act(LinearEpilogue::Act a, F&& f) {
+void with_act(Activation a, F&& f) {
   switch (a) {
-    case LinearEpilogue::Act::Silu: return f(ew::Silu<C>());
-    case LinearEpilogue::Act::Gelu: return f(ew::Gelu<C>());
-    case LinearEpilogue::Act::GeluErf: return f(ew::GeluErf<C>());
-    case LinearEpilogue::Act::Relu: return f(ew::Relu<C>());
-    case LinearEpilogue::Act::None: break;
+    case Activation::Silu: return f(ew::Silu<C>());
+    case Activation::GeluTanh: return f(ew::Gelu<C>());
+    case Activation::GeluErf: return f(ew::GeluErf<C>());
+    case Activation::Relu: return f(ew::Relu<C>());
+    case Activation::None: break;
   }
   f(NoAct());
 }
@@ -59,7 +59,7 @@ void linear_bias_first(const LinearEpilogue& e, const Tensor& x, const Tensor& w
   const T* bp = bias.defined() ? static_cast<const T*>(bias.data()) : nullptr;
   const T* rp = residual.defined() ? static_cast<const T*>(residual.data()) : nullptr;
   T* op = static_cast<T*>(out.mutable_data());
-  const bool act = e.act != LinearEpilogue::Act::None;
+  const bool act = e.act != Activation::None;
   const T* first_rp = act ? nullptr : rp;  // with an activation the residual comes after it
   if (bp || first_rp) {
     for_rows(R, N, [&](int64_t r0, int64_t r1) {

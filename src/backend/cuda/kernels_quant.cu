@@ -129,7 +129,7 @@ void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int
   p.norm = o.norm.defined() ? o.norm.data() : nullptr;
   p.eps = o.eps;
   const bool plain =
-      o.out.dtype() == DType::F32 && !o.bias.defined() && !o.residual.defined() && o.e.act == LinearEpilogue::Act::None;
+      o.out.dtype() == DType::F32 && !o.bias.defined() && !o.residual.defined() && o.e.act == Activation::None;
   if (plain) {
     p.y = static_cast<float*>(o.out.mutable_data());
   } else {
