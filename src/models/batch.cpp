@@ -53,7 +53,7 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
     WICK_CHECK(T <= capacity - past, InvalidArgument, model, ": batch sequence ", i, ": ", past, " cached + ", T,
                " new positions exceed the cache capacity ", capacity, " (context ", context, ")");
     if (s.cache->paged()) {
-      const int64_t held = int64_t(s.cache->blocks().size()) * s.cache->block_size();
+      const int64_t held = s.cache->positions_held();
       WICK_CHECK(past + T <= held, InvalidArgument, model, ": batch sequence ", i, ": its paged cache has blocks for ",
                  held, " positions, the batch needs ", past + T, " (KvCache::ensure_positions first)");
     }
@@ -77,11 +77,11 @@ Plan plan(std::string_view model, std::span<const BatchSequence> seqs, int64_t c
   p.ids = Tensor::from_vector(ids, Shape{1, p.total}).to(device);
   p.positions = Tensor::from_vector(positions, Shape{1, p.total}).to(device);
   p.out_rows = Tensor::from_vector(out_rows, Shape{int64_t(out_rows.size())}).to(device);
-  // Decoding sequences (one token) of a paged pool attend through plan_pooled's tables; the
-  // rest get theirs now, once for every layer.
+  // Decoding sequences (a token, or a few with a speculative draft) of a paged pool attend
+  // through plan_pooled's tables; the rest get theirs now, once for every layer.
   p.paged.resize(n);
   for (size_t i = 0; i < n; ++i)
-    if (seqs[i].cache->paged() && p.count[i] > 1)
+    if (seqs[i].cache->paged() && p.count[i] > kMaxPooledTokens)
       p.paged[i] = paged_rows(*seqs[i].cache, p.past[i], p.count[i], device);
   return p;
 }
@@ -91,7 +91,7 @@ Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device de
   bool paged = false;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const KvCache& kv = *seqs[i].cache;
-    if (p.count[i] != 1 || !kv.pool()) continue;
+    if (p.count[i] > kMaxPooledTokens || !kv.pool()) continue;
     if (!d.pool) d.pool = kv.pool(), paged = kv.paged();
     if (kv.pool() == d.pool) d.seqs.push_back(i);
   }
@@ -100,21 +100,26 @@ Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device de
     for (size_t i = 0; i < seqs.size(); ++i) d.others.push_back(i);
     return d;
   }
-  const auto n = int64_t(d.seqs.size());
+  // A row per token: a sequence's tokens (a speculative step's token and drafts) are rows of
+  // its table, each attending the keys up to its own position (written first, all of them).
+  int64_t n = 0;
+  for (const size_t i : d.seqs) n += p.count[i];
   // One host-to-device copy for the four index rows of the step, then views of it.
   std::vector<int64_t> all(size_t(4 * n));
   size_t M = 1;
   for (const size_t i : d.seqs)
     if (paged) M = std::max(M, seqs[i].cache->blocks().size());
   std::vector<int64_t> table(paged ? size_t(n) * M : 0, int64_t((*d.pool)[0].k.dim(0) - 1));  // spare-padded
-  for (int64_t j = 0; j < n; ++j) {
-    const size_t i = d.seqs[size_t(j)];
-    all[size_t(j)] = p.offset[i];
-    all[size_t(n + j)] = seqs[i].cache->pool_slot();
-    all[size_t(2 * n + j)] = p.past[i];
-    all[size_t(3 * n + j)] = p.past[i] + 1;
-    if (paged) std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
-  }
+  int64_t j = 0;
+  for (const size_t i : d.seqs)
+    for (int64_t t = 0; t < p.count[i]; ++t, ++j) {
+      all[size_t(j)] = p.offset[i] + t;
+      all[size_t(n + j)] = seqs[i].cache->pool_slot();
+      all[size_t(2 * n + j)] = p.past[i] + t;
+      all[size_t(3 * n + j)] = p.past[i] + t + 1;
+      if (paged)
+        std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
+    }
   const Tensor up = Tensor::from_vector(all, Shape{4, n}).to(device);
   d.token = up.select(0, 0);
   d.blocks = paged ? Tensor::from_vector(table, Shape{n, int64_t(M)}).to(device) : up.select(0, 1);
@@ -125,7 +130,8 @@ Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device de
   std::vector<bool> is_pooled(seqs.size(), false);
   for (const size_t i : d.seqs) is_pooled[i] = true;
   std::vector<int64_t> order;  // stream index of each row of the concatenation
-  for (const size_t i : d.seqs) order.push_back(p.offset[i]);
+  for (const size_t i : d.seqs)
+    for (int64_t t = 0; t < p.count[i]; ++t) order.push_back(p.offset[i] + t);
   for (size_t i = 0; i < seqs.size(); ++i)
     if (!is_pooled[i]) {
       d.others.push_back(i);

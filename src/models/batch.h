@@ -63,18 +63,20 @@ Tensor attend_each(const Plan& p, const Tensor& q, const Tensor& k, const Tensor
 std::pair<Tensor, Tensor> paged_kv(const Plan& p, size_t i, const KvCache& cache, size_t li, const Tensor& k,
                                    const Tensor& v);
 
-// The decoding sequences of a batch (one new token each) whose caches share one pool
-// (KvCache::pooled slots or KvCache::paged blocks), attended together in one cache_attention
-// call, each to its own length (no value is read back on the host); the other sequences
-// attend on their own. Made once per forward by plan_pooled. One sequence of a slot pool
-// gains nothing over its own call and stays alone; a paged one always joins (alone it would
-// have to gather its blocks).
+// The decoding sequences of a batch (a new token each, or up to kMaxPooledTokens: a
+// speculative step's token and drafts) whose caches share one pool (KvCache::pooled slots or
+// KvCache::paged blocks), attended together in one cache_attention call, a row per token,
+// each to its own length (no value is read back on the host); the other sequences attend on
+// their own. Made once per forward by plan_pooled. One sequence of a slot pool gains
+// nothing over its own call and stays alone; a paged one always joins (alone it would have
+// to gather its blocks).
+constexpr int64_t kMaxPooledTokens = 65;
 struct Pooled {
   const std::vector<KvCache::Layer>* pool = nullptr;  // null: nothing pooled
   std::vector<size_t> seqs;                           // indices into the batch
   std::vector<size_t> others;                         // the sequences attending on their own
-  Tensor token;                                       // (n) i64: stream index of seqs[j]'s token
-  Tensor blocks;                                      // (n) i64: the slot of seqs[j]; paged: (n, M) its block table
+  Tensor token;                                       // (n) i64: stream index of row j's token (rows: seqs' tokens)
+  Tensor blocks;                                      // (n) i64: its sequence's slot; paged: (n, M) its block table
   Tensor position;                                    // (n) i64: the position its token takes
   Tensor length;                                      // (n) i64: position + 1, the keys it attends
   Tensor gather;  // stream order of [pooled rows; others' rows]; undefined when already in order

@@ -12,11 +12,6 @@ namespace {
 // The pool's slots or blocks (its rows but the spare one): a bound on its sequences.
 int64_t pool_slots(const std::vector<KvCache::Layer>& pool) { return pool[0].k.dim(0) - 1; }
 
-// The positions a cache can take now: its row's, or its blocks' (paged).
-int64_t positions_held(const KvCache& c) {
-  return c.paged() ? int64_t(c.blocks().size()) * c.block_size() : (*c.pool())[0].k.dim(2);
-}
-
 }  // namespace
 
 BatchDecoder::BatchDecoder(const CausalLM& model, bool cuda_graphs)
@@ -44,7 +39,7 @@ bool BatchDecoder::takes(std::span<const BatchSequence> seqs) const {
   if (int64_t(seqs.size()) > pool_slots(*pool)) return false;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const KvCache* c = seqs[i].cache;
-    if (!c || c->pool() != pool || seqs[i].tokens.size() != 1 || c->length() >= positions_held(*c)) return false;
+    if (!c || c->pool() != pool || seqs[i].tokens.size() != 1 || c->length() >= c->positions_held()) return false;
     for (size_t j = 0; j < i; ++j)
       if (seqs[j].cache == c) return false;
   }

@@ -50,8 +50,12 @@ void KvCache::truncate(int64_t n) {
   length_ = n;
 }
 
+int64_t KvCache::positions_held() const {
+  return table_ ? int64_t(table_->ids.size()) * block_size() : layers_.empty() ? 0 : layers_[0].k.dim(2);
+}
+
 void KvCache::set_length(int64_t n) {
-  const int64_t cap = table_ ? int64_t(table_->ids.size()) * block_size() : layers_.empty() ? 0 : layers_[0].k.dim(2);
+  const int64_t cap = positions_held();
   WICK_CHECK(n >= 0 && n <= cap, InvalidArgument, "kv cache: length ", n, " outside [0, ", cap, "]");
   length_ = n;
 }

@@ -2,9 +2,10 @@
 // blocks(). The stream of all their tokens is one (1, N) sequence for everything but
 // attention; rotary rows are each token's own position (each sequence's rope_rows, so
 // LongRope picks its factors per sequence exactly as forward() does). Attention runs per
-// sequence against its own cache with its own masks, except for the decoding sequences (one
-// new token each) whose caches share one pool (KvCache::pooled slots, KvCache::paged blocks
-// as the server's are): those attend in one cache_attention call (batch::attend_batch).
+// sequence against its own cache with its own masks, except for the decoding sequences (a
+// new token each, or a speculative step's token and drafts) whose caches share one pool
+// (KvCache::pooled slots, KvCache::paged blocks as the server's are): those attend in one
+// cache_attention call, a row per token (batch::attend_batch).
 #include <algorithm>
 #include <cmath>
 

@@ -75,12 +75,11 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
     WICK_CHECK(q.tokens[0] >= 0 && q.tokens[0] < config_.vocab_size, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
                ": token ", q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
     const int64_t pos = q.cache->length();
-    const int64_t capacity = W > 0 ? int64_t(q.cache->blocks().size()) * k0.dim(2) : k0.dim(2);
+    const int64_t capacity = q.cache->positions_held();
     WICK_CHECK(pos<capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
-                   capacity, " positions", W> 0
-                   ? " in its blocks"
-                   : "",
-               ")");
+                   capacity, W> 0
+                   ? " positions in its blocks)"
+                   : " positions)");
     WICK_CHECK(W == 0 || int64_t(q.cache->blocks().size()) <= W, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
                " holds ", q.cache->blocks().size(), " blocks, the step's tables ", W);
     for (size_t j = 0; W > 0 && j < q.cache->blocks().size(); ++j)

@@ -147,7 +147,7 @@ std::vector<std::vector<int32_t>> Engine::Impl::make_drafts(std::span<Slot* cons
     models::KvCache& cache = decoding[i]->cache;
     const int64_t length = cache.length();
     if (drafts[i].empty() || cache.ensure_positions(length + 1 + int64_t(drafts[i].size()))) continue;
-    const int64_t held = int64_t(cache.blocks().size()) * cache.block_size();
+    const int64_t held = cache.positions_held();
     drafts[i].resize(size_t(std::max<int64_t>(0, held - length - 1)));
   }
   return drafts;

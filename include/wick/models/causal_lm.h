@@ -31,6 +31,9 @@ class KvCache {
   int64_t length() const { return length_; }      // positions cached
   int64_t capacity() const { return capacity_; }  // as requested; 0 = the model's context
   int64_t batch() const { return batch_; }
+  // The positions the cache has room for now: a paged cache's blocks x block_size, else its
+  // buffers' (0 before they are reserved).
+  int64_t positions_held() const;
   // Forgets the cached positions (keeps the buffers for reuse with the same batch size; a
   // paged cache gives its blocks back to the pool).
   void clear();
