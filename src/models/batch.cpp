@@ -117,8 +117,7 @@ Pooled plan_pooled(std::span<const BatchSequence> seqs, const Plan& p, Device de
       all[size_t(n + j)] = seqs[i].cache->pool_slot();
       all[size_t(2 * n + j)] = p.past[i] + t;
       all[size_t(3 * n + j)] = p.past[i] + t + 1;
-      if (paged)
-        std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
+      if (paged) std::copy(seqs[i].cache->blocks().begin(), seqs[i].cache->blocks().end(), table.begin() + long(j * M));
     }
   const Tensor up = Tensor::from_vector(all, Shape{4, n}).to(device);
   d.token = up.select(0, 0);
