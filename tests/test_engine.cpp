@@ -439,6 +439,41 @@ TEST(Engine, SpeculativeDecodingGivesGeneratorsTokens) {
   EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "the draft model's vocabulary");
 }
 
+// Log-probabilities under speculative decoding: each emitted token's, kept draft or not,
+// come from its own row of the verifying forward, as plain decoding's do from its step's.
+TEST(Engine, SpeculativeLogprobsAreThoseOfPlainDecoding) {
+  const auto& m = llama();
+  const std::vector<int32_t> motif = lcg_tokens(4, m.vocab_size(), 77);
+  std::vector<int32_t> prompt;
+  for (int rep = 0; rep < 5; ++rep) prompt.insert(prompt.end(), motif.begin(), motif.end());
+  Request r = request(prompt, 16);
+  r.logprobs = true;
+  r.top_logprobs = 3;
+  std::vector<TokenEvent> got[2];
+  uint64_t accepted = 0;
+  for (int spec = 0; spec < 2; ++spec) {
+    EngineOptions o = blocks_of_4(2);
+    if (spec) o.speculative = {.draft_tokens = 4};
+    Engine engine(m, o);
+    Collector c;
+    ASSERT_TRUE(engine.submit(r, c.on(0)).has_value());
+    c.wait(1);
+    got[spec] = c.get(0).events;
+    if (spec) accepted = engine.stats().accepted_tokens;
+  }
+  EXPECT_GT(accepted, 0u);
+  ASSERT_EQ(got[0].size(), got[1].size());
+  for (size_t e = 0; e < got[0].size(); ++e) {
+    EXPECT_EQ(got[1][e].token, got[0][e].token) << e;
+    EXPECT_NEAR(got[1][e].logprob, got[0][e].logprob, 1e-4) << e;
+    ASSERT_EQ(got[1][e].top.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(got[1][e].top[k].token, got[0][e].top[k].token) << e;
+      EXPECT_NEAR(got[1][e].top[k].logprob, got[0][e].top[k].logprob, 1e-4) << e;
+    }
+  }
+}
+
 // With a draft model (the target itself, every draft kept under greedy decoding, and a q4_0
 // quantization of it) each request gets what Generator with the same draft model gives it
 // alone; the draft model's caches follow the kept tokens across requests reusing a slot.
@@ -669,32 +704,40 @@ TEST_P(EngineDevices, AModelOnTheDeviceGivesGeneratorsTokens) {
 WICK_INSTANTIATE_DEVICE_TEST(EngineDevices);
 
 // Several threads submitting, cancelling and reading stats at once (run under TSan).
+// Also with speculative decoding by a draft model (the model itself), so that TSan sees the
+// draft caches and the truncation of refused positions under cancellations.
 TEST(EngineConcurrency, SubmitCancelAndStatsFromManyThreads) {
   const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"));
-  EngineOptions o;
-  o.parallel = 4;
-  o.max_queue = 8;
-  Engine engine(m, o);
-  Collector c;
-  std::atomic<size_t> accepted{0};
-  std::vector<std::thread> threads;
-  for (size_t t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      for (size_t i = 0; i < 6; ++i) {
-        const size_t key = t * 100 + i;
-        const auto id = engine.submit(request(lcg_tokens(3 + i, m.vocab_size(), uint32_t(key)), 8), c.on(key));
-        if (!id) continue;
-        ++accepted;
-        if (i % 2) engine.cancel(*id);
-        (void)engine.stats();
-      }
-    });
-  for (auto& th : threads) th.join();
-  c.wait(accepted.load());
-  const auto st = engine.stats();
-  EXPECT_EQ(st.finished + st.cancelled, accepted.load());
-  EXPECT_EQ(st.kv_used, 0);
-  engine.shutdown(1s);
+  for (const models::SpeculativeOptions& spec :
+       {models::SpeculativeOptions{}, models::SpeculativeOptions{.draft_tokens = 4, .draft_model = &m}}) {
+    EngineOptions o;
+    o.parallel = 4;
+    o.max_queue = 8;
+    o.speculative = spec;
+    Engine engine(m, o);
+    Collector c;
+    std::atomic<size_t> accepted{0};
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (size_t i = 0; i < 6; ++i) {
+          const size_t key = t * 100 + i;
+          const auto id = engine.submit(request(lcg_tokens(3 + i, m.vocab_size(), uint32_t(key)), 8), c.on(key));
+          if (!id) continue;
+          ++accepted;
+          if (i % 2) engine.cancel(*id);
+          (void)engine.stats();
+        }
+      });
+    for (auto& th : threads) th.join();
+    c.wait(accepted.load());
+    const auto st = engine.stats();
+    EXPECT_EQ(st.finished + st.cancelled, accepted.load());
+    EXPECT_EQ(st.kv_used, 0);
+    EXPECT_EQ(st.kv_blocks_used, 0);
+    if (spec.draft_model) EXPECT_GT(st.drafted_tokens, 0u);
+    engine.shutdown(1s);
+  }
 }
 
 // `wick batched-bench` (tools/wick-bench) on the tiny fixture, both modes, as a smoke test:
