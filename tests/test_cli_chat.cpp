@@ -61,6 +61,46 @@ TEST(CliChat, RepliesEqualFreshGenerationsOverTheWholeConversation) {
   EXPECT_EQ(r.out, expected);
 }
 
+// --stop: each reply is the fresh reply's text up to the first stop string, and the
+// conversation goes on from the cut reply (what the next turn renders as the assistant's).
+TEST(CliChat, StopStringsCutRepliesAndTheConversationGoesOnFromThem) {
+  const auto lm = models::LanguageModel::load(model_file());
+  const std::vector<std::string> turns = {"Hello there", "What is two and two?"};
+  // The first reply's text in full, to pick a stop string from its middle.
+  const auto [first_ids, first_text] = fresh_reply(lm, {{"user", turns[0]}}, 16);
+  ASSERT_GE(first_text.size(), 12u) << first_text;
+  // Two letters or digits after its start (nothing the shell reads, and some text before).
+  auto alnum = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(first_text[i])) != 0; };
+  size_t from = 2;
+  while (from + 2 < first_text.size() && !(alnum(from) && alnum(from + 1))) ++from;
+  ASSERT_LT(from + 2, first_text.size()) << first_text;
+  const std::string stop = first_text.substr(from, 2);
+  const fs::path input = fs::temp_directory_path() / ("wick_chat_stop_" + std::to_string(::getpid()));
+  {
+    std::ofstream in(input);
+    for (const auto& t : turns) in << t << '\n';
+  }
+  test::CliRun how;
+  how.stdin_from = input.string();
+  const auto r = run_cli("chat --device cpu --max-tokens 16 --stop '" + stop + "' --model '" + model_file() + "'", how);
+  fs::remove(input);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<text::ChatMessage> messages;
+  std::string expected;
+  for (const auto& t : turns) {
+    messages.push_back({"user", t});
+    const std::string text = fresh_reply(lm, messages, 16).second;
+    const std::string said = text.substr(0, text.find(stop));
+    expected += said + "\n";
+    messages.push_back({"assistant", said});
+  }
+  EXPECT_EQ(r.out, expected);
+  EXPECT_LT(r.out.find('\n'), first_text.find(stop) + 1);  // the first reply was cut
+  const auto empty = run_cli("chat --device cpu --stop '' --model '" + model_file() + "'");
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("--stop string is empty"), std::string::npos) << empty.err;
+}
+
 TEST(CliChat, GenerateChatRendersOneUserTurn) {
   const auto lm = models::LanguageModel::load(model_file());
   const auto [ids, text] = fresh_reply(lm, {{"system", "S"}, {"user", "Hi"}}, 10);

@@ -3,14 +3,16 @@
 // is rendered by the model's chat template every turn and only the tokens after what the
 // KV cache already holds are computed: the cache is kept across turns and cut back to the
 // longest prefix the new rendering shares with it (a template may re-render earlier turns
-// differently, e.g. Qwen3 dropping old reasoning). Commands: /reset forgets the conversation,
-// /exit (or end of input) quits.
+// differently, e.g. Qwen3 dropping old reasoning). --stop STR ends a reply before the first
+// stop string (the reply kept in the conversation is the text before it). Commands: /reset
+// forgets the conversation, /exit (or end of input) quits.
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 
 #include "model_args.h"
+#include "wick/text/stop_text.h"
 
 namespace wick::cli {
 
@@ -20,6 +22,7 @@ struct ChatArgs {
   SamplingArgs sampling;
   std::string system;
   int64_t max_tokens = 512;
+  std::vector<std::string> stop;
 };
 
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -32,6 +35,7 @@ int run_chat(const ChatArgs& a) {
   as_usage_error([&] {
     models::check_sampling_options(a.sampling.opt);
     check_speculative_args(a.sampling, "chat");
+    for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "chat: a --stop string is empty");
   });
   as_usage_error(
       [&] { WICK_CHECK(a.max_tokens >= 1, InvalidArgument, "chat: max_tokens must be >= 1, got ", a.max_tokens); });
@@ -69,6 +73,12 @@ int run_chat(const ChatArgs& a) {
     opt.seed += turn;  // reproducible, but not the same draws every turn
     std::vector<int32_t> reply;
     auto stream = lm.tokenizer().decode_stream();
+    text::StopText stop(a.stop);
+    std::string shown;  // the reply's text as printed (cut before a stop string)
+    auto show = [&](const std::string& t) {
+      shown += t;
+      print_now(t);
+    };
     models::Generator(lm.model(), opt)
         .speculative(speculative_options(a.sampling, draft))
         .generate(
@@ -76,14 +86,18 @@ int run_chat(const ChatArgs& a) {
             std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
             [&](int32_t id) {
               reply.push_back(id);
-              print_now(stream.push(id));
+              show(stop.push(stream.push(id)));
+              return !stop.stopped();
             },
             stops, &cache);
+    show(stop.flush());
     print_now("\n");
     cached = ids;
     cached.insert(cached.end(), reply.begin(), reply.end());
     cached.resize(size_t(cache.length()));  // the last sampled token was not fed through the model
-    messages.push_back({"assistant", lm.tokenizer().decode(reply, /*skip_special=*/true)});
+    // The conversation goes on from what was said: a reply cut by a stop string ends there
+    // (the next rendering shares the cache up to where they differ).
+    messages.push_back({"assistant", stop.stopped() ? shown : lm.tokenizer().decode(reply, /*skip_special=*/true)});
   }
   return 0;
 }
@@ -95,6 +109,7 @@ Runner add_chat(CLI::App& app) {
   add_model_options(sub, a->model);
   sub->add_option("--system", a->system, "a system prompt at the start of the conversation");
   sub->add_option("--max-tokens", a->max_tokens, "tokens per reply at most")->capture_default_str();
+  sub->add_option("--stop", a->stop, "end a reply before this string (repeatable: the first of them to appear)");
   add_sampling_options(sub, a->sampling);
   return [a]() -> int { return run_chat(*a); };
 }
