@@ -76,10 +76,9 @@ void LlamaModel::set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequ
                ": token ", q.tokens[0], " is outside the vocabulary of ", config_.vocab_size);
     const int64_t pos = q.cache->length();
     const int64_t capacity = q.cache->positions_held();
-    WICK_CHECK(pos<capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
-                   capacity, W> 0
-                   ? " positions in its blocks)"
-                   : " positions)");
+    const char* held_in = W > 0 ? " positions in its blocks)" : " positions)";
+    WICK_CHECK(pos < capacity, InvalidArgument, kBatchDecodeOp, ": sequence ", i, "'s cache is full (", pos, " of ",
+               capacity, held_in);
     WICK_CHECK(W == 0 || int64_t(q.cache->blocks().size()) <= W, InvalidArgument, kBatchDecodeOp, ": sequence ", i,
                " holds ", q.cache->blocks().size(), " blocks, the step's tables ", W);
     for (size_t j = 0; W > 0 && j < q.cache->blocks().size(); ++j)

@@ -120,13 +120,15 @@ std::vector<std::vector<int32_t>> Engine::Impl::make_drafts(std::span<Slot* cons
   for (size_t i = 0; i < decoding.size(); ++i) {
     if (most[i] == 0) continue;
     const Slot& s = *decoding[i];
-    std::vector<int32_t> history(s.tokens);
-    history.push_back(s.seq->next);
     if (!drafter) {
+      std::vector<int32_t> history(s.tokens);  // what the cache holds, then the token it is fed next
+      history.push_back(s.seq->next);
       drafts[i] = models::lookup_draft(history, opt.speculative.max_ngram, most[i]);
       continue;
     }
-    feed[i].assign(history.begin() + s.draft_cache.length(), history.end());
+    // Only what the draft cache lacks of the same history (a token or two after the first step).
+    feed[i].assign(s.tokens.begin() + s.draft_cache.length(), s.tokens.end());
+    feed[i].push_back(s.seq->next);
     active.push_back(i);
   }
   while (!active.empty()) {
@@ -216,11 +218,12 @@ void Engine::Impl::step(Outbox& out) {
   // pick: the first maximum), so only 8 bytes per such row come back instead of a vocab row.
   std::vector<int64_t> full_rows;                        // rows copied to the host, in batch order
   std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // entry -> index of its first row in full_rows
-  std::vector<size_t> full_entries;
+  std::vector<size_t> argmax_entries, full_entries;      // the sampled entries, by which of the two
   for (size_t i = 0; i < in_step.size(); ++i) {
     const Sequence& q = *in_step[i]->seq;
     const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
     const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
+    if (sampled_now && greedy) argmax_entries.push_back(i);
     if (sampled_now && !greedy) {
       row_of[i] = full_rows.size();
       full_entries.push_back(i);
@@ -276,9 +279,7 @@ void Engine::Impl::step(Outbox& out) {
         if (ev.token != guess) break;
       }
     };
-    for (size_t i = 0; i < in_step.size(); ++i)
-      if (row_of[i] == SIZE_MAX && in_step[i]->seq->fed + chunk[i] == int64_t(in_step[i]->seq->req.prompt.size()))
-        decide(i);
+    for (const size_t i : argmax_entries) decide(i);
     for_rows(full_entries.size(), full_rows.size() * vocab, [&](size_t r) { decide(full_entries[r]); });
   }
 
