@@ -14,27 +14,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
-mkdir -p "$out" /tmp/m /tmp/gg
+mkdir -p "$out" /tmp/m
 source scripts/device/unpack.sh
-tar -C /tmp/gg -xJf .device/gguf-py.tar.xz
-export PYTHONPATH=/tmp/gg/gguf-py${PYTHONPATH:+:$PYTHONPATH}
+source scripts/device/cuda_checks.sh
 w=build/tools/wick/wick
 (for s in ${SHAPES:-1b}; do
   python3 bench/make_llama_gguf.py --shape "$s" --dtype f16 --out "/tmp/m/l$s-f16.gguf" || exit 1
 done > "$out/make_gguf.log" 2>&1) &
 maker=$!
 nvidia-smi -L | tee "$out/gpu.txt"
-if [[ -n "${TESTS:-}" ]]; then
-  (cd build && timeout 200 ctest -j8 --timeout 150 --output-on-failure -R "$TESTS" > "$out/ctest.log" 2>&1)
-  echo "ctest rc=$?"
-  grep -E "tests passed|tests failed" "$out/ctest.log"
-  grep -E "^\s+[0-9]+ - .*\((Failed|SEGFAULT|Timeout|Exception|Subprocess aborted)\)" "$out/ctest.log" | head -20
-fi
-for t in ${MEMCHECK:-}; do
-  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "build/tests/$t" \
-    --gtest_filter='*cuda*:*Cuda*' > "$out/memcheck_$t.log" 2>&1
-  echo "$t memcheck rc=$? $(grep -h 'ERROR SUMMARY' "$out/memcheck_$t.log")"
-done
+run_cuda_checks
 wait $maker || { echo "make_llama_gguf failed"; tail -5 "$out/make_gguf.log"; exit 1; }
 # A prompt that repeats itself (where prompt lookup finds drafts), as bench/serve_load.py's.
 motif="the quick brown fox jumps over the lazy dog and then"

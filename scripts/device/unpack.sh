@@ -9,3 +9,8 @@ built_in=$(sed -n 's/^build dir: //p' .device/origin.txt)
 if [[ -n "$built_in" && "$built_in" != build && ! -e "$built_in" ]]; then ln -sfn build "$built_in"; fi
 source scripts/device/env.sh
 export LD_LIBRARY_PATH="$PWD/build/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# gguf-py (for bench/make_llama_gguf.py), when it was carried as .device/gguf-py.tar.xz.
+if [[ -f .device/gguf-py.tar.xz ]]; then
+  mkdir -p /tmp/gg && tar -C /tmp/gg -xJf .device/gguf-py.tar.xz
+  export PYTHONPATH=/tmp/gg/gguf-py${PYTHONPATH:+:$PYTHONPATH}
+fi
