@@ -2,8 +2,8 @@
 // render a conversation with its chat template, and stream a sampled reply.
 //
 //   chat MODEL [QUESTION]      e.g. chat Llama-3.2-1B-Instruct-Q4_K_M.gguf "Why is the sky blue?"
-#include <wick/models/generate.h>
 #include <wick/models/language_model.h>
+#include <wick/serve/generator.h>
 #include <wick/wick.h>
 
 #include <iostream>
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     const std::string prompt = chat ? lm.render_chat({{"user", question}}) : question;
     const std::vector<int32_t> ids = lm.encode(prompt, /*add_special=*/!chat);
 
-    wick::models::Generator gen(lm.model(), {.temperature = 0.7, .top_p = 0.95, .seed = 42});
+    wick::serve::Generator gen(lm.model(), {.temperature = 0.7, .top_p = 0.95, .seed = 42});
     auto text = lm.tokenizer().decode_stream(/*skip_special=*/true);
     const auto stats = gen.generate(
         ids, 64, [&](int32_t id) { std::cout << text.push(id) << std::flush; }, lm.stop_tokens());

@@ -1,7 +1,7 @@
 // models::BatchDecoder: the recorded batched decode step (one CUDA graph per lane count on
 // CUDA, op by op on the CPU) gives every sequence the logits forward(token, cache, true)
 // gives it alone, step after step, for every Llama fixture (sliding windows, softcaps,
-// longrope, q/k norms, biases, fused projections); lane counts with padding lanes leave the
+// longrope, q/k norms, biases, fused projections) and GPT-2; lane counts with padding lanes leave the
 // other slots' caches as they were; batches it does not take are refused with nothing
 // changed.
 #include <gtest/gtest.h>
@@ -41,10 +41,8 @@ class BatchDecoderTest : public test::DeviceTest {
 // Sequences in slots {4, 0, 2, 5, 1} of a 6-slot pool (slot 3 unused), prompts of 1 to 29
 // tokens, then decode steps of all five (lanes 8 on CUDA: three padding lanes), of two
 // (lanes 2) and of five again, each against forward() on a cache of the sequence's own.
-TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
-  for (const auto& name : test::llama_fixtures()) {
-    SCOPED_TRACE(name);
-    const models::LlamaModel m = load(name);
+void expect_steps_equal_forward(const models::CausalLM& m) {
+  {
     const int64_t V = m.vocab_size();
     KvCache layout(48);
     m.reserve_cache(layout);
@@ -95,6 +93,29 @@ TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
   }
 }
 
+TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
+  for (const auto& name : test::llama_fixtures()) {
+    SCOPED_TRACE(name);
+    expect_steps_equal_forward(load(name));
+  }
+  SCOPED_TRACE("gpt2");
+  expect_steps_equal_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()));
+}
+
+// A model with forward() alone: no batched step.
+class ForwardOnly final : public models::CausalLM {
+ public:
+  explicit ForwardOnly(const models::CausalLM& m) : m_(m) {}
+  int64_t vocab_size() const override { return m_.vocab_size(); }
+  int64_t context_length() const override { return m_.context_length(); }
+  Device device() const override { return m_.device(); }
+  DType dtype() const override { return m_.dtype(); }
+  Tensor forward(const Tensor& ids, KvCache* c, bool last) const override { return m_.forward(ids, c, last); }
+
+ private:
+  const models::CausalLM& m_;
+};
+
 TEST_P(BatchDecoderTest, LaneCountsAreFewOnCuda) {
   const models::LlamaModel m = load("llama3");
   const BatchDecoder d(m);
@@ -142,9 +163,10 @@ TEST_P(BatchDecoderTest, RefusesWhatItDoesNotTake) {
   EXPECT_EQ(pool[0].length(), 1);
   EXPECT_FALSE(d.takes(std::vector<BatchSequence>{{one, &other[1]}}));
   // A model without a batched step.
-  const auto gpt2 = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
-  EXPECT_FALSE(gpt2.batch_decode_supported());
-  EXPECT_FALSE(BatchDecoder(gpt2).takes(std::vector<BatchSequence>{{one, &pool[0]}}));
+  const ForwardOnly plain(m);
+  EXPECT_FALSE(plain.batch_decode_supported());
+  EXPECT_FALSE(BatchDecoder(plain).takes(std::vector<BatchSequence>{{one, &pool[0]}}));
+  EXPECT_EQ(test::thrown_kind([&] { (void)plain.begin_batch_decode(pool[0], 1); }), ErrorKind::Unsupported);
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(BatchDecoderTest);

@@ -26,6 +26,7 @@
 #include "wick/models/generate.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/sentence_embedder.h"
+#include "wick/serve/generator.h"
 #include "wick/text/gpt2_tokenizer.h"
 #include "wick/text/wordpiece_tokenizer.h"
 
@@ -465,10 +466,9 @@ TEST(GenerationOptions, AHugeTokenBudgetStopsAtTheContext) {
   const std::vector<int32_t> prompt(size_t(context - 6), 15496);  // "Hello" repeated
   int64_t seen = 0;
   const auto st =
-      models::Generator(model, {}).generate(prompt, std::numeric_limits<int64_t>::max(), [&](int32_t) { ++seen; });
-  // Six free positions give seven tokens: the last one is never fed back, so it needs no
-  // cache position.
-  EXPECT_EQ(st.generated_tokens, 7);
+      serve::Generator(model, {}).generate(prompt, std::numeric_limits<int64_t>::max(), [&](int32_t) { ++seen; });
+  // Six free positions give six tokens: the context holds the prompt and the output.
+  EXPECT_EQ(st.generated_tokens, 6);
   EXPECT_EQ(seen, st.generated_tokens);
 }
 

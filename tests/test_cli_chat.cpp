@@ -1,6 +1,7 @@
 // `wick chat` and `wick generate --chat` against the library: LanguageModel, its chat
-// template and a fresh Generator per turn. The chat command keeps its KV cache across turns
-// and recomputes only what follows the prefix it shares with the new rendering; its replies
+// template and a fresh Generator per turn. The chat command keeps one Generator (its engine's
+// KV blocks) across turns and recomputes only what follows the prefix its prefix cache shares
+// with the new rendering; its replies
 // must equal generating each turn from scratch over the whole rendered conversation (greedy,
 // on llama.cpp's Q8_0 file of tests/data/llama_quant, which carries Llama 3's template).
 #include <gtest/gtest.h>
@@ -9,8 +10,8 @@
 
 #include "support/cli.h"
 #include "support/golden.h"
-#include "wick/models/generate.h"
 #include "wick/models/language_model.h"
+#include "wick/serve/generator.h"
 
 namespace wick {
 namespace {
@@ -26,7 +27,7 @@ std::pair<std::vector<int32_t>, std::string> fresh_reply(const models::LanguageM
                                                          int64_t max_tokens) {
   const std::vector<int32_t> prompt = lm.encode(lm.render_chat(messages), /*add_special=*/false);
   std::vector<int32_t> ids;
-  models::Generator(lm.model(), {})
+  serve::Generator(lm.model(), {})
       .generate(
           prompt, max_tokens, [&](int32_t id) { ids.push_back(id); }, lm.stop_tokens());
   std::string text;

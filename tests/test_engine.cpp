@@ -1,6 +1,7 @@
 // The serving engine (wick/serve/engine.h) on the CPU with the tiny fixtures: continuous
-// batching gives every request exactly what Generator gives it alone (greedy token for
-// token, seeded sampling too), and the limits, cancellation, shutdown, validation and
+// batching gives every request exactly what it gets alone from forward() and the Sampler
+// (greedy token for token, seeded sampling too; speculative requests what a one-slot engine
+// gives them alone), and the limits, cancellation, shutdown, validation and
 // step failures behave as the header says. EngineConcurrency (run under TSan by
 // scripts/sanitize.sh) hammers submit / cancel / stats from several threads.
 #include <gtest/gtest.h>
@@ -20,15 +21,16 @@
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 #include "wick/serve/engine.h"
+#include "wick/serve/generator.h"
 
 namespace wick {
 namespace {
 
-using models::Generator;
 using models::SamplingOptions;
 using serve::Engine;
 using serve::EngineOptions;
 using serve::FinishReason;
+using serve::Generator;
 using serve::Request;
 using serve::TokenEvent;
 using namespace std::chrono_literals;
@@ -47,16 +49,28 @@ const models::LlamaModel& llama(Device device = Device::cpu()) {
   return models.at(key);
 }
 
-// What Generator alone produces for a request.
-std::vector<int32_t> alone(const models::CausalLM& m, const Request& r) {
+// What a request gives alone, computed without the engine: forward() over a cache of its
+// own and the Sampler picking each token, up to max_tokens, a stop token or a full context
+// (the last token sampled, not fed).
+std::vector<int32_t> alone(const models::CausalLM& m, const Request& r, int64_t ctx_size = 4096) {
+  models::Sampler sampler(r.sampling);
+  sampler.set_prompt(r.prompt);
+  const int64_t ctx = std::min(ctx_size, m.context_length());
+  models::KvCache cache(ctx);
+  std::vector<int64_t> feed(r.prompt.begin(), r.prompt.end());
   std::vector<int32_t> out;
-  Generator(m, r.sampling)
-      .generate(
-          r.prompt, r.max_tokens, [&](int32_t t) { out.push_back(t); }, r.stop_tokens);
+  for (;;) {
+    const Tensor logits = m.forward(Tensor::from_vector(feed, Shape{1, int64_t(feed.size())}), &cache, true);
+    const int32_t t = sampler.sample(logits.reshape({-1}).to(Device::cpu()).to(DType::F32).to_vector<float>());
+    if (std::find(r.stop_tokens.begin(), r.stop_tokens.end(), t) != r.stop_tokens.end()) break;
+    out.push_back(t);
+    if (int64_t(out.size()) >= r.max_tokens || cache.length() >= ctx) break;
+    feed = {t};
+  }
   return out;
 }
 
-// What Generator alone produces for a request with speculative decoding.
+// What a one-slot engine (Generator) gives a request alone with speculative decoding.
 std::vector<int32_t> alone(const models::CausalLM& m, const Request& r, const models::SpeculativeOptions& spec) {
   std::vector<int32_t> out;
   Generator(m, r.sampling)
@@ -651,10 +665,6 @@ class Poisoned final : public models::CausalLM {
   Device device() const override { return m_.device(); }
   DType dtype() const override { return m_.dtype(); }
   Tensor forward(const Tensor& ids, models::KvCache* c, bool last) const override { return m_.forward(ids, c, last); }
-  models::DecodeState begin_decode(const models::KvCache& c, const Tensor& ids) const override {
-    return m_.begin_decode(c, ids);
-  }
-  void decode_step(models::DecodeState& s, models::KvCache& c) const override { m_.decode_step(s, c); }
   void reserve_cache(models::KvCache& c) const override { m_.reserve_cache(c); }
   Tensor forward_batch(std::span<const models::BatchSequence> seqs) const override {
     for (const auto& s : seqs)

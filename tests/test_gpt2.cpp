@@ -19,19 +19,20 @@
 #include <random>
 
 #include "support/cli.h"
+#include "support/decode_steps.h"
 #include "support/devices.h"
 #include "support/golden.h"
 #include "wick/graph.h"
 #include "wick/io.h"
 #include "wick/models/generate.h"
 #include "wick/models/gpt2.h"
+#include "wick/serve/generator.h"
 #include "wick/text/gpt2_tokenizer.h"
 
 namespace wick {
 namespace {
 
 namespace fs = std::filesystem;
-using models::DecodeState;
 using models::Gpt2Config;
 using models::Gpt2Model;
 using models::KvCache;
@@ -150,7 +151,7 @@ TEST_P(Gpt2, GreedyMatchesTransformersAndRecomputationWithoutCache) {
     const auto model = Gpt2Model::load(model_dir(name), dev());
     const Oracle& o = oracle(name);
     std::vector<int32_t> got;
-    const models::Generator gen(model, {});
+    serve::Generator gen(model, {});
     const auto st = gen.generate(o.prompts[0], int64_t(o.greedy.size()), [&](int32_t id) { got.push_back(id); });
     EXPECT_EQ(got, o.greedy) << name;
     EXPECT_EQ(st.prompt_tokens, int64_t(o.prompts[0].size()));
@@ -162,24 +163,20 @@ TEST_P(Gpt2, GreedyMatchesTransformersAndRecomputationWithoutCache) {
   }
 }
 
-TEST_P(Gpt2, StaticDecodeStepsMatchTheOracle) {
-  // decode_step (the static-shape step a CUDA graph records) run directly: each step's
-  // logits are the oracle's row for that position, and the step's argmax is written back.
+TEST_P(Gpt2, RecordedDecodeStepsMatchTheOracle) {
+  // The engine's decode step (BatchDecoder over a paged cache, a CUDA graph on CUDA) run step
+  // by step: each step's logits are the oracle's row for that position.
   for (DType dt : {DType::F32, DType::F16, DType::BF16})
     for (const auto& name : kConfigs) {
       const auto model = Gpt2Model::load(model_dir(name), dev(), dt);
       const Oracle& o = oracle(name);
       const auto& prompt = o.prompts[0];
-      KvCache cache;
-      (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 2)), &cache);
-      DecodeState s = model.begin_decode(cache, ids_tensor({prompt[2]}));
-      for (size_t t = 2; t < prompt.size(); ++t) {
-        if (t > 2) s.ids.copy_(ids_tensor({prompt[t]}).to(dev()));
-        model.decode_step(s, cache);
-        EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), tolerance(dt)) << name << " position " << t << dt;
-        EXPECT_EQ(s.ids.to(Device::cpu()).to_vector<int64_t>()[0], argmax_last(s.logits)) << name;
-        EXPECT_EQ(s.position.to(Device::cpu()).to_vector<int64_t>()[0], int64_t(t) + 1);
-      }
+      test::DecodeSteps d(model, int64_t(prompt.size()));
+      (void)d.prefill(std::span<const int32_t>(prompt.data(), 2));
+      for (size_t t = 2; t < prompt.size(); ++t)
+        EXPECT_LE(relative_error(d.step(prompt[t]).unsqueeze(0), 0, {o.logits[0][t]}, 1), tolerance(dt))
+            << name << " position " << t << dt;
+      EXPECT_EQ(d.cache().length(), int64_t(prompt.size()));
     }
 }
 
@@ -194,23 +191,18 @@ TEST_P(Gpt2, GraphAndEagerDecodingGiveTheSameTokens) {
       opt.temperature = temperature;
       opt.seed = 11;
       std::vector<int32_t> graph, eager;
-      const auto st =
-          models::Generator(model, opt).generate(o.prompts[0], 30, [&](int32_t id) { graph.push_back(id); });
-      models::Generator(model, opt).use_cuda_graph(false).generate(o.prompts[0], 30, [&](int32_t id) {
+      serve::Generator(model, opt).generate(o.prompts[0], 30, [&](int32_t id) { graph.push_back(id); });
+      serve::Generator(model, opt).use_cuda_graph(false).generate(o.prompts[0], 30, [&](int32_t id) {
         eager.push_back(id);
       });
       ASSERT_EQ(graph.size(), 30u);
       ASSERT_EQ(eager.size(), 30u);
-      // The recorded step attends over the whole cache under a mask, the eager one over the
-      // written positions: equal math, possibly other rounding. f32 tokens must agree
-      // throughout; f16/bf16 logits can tie within rounding, so only a prefix is required.
+      // The same kernels recorded or launched one by one: f32 tokens must agree throughout;
+      // f16/bf16 logits can tie within rounding, so only a prefix is required.
       const size_t must = dt == DType::F32 ? 30 : 5;
       EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(must)),
                 std::vector<int32_t>(eager.begin(), eager.begin() + long(must)))
           << dt << " temperature " << temperature;
-      if (dev().is_cuda()) {
-        EXPECT_GT(st.graph_nodes, 10u);  // the step was recorded
-      }
       if (dt == DType::F32 && temperature == 0) {
         EXPECT_EQ(std::vector<int32_t>(graph.begin(), graph.begin() + long(o.greedy.size())), o.greedy);
       }
@@ -219,9 +211,9 @@ TEST_P(Gpt2, GraphAndEagerDecodingGiveTheSameTokens) {
 }
 
 TEST_P(Gpt2, DecodeIgnoresStaleMemoryInTheCache) {
-  // The static step attends over the whole cache capacity; positions not written yet are
-  // masked with -inf, but a NaN left there by earlier tensors would still poison the sums
-  // (NaN * 0 is NaN). Fill freed memory with NaN first so the cache likely reuses it.
+  // The paged cache's blocks are allocated, not cleared: a NaN left there by earlier tensors
+  // would poison the sums (NaN * 0 is NaN) if a step read a position not written yet. Fill
+  // freed memory with NaN first so the cache likely reuses it.
   for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
     const auto model = Gpt2Model::load(model_dir("tiny2l"), dev(), dt);
     const auto& c = model.config();
@@ -233,32 +225,25 @@ TEST_P(Gpt2, DecodeIgnoresStaleMemoryInTheCache) {
         poison.push_back(full(Shape{1, c.n_head, c.n_positions, c.head_dim()}, NAN, dt, dev()));
       synchronize(dev());
     }
-    KvCache cache;
-    (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 4)), &cache);
-    DecodeState s = model.begin_decode(cache, ids_tensor({prompt[4]}));
-    model.decode_step(s, cache);
-    EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][4]}, 1), tolerance(dt)) << dt;
+    test::DecodeSteps d(model, 8);
+    (void)d.prefill(std::span<const int32_t>(prompt.data(), 4));
+    EXPECT_LE(relative_error(d.step(prompt[4]).unsqueeze(0), 0, {o.logits[0][4]}, 1), tolerance(dt)) << dt;
   }
 }
 
 TEST_P(Gpt2, RecordedDecodeStepMatchesTheDirectOne) {
   // One step run directly and the same step recorded in a CUDA graph and replayed, from
-  // identical states: the same kernels on the same values, so the same logits.
+  // identical caches: the same kernels on the same values, so the same logits.
   if (!dev().is_cuda()) GTEST_SKIP() << "CUDA graphs exist on CUDA devices only";
   for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
     const auto model = Gpt2Model::load(model_dir("tiny2l"), dev(), dt);
     const auto& prompt = oracle("tiny2l").prompts[0];
-    const Tensor head = ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 4));
-    KvCache direct_cache, graph_cache;
-    (void)model.forward(head, &direct_cache);
-    (void)model.forward(head, &graph_cache);
-    DecodeState direct = model.begin_decode(direct_cache, ids_tensor({prompt[4]}));
-    DecodeState recorded = model.begin_decode(graph_cache, ids_tensor({prompt[4]}));
-    model.decode_step(direct, direct_cache);
-    const CudaGraph g = CudaGraph::capture(dev(), [&] { model.decode_step(recorded, graph_cache); });
-    g.replay();
-    const auto want = direct.logits.to(Device::cpu()).to(DType::F32).to_vector<float>();
-    const auto got = recorded.logits.to(Device::cpu()).to(DType::F32).to_vector<float>();
+    test::DecodeSteps direct(model, 8, 4, /*cuda_graphs=*/false), recorded(model, 8, 4, /*cuda_graphs=*/true);
+    (void)direct.prefill(std::span<const int32_t>(prompt.data(), 4));
+    (void)recorded.prefill(std::span<const int32_t>(prompt.data(), 4));
+    const auto want = direct.step(prompt[4]).to(Device::cpu()).to_vector<float>();
+    const auto got = recorded.step(prompt[4]).to(Device::cpu()).to_vector<float>();
+    EXPECT_EQ(recorded.decoder().recorded_steps(), 1u);
     ASSERT_EQ(got.size(), want.size());
     size_t nan = 0, differ = 0;
     for (size_t i = 0; i < got.size(); ++i) {
@@ -267,45 +252,39 @@ TEST_P(Gpt2, RecordedDecodeStepMatchesTheDirectOne) {
     }
     EXPECT_EQ(nan, 0u) << dt;
     EXPECT_EQ(differ, 0u) << dt << ": first got " << got[0] << " want " << want[0];
-    EXPECT_EQ(recorded.position.to(Device::cpu()).to_vector<int64_t>()[0], 5) << dt;
-    EXPECT_EQ(recorded.ids.to(Device::cpu()).to_vector<int64_t>(), direct.ids.to(Device::cpu()).to_vector<int64_t>())
-        << dt;
+    EXPECT_EQ(recorded.cache().length(), 5) << dt;
   }
 }
 
-TEST_P(Gpt2, BeginDecodeRejectsABadCache) {
+TEST_P(Gpt2, ABatchedStepRefusesAnotherModelsPool) {
   const auto model = Gpt2Model::load(model_dir("tiny2l"), dev());
-  KvCache empty;
-  EXPECT_WICK_ERROR(model.begin_decode(empty, ids_tensor({1})), InvalidArgument, "cache filled by forward()");
-  KvCache cache;
-  (void)model.forward(ids_tensor({1, 2, 3}), &cache);
-  EXPECT_WICK_ERROR(model.begin_decode(cache, ids_tensor({1, 2})), ShapeMismatch, "(batch, 1)");
-  EXPECT_WICK_ERROR(model.begin_decode(cache, Tensor::from_vector<int64_t>({1, 2}, Shape{2, 1})), InvalidArgument,
-                    "same batch");
+  const auto wide = Gpt2Model::load(model_dir("wide1l"), dev());
+  KvCache layout(1);
+  wide.reserve_cache(layout);
+  const std::vector<KvCache> pool = KvCache::paged(layout, 1, 8, 2, 4);
+  EXPECT_WICK_ERROR(model.begin_batch_decode(pool[0], 1), InvalidArgument, "layers");
+  EXPECT_WICK_ERROR(model.begin_batch_decode(KvCache(8), 1), InvalidArgument, "not a slot of a pool");
 }
 
 TEST_P(Gpt2, ACacheOfSmallCapacityGivesTheSameLogitsAndStopsWhenFull) {
-  // A cache sized to the generation: the static step attends over 6 positions, not
-  // n_positions, with the same logits; a seventh position is refused, changing nothing.
+  // A cache sized to the generation, 6 positions: the recorded steps give the oracle's
+  // logits and a seventh position is refused, changing nothing.
   const auto model = Gpt2Model::load(model_dir("tiny2l"), dev());
   const Oracle& o = oracle("tiny2l");
   const auto& prompt = o.prompts[0];
   ASSERT_GE(prompt.size(), 6u);
-  KvCache cache(6);
-  EXPECT_EQ(cache.capacity(), 6);
-  (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 3)), &cache);
-  DecodeState s = model.begin_decode(cache, ids_tensor({prompt[3]}));
-  EXPECT_EQ(s.mask.dim(3), 6);
-  for (size_t t = 3; t < 6; ++t) {
-    if (t > 3) s.ids.copy_(ids_tensor({prompt[t]}).to(dev()));
-    model.decode_step(s, cache);
-    EXPECT_LE(relative_error(s.logits, 0, {o.logits[0][t]}, 1), tolerance(DType::F32)) << "position " << t;
-  }
+  test::DecodeSteps d(model, 6);
+  EXPECT_EQ(d.cache().capacity(), 6);
+  (void)d.prefill(std::span<const int32_t>(prompt.data(), 3));
+  for (size_t t = 3; t < 6; ++t)
+    EXPECT_LE(relative_error(d.step(prompt[t]).unsqueeze(0), 0, {o.logits[0][t]}, 1), tolerance(DType::F32))
+        << "position " << t;
+  EXPECT_FALSE(d.step(prompt[6]).defined());
+  EXPECT_EQ(d.cache().length(), 6);
   KvCache eager(6);
   (void)model.forward(ids_tensor(std::vector<int32_t>(prompt.begin(), prompt.begin() + 6)), &eager);
   EXPECT_WICK_ERROR(model.forward(ids_tensor({prompt[0]}), &eager), InvalidArgument, "cache capacity 6");
   EXPECT_EQ(eager.length(), 6);
-  EXPECT_WICK_ERROR(model.begin_decode(eager, ids_tensor({1})), InvalidArgument, "cache is full");
   EXPECT_WICK_ERROR(KvCache(-1), InvalidArgument, "capacity must be >= 0");
 }
 
@@ -313,12 +292,12 @@ TEST_P(Gpt2, GenerationStopsAtTheContextAndTheStopToken) {
   const auto model = Gpt2Model::load(model_dir("wide1l"), dev());  // n_positions 40
   const Oracle& o = oracle("wide1l");
   int64_t n = 0;
-  auto st = models::Generator(model, {}).generate(o.prompts[0], 1000, [&](int32_t) { ++n; });
-  // The last token is produced from a full context and not fed back.
-  EXPECT_EQ(st.generated_tokens, 40 - int64_t(o.prompts[0].size()) + 1);
+  auto st = serve::Generator(model, {}).generate(o.prompts[0], 1000, [&](int32_t) { ++n; });
+  // The context holds the prompt and every generated token.
+  EXPECT_EQ(st.generated_tokens, 40 - int64_t(o.prompts[0].size()));
   EXPECT_EQ(n, st.generated_tokens);
   std::vector<int32_t> got;
-  st = models::Generator(model, {}).generate(o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, {o.greedy[3]});
+  st = serve::Generator(model, {}).generate(o.prompts[0], 20, [&](int32_t id) { got.push_back(id); }, {o.greedy[3]});
   const auto stop = std::find(o.greedy.begin(), o.greedy.end(), o.greedy[3]);
   EXPECT_EQ(got, std::vector<int32_t>(o.greedy.begin(), stop));
 }
@@ -446,8 +425,8 @@ TEST(Gpt2Cli, GenerateWithTheDefaultModelPrintsWhatTheGeneratorProduces) {
   EXPECT_EQ(model.config().vocab_size, 50257);
   const text::Gpt2Tokenizer tok(asset_dir().string());
   std::vector<int32_t> ids;
-  models::Generator(model, {}).generate(tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); },
-                                        {*tok.end_of_text_id()});
+  serve::Generator(model, {}).generate(tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); },
+                                       {*tok.end_of_text_id()});
   const CliResult r = run_cli("generate --prompt 'Hello world' --max-tokens 12 --device cpu");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, tok.decode(ids) + "\n");

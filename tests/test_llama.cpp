@@ -11,10 +11,11 @@
 // tokens must match exactly in f32: the generator asserts a top-1/top-2 margin >= 2e-3.
 #include <gtest/gtest.h>
 
+#include "support/decode_steps.h"
 #include "support/devices.h"
 #include "support/llama_oracle.h"
-#include "wick/models/generate.h"
 #include "wick/models/llama.h"
+#include "wick/serve/generator.h"
 
 namespace wick {
 namespace {
@@ -106,46 +107,42 @@ TEST_P(Llama, KvCacheStepsMatchTheFullForward) {
   }
 }
 
-TEST_P(Llama, StaticDecodeStepsMatchTheOracle) {
-  // decode_step (what the Generator records as a CUDA graph) run step by step over prompt1,
-  // past the sliding windows: each step's logits are the oracle's row for that position.
+// A decode step's logits (1, vocab) as a (1, 1, vocab) row for llama_rel_error.
+Tensor step_row(const Tensor& logits) { return logits.reshape({1, 1, logits.dim(-1)}); }
+
+TEST_P(Llama, RecordedDecodeStepsMatchTheOracle) {
+  // The engine's decode step (BatchDecoder over a paged cache, a CUDA graph on CUDA) run step
+  // by step over prompt1, past the sliding windows: each step's logits are the oracle's row
+  // for that position.
   for (DType dt : {DType::F32, DType::BF16})
     for (const auto& name : llama_fixtures()) {
       const LlamaModel m = load(name, dt);
       const auto& o = llama_oracle(name);
       const size_t p = cache_prompt(name);
       const auto& prompt = o.prompts[p];
-      KvCache cache;
-      (void)m.forward(llama_ids(std::vector<int32_t>(prompt.begin(), prompt.begin() + 3)), &cache);
-      models::DecodeState s = m.begin_decode(cache, llama_ids({prompt[3]}));
-      for (size_t t = 3; t < prompt.size(); ++t) {
-        if (t > 3) s.ids.copy_(llama_ids({prompt[t]}).to(dev()));
-        m.decode_step(s, cache);
-        EXPECT_LE(llama_rel_error(s.logits, o.logits[p], int64_t(t), 1), tolerance(dt))
+      test::DecodeSteps d(m, int64_t(prompt.size()));
+      (void)d.prefill(std::span<const int32_t>(prompt.data(), 3));
+      for (size_t t = 3; t < prompt.size(); ++t)
+        EXPECT_LE(llama_rel_error(step_row(d.step(prompt[t])), o.logits[p], int64_t(t), 1), tolerance(dt))
             << name << " position " << t << " " << dt;
-        EXPECT_EQ(s.ids.to(Device::cpu()).to_vector<int64_t>()[0], test::llama_argmax_last(s.logits));
-      }
-      EXPECT_EQ(s.position.to(Device::cpu()).to_vector<int64_t>()[0], int64_t(prompt.size()));
+      EXPECT_EQ(d.cache().length(), int64_t(prompt.size()));
     }
 }
 
 TEST_P(Llama, SmallCachesKeepTheSlidingWindowRight) {
-  // The decode step's sliding mask pads min(window, capacity) entries: a capacity below
-  // Mistral's window (8) and one above it give the oracle's rows all the same.
+  // A cache capacity below Mistral's window (8) and one above it give the oracle's rows all
+  // the same, in blocks smaller and larger than the window.
   const LlamaModel m = load("mistral");
   const auto& o = llama_oracle("mistral");
   const auto& prompt = o.prompts[1];
-  for (const int64_t capacity : {int64_t(7), int64_t(20)}) {
-    KvCache cache(capacity);
-    (void)m.forward(llama_ids({prompt[0], prompt[1]}), &cache);
-    models::DecodeState s = m.begin_decode(cache, llama_ids({prompt[2]}));
-    EXPECT_EQ(s.mask.dim(3), capacity);
-    for (int64_t t = 2; t < capacity; ++t) {
-      if (t > 2) s.ids.copy_(llama_ids({prompt[size_t(t)]}).to(dev()));
-      m.decode_step(s, cache);
-      EXPECT_LE(llama_rel_error(s.logits, o.logits[1], t, 1), 1e-4) << "capacity " << capacity << " position " << t;
+  for (const int64_t capacity : {int64_t(7), int64_t(20)})
+    for (const int64_t block : {int64_t(3), int64_t(16)}) {
+      test::DecodeSteps d(m, capacity, block);
+      (void)d.prefill(std::span<const int32_t>(prompt.data(), 2));
+      for (int64_t t = 2; t < capacity; ++t)
+        EXPECT_LE(llama_rel_error(step_row(d.step(prompt[size_t(t)])), o.logits[1], t, 1), 1e-4)
+            << "capacity " << capacity << " blocks of " << block << " position " << t;
     }
-  }
 }
 
 TEST_P(Llama, ReportsProgressPerTensor) {
@@ -168,8 +165,8 @@ TEST_P(Llama, GreedyMatchesTransformersThroughTheGenerator) {
       const LlamaModel m = load(name, DType::F32, file);
       const auto& o = llama_oracle(name);
       std::vector<int32_t> got;
-      const auto st = models::Generator(m, {}).generate(o.prompts[o.greedy_prompt], int64_t(o.greedy.size()),
-                                                        [&](int32_t id) { got.push_back(id); });
+      const auto st = serve::Generator(m, {}).generate(o.prompts[o.greedy_prompt], int64_t(o.greedy.size()),
+                                                       [&](int32_t id) { got.push_back(id); });
       EXPECT_EQ(got, o.greedy) << name << (file ? " gguf" : "");
       EXPECT_EQ(st.generated_tokens, int64_t(o.greedy.size()));
     }
@@ -216,12 +213,10 @@ TEST_P(Llama, QuantizedWeightsStayCloseToTheOracle) {
   EXPECT_LE(llama_rel_error(b, o.logits[1], 0, T), 8e-2);    // measured 6.2e-2
   EXPECT_GT(llama_rel_error(b, a.select(0, 0), 0, T), 0.0);  // not the exact-activation product
   EXPECT_LE(llama_rel_error(q4k.forward(llama_ids(o.prompts[1])), a.select(0, 0), 0, T), 1e-6);
-  // The quantized embedding is gathered row by row, also in the static decode step.
-  KvCache cache;
-  (void)q8.forward(llama_ids({o.prompts[1][0], o.prompts[1][1]}), &cache);
-  models::DecodeState s = q8.begin_decode(cache, llama_ids({o.prompts[1][2]}));
-  q8.decode_step(s, cache);
-  EXPECT_LE(llama_rel_error(s.logits, a.select(0, 0), 2, 1), 1e-5);
+  // The quantized embedding is gathered row by row, also in the recorded decode step.
+  test::DecodeSteps d(q8, 3);
+  (void)d.prefill(std::span<const int32_t>(o.prompts[1].data(), 2));
+  EXPECT_LE(llama_rel_error(step_row(d.step(o.prompts[1][2])), a.select(0, 0), 2, 1), 1e-5);
 }
 
 TEST_P(Llama, KQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {

@@ -259,14 +259,8 @@ TEST(LlamaBadInput, OptionsAndInputs) {
       ErrorKind::InvalidArgument, "llama: 0 cached + 129 new positions exceed the context length 128");
   expect_error([&] { m.forward(zeros(Shape{3}, DType::I64)); }, ErrorKind::ShapeMismatch,
                "llama: ids must have shape (batch, seq), got [3]");
-  models::KvCache empty;
-  expect_error(
-      [&] {
-        m.begin_decode(empty, zeros(Shape{1, 1}, DType::I64));
-      },
-      ErrorKind::InvalidArgument,
-      "llama: begin_decode needs a cache filled by forward() with the same batch (cache: 0 positions of "
-      "batch 0; ids [1, 1])");
+  expect_error([&] { m.begin_batch_decode(models::KvCache(4), 1); }, ErrorKind::InvalidArgument,
+               "batched decode: the cache is not a slot of a pool (KvCache::pooled or paged)");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Speculative decoding by prompt lookup and by a draft model (models::Generator::speculative): greedy output is
-// the same token for token as plain decoding, for every Llama fixture and GPT-2, with
-// penalties, through a conversation's cache and up to a full cache; drafts are made and
+// Speculative decoding by prompt lookup and by a draft model (serve::Generator::speculative, the
+// engine's): greedy output is the same token for token as plain decoding, for every Llama
+// fixture and GPT-2, with penalties, through a conversation's prefix-cache hit and up to a
+// full context; drafts are made and
 // kept where the text repeats; sampled output has plain decoding's distribution (two-sample
 // chi-square over 1500 seeds on the tiny Llama); bad options are InvalidArgument.
 #include <gtest/gtest.h>
@@ -15,13 +16,14 @@
 #include "wick/models/generate.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
+#include "wick/serve/generator.h"
 
 namespace wick {
 namespace {
 
-using models::Generator;
 using models::SamplingOptions;
 using models::SpeculativeOptions;
+using serve::Generator;
 
 models::LlamaModel llama(const std::string& name) {
   models::LlamaLoadOptions o;
@@ -31,15 +33,20 @@ models::LlamaModel llama(const std::string& name) {
 
 struct Output {
   std::vector<int32_t> tokens;
-  models::GenerationStats stats;
+  serve::GenerationStats stats;
 };
 
-Output generate(const models::CausalLM& m, const SamplingOptions& s, const SpeculativeOptions& spec,
-                const std::vector<int32_t>& prompt, int64_t n, models::KvCache* cache = nullptr) {
+Output generate(Generator& g, const std::vector<int32_t>& prompt, int64_t n) {
   Output r;
-  r.stats = Generator(m, s).speculative(spec).generate(
-      prompt, n, [&](int32_t t) { r.tokens.push_back(t); }, {}, cache);
+  r.stats = g.generate(prompt, n, [&](int32_t t) { r.tokens.push_back(t); });
   return r;
+}
+
+Output generate(const models::CausalLM& m, const SamplingOptions& s, const SpeculativeOptions& spec,
+                const std::vector<int32_t>& prompt, int64_t n) {
+  Generator g(m, s);
+  g.speculative(spec);
+  return generate(g, prompt, n);
 }
 
 // A prompt that repeats itself, so that lookups find drafts from the first step.
@@ -76,27 +83,33 @@ TEST(Speculative, GreedyOutputIsPlainDecodingsForEveryFixture) {
   EXPECT_GT(accepted, 0);  // random weights loop often: some drafts are kept
 }
 
-// A conversation's cache: the second turn continues the cache, and the cache is left
-// holding the same positions (every token fed but the last) as after plain decoding.
-TEST(Speculative, ThroughACacheAndUpToAFullOne) {
+// A conversation: the second call feeds the first call's prompt and output and a new turn,
+// whose first blocks the engine's prefix cache holds, and generates until the context (64)
+// is full: the same tokens with and without drafts (prompt lookup and a draft model).
+TEST(Speculative, ThroughAPrefixCacheHitAndUpToAFullContext) {
   const auto m = llama("llama3");
   const std::vector<int32_t> first = repetitive(m.vocab_size(), 7), second = repetitive(m.vocab_size(), 8);
-  models::KvCache a(64), b(64);
-  const Output p1 = generate(m, {}, {}, first, 10, &a);
-  const Output s1 = generate(m, {}, {.draft_tokens = 6}, first, 10, &b);
-  EXPECT_EQ(s1.tokens, p1.tokens);
-  EXPECT_EQ(b.length(), a.length());
-  // The second turn fills the cache: generation ends at its capacity either way.
-  const Output p2 = generate(m, {}, {}, second, 1000, &a);
-  const Output s2 = generate(m, {}, {.draft_tokens = 6}, second, 1000, &b);
-  EXPECT_EQ(s2.tokens, p2.tokens);
-  EXPECT_EQ(b.length(), a.length());
-  EXPECT_EQ(a.length(), 64);
-  // A draft model through the same two turns: its own cache starts at each call's prompt.
-  models::KvCache c(64);
-  EXPECT_EQ(generate(m, {}, {.draft_tokens = 3, .draft_model = &m}, first, 10, &c).tokens, p1.tokens);
-  EXPECT_EQ(generate(m, {}, {.draft_tokens = 3, .draft_model = &m}, second, 1000, &c).tokens, p2.tokens);
-  EXPECT_EQ(c.length(), 64);
+  std::vector<int32_t> want1, want2;
+  for (const SpeculativeOptions& spec : {SpeculativeOptions{}, SpeculativeOptions{.draft_tokens = 6},
+                                         SpeculativeOptions{.draft_tokens = 3, .draft_model = &m}}) {
+    SCOPED_TRACE(spec.draft_tokens);
+    Generator g(m, {});
+    g.speculative(spec).context(64);
+    const Output turn1 = generate(g, first, 10);
+    std::vector<int32_t> convo = first;
+    convo.insert(convo.end(), turn1.tokens.begin(), turn1.tokens.end());
+    convo.insert(convo.end(), second.begin(), second.end());
+    const Output turn2 = generate(g, convo, 1000);
+    EXPECT_GT(turn2.stats.cached_tokens, 0);
+    EXPECT_EQ(int64_t(convo.size() + turn2.tokens.size()), 64);
+    if (spec.draft_tokens == 0) {
+      want1 = turn1.tokens, want2 = turn2.tokens;
+      continue;
+    }
+    EXPECT_EQ(turn1.tokens, want1);
+    EXPECT_EQ(turn2.tokens, want2);
+    EXPECT_GT(turn1.stats.drafted_tokens + turn2.stats.drafted_tokens, 0);
+  }
 }
 
 // Sampling: the tokens at positions 2, 4 and 6 of the output (where verification decides)

@@ -194,17 +194,4 @@ void CausalLM::reserve_cache(KvCache&) const {}
 
 int64_t CausalLM::exact_span(int64_t) const { return std::numeric_limits<int64_t>::max(); }
 
-BatchDecodeState CausalLM::begin_batch_decode(const KvCache&, int64_t) const {
-  fail(ErrorKind::Unsupported, "begin_batch_decode: this model has no batched decode step (batch_decode_supported() ",
-       "is false); use forward_batch");
-}
-
-void CausalLM::set_batch_inputs(BatchDecodeState&, std::span<const BatchSequence>) const {
-  fail(ErrorKind::Unsupported, "set_batch_inputs: this model has no batched decode step; use forward_batch");
-}
-
-void CausalLM::decode_batch_step(BatchDecodeState&) const {
-  fail(ErrorKind::Unsupported, "decode_batch_step: this model has no batched decode step; use forward_batch");
-}
-
 }  // namespace wick::models

@@ -108,6 +108,14 @@ Tensor attend_batch(const Plan& p, const Pooled& d, size_t li, const CacheAttent
   return d.gather.defined() ? index_select(all, 2, d.gather) : all;
 }
 
+// A batched decode step's inputs (BatchDecodeState::inputs, written by set_batch_inputs) as
+// the step reads them: ids (1, lanes), the stream; positions and lengths (lanes); blocks
+// (lanes) slots, or (lanes, M) block tables of a paged pool.
+struct DecodeInputs {
+  Tensor ids, positions, blocks, lengths;
+};
+DecodeInputs decode_inputs(const BatchDecodeState& s);
+
 // Advances every cache past its sequence's tokens (after the forward pass wrote them).
 void commit(const Plan& p, std::span<const BatchSequence> seqs);
 

@@ -1,14 +1,12 @@
-// Generation loop, sampling and UTF-8 streaming for any CausalLM.
+// Sampling, speculative drafting and UTF-8 streaming for any CausalLM (the loop is serve::Engine's).
 #include "wick/models/generate.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <utility>
 
 #include "wick/error.h"
-#include "wick/graph.h"
 #include "wick/ops.h"
 
 namespace wick::models {
@@ -188,15 +186,6 @@ void check_speculative_options(const SpeculativeOptions& spec) {
              kMax, "], got ", spec.max_ngram);
 }
 
-Generator& Generator::speculative(const SpeculativeOptions& spec) {
-  check_speculative_options(spec);
-  WICK_CHECK(!spec.draft_model || spec.draft_model->vocab_size() == model_.vocab_size(), InvalidArgument,
-             "generate: the draft model's vocabulary (", spec.draft_model ? spec.draft_model->vocab_size() : 0,
-             " tokens) is not the target's (", model_.vocab_size(), ")");
-  spec_ = spec;
-  return *this;
-}
-
 std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_ngram, int64_t most) {
   const auto size = int64_t(history.size());
   for (int64_t n = std::min(max_ngram, size - 1); n >= 1 && most > 0; --n) {
@@ -209,151 +198,6 @@ std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_
       }
   }
   return {};
-}
-
-GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
-                               const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
-                               KvCache* cache) const {
-  WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
-  WICK_CHECK(max_new_tokens >= 0, InvalidArgument, "generate: max_new_tokens must be >= 0, got ", max_new_tokens);
-  const int64_t ctx = model_.context_length();
-  const int64_t past = cache ? cache->length() : 0;
-  const int64_t room = cache ? cache->resolved_capacity(ctx) : ctx;
-  WICK_CHECK(past + int64_t(prompt.size()) <= room, InvalidArgument, "generate: prompt of ", prompt.size(), " tokens",
-             past ? " after " + std::to_string(past) + " cached ones" : std::string(), " exceeds the ",
-             cache ? "cache capacity " : "context length ", room);
-  using Clock = std::chrono::steady_clock;
-  GenerationStats st;
-  st.prompt_tokens = int64_t(prompt.size());
-  if (max_new_tokens == 0) return st;
-  Sampler sampler(opt_);
-  sampler.set_prompt(prompt);
-  // Without a cache: room for the prompt and every fed-back token, no more (the recorded
-  // decode step attends over the whole capacity). Clamped before adding: prompt +
-  // max_new_tokens may not fit in an int64_t.
-  KvCache own(int64_t(prompt.size()) + std::min<int64_t>(max_new_tokens, ctx - int64_t(prompt.size())));
-  KvCache& kv = cache ? *cache : own;
-  const int64_t capacity = kv.resolved_capacity(ctx);
-  const int64_t vocab = model_.vocab_size();
-  // The last position's logits as f32 on the CPU (waits for the device: timings are real).
-  auto last_row = [&](const Tensor& logits) {
-    return logits.select(1, logits.dim(1) - 1).to(Device::cpu()).to(DType::F32).to_vector<float>();
-  };
-  auto t0 = Clock::now();
-  const std::vector<int64_t> prompt64(prompt.begin(), prompt.end());  // wick's index dtype
-  const Tensor ids = Tensor::from_vector(prompt64, Shape{1, int64_t(prompt.size())});
-  int32_t next = sampler.sample(last_row(model_.forward(ids, &kv, /*last_only=*/true)));
-  auto t1 = Clock::now();
-  st.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  // Emits next; false when generation is over (stop token, the caller, token budget, full cache).
-  int64_t length = kv.length();
-  auto emit = [&]() {
-    if (std::find(stop_tokens.begin(), stop_tokens.end(), next) != stop_tokens.end()) return false;
-    WICK_CHECK(next >= 0 && next < vocab, IndexOutOfRange, "generate: sampled id ", next, " outside vocab ", vocab);
-    const bool go_on = on_token(next);
-    return ++st.generated_tokens < max_new_tokens && length < capacity && go_on;
-  };
-  auto one_id = [](int32_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
-  // The step's own argmax is the next token only under plain greedy decoding.
-  const bool device_argmax = opt_.temperature == 0 && !opt_.penalized();
-  if (cuda_graph_ && model_.device().is_cuda() && spec_.draft_tokens == 0) {
-    // Record one static-shape step, then replay it per token. The step leaves its argmax
-    // in s.ids: greedy decoding reads 8 bytes back; sampling reads the logits row and
-    // overwrites s.ids with its choice.
-    DecodeState s = model_.begin_decode(kv, one_id(next));
-    const CudaGraph graph = CudaGraph::capture(model_.device(), [&] { model_.decode_step(s, kv); });
-    st.graph_nodes = graph.node_count();
-    while (emit()) {
-      if (!device_argmax) s.ids.copy_(one_id(next).to(model_.device()));
-      graph.replay();
-      ++length;
-      next = device_argmax ? int32_t(s.ids.to_vector<int64_t>()[0]) : sampler.sample(last_row(s.logits));
-    }
-    kv.set_length(length);  // the recorded steps wrote these positions
-  } else if (spec_.draft_tokens > 0) {
-    // Speculative steps: `next` and a draft fed in one forward, the draft's tokens checked
-    // in order against the logits of the position before each; the first one the sampler
-    // does not keep is replaced by its pick, and the positions after it are dropped.
-    std::vector<int32_t> history(prompt.begin(), prompt.end());  // what drafts are looked up in
-    // A draft model's cache holds a prefix of history (what it was fed and is still true).
-    const CausalLM* drafter = spec_.draft_model;
-    KvCache dkv(drafter ? std::min(capacity, drafter->context_length()) : 1);
-    const int64_t draft_room = drafter ? dkv.resolved_capacity(drafter->context_length()) : capacity;
-    // The draft model's greedy continuation of history, `most` tokens: the tokens its cache
-    // lacks are fed first (a prefill of the prompt, then a token or two per step).
-    auto model_draft = [&](int64_t most) {
-      std::vector<int32_t> d;
-      const std::vector<int64_t> missing(history.begin() + dkv.length(), history.end());
-      Tensor logits = drafter->forward(Tensor::from_vector(missing, Shape{1, int64_t(missing.size())}), &dkv, true);
-      for (;;) {
-        d.push_back(int32_t(argmax(logits.reshape({-1}), 0).to(Device::cpu()).to(DType::I64).item<int64_t>()));
-        if (int64_t(d.size()) == most) return d;
-        logits = drafter->forward(one_id(d.back()), &dkv, true);
-      }
-    };
-    auto emit_next = [&] {
-      history.push_back(next);
-      return emit();
-    };
-    DraftPacer pacer;
-    bool go_on = emit_next();
-    while (go_on) {
-      const bool drafting = pacer.drafting();
-      // (The draft cache starts at this call's prompt: `past` positions behind the target's.)
-      const int64_t most = drafting
-                               ? std::min({spec_.draft_tokens, capacity - length - 1, draft_room - (length - past) - 1,
-                                           max_new_tokens - st.generated_tokens - 1, model_.exact_span(length) - 1})
-                               : 0;
-      const std::vector<int32_t> draft = most <= 0 ? std::vector<int32_t>()
-                                         : drafter ? model_draft(most)
-                                                   : lookup_draft(history, spec_.max_ngram, most);
-      if (draft.empty()) {
-        next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));
-        length = kv.length();
-        go_on = emit_next();
-        continue;
-      }
-      std::vector<int64_t> fed{next};
-      fed.insert(fed.end(), draft.begin(), draft.end());
-      const int64_t base = length, k = int64_t(draft.size());
-      const std::vector<float> rows = model_.forward(Tensor::from_vector(fed, Shape{1, k + 1}), &kv)
-                                          .to(Device::cpu())
-                                          .to(DType::F32)
-                                          .to_vector<float>();
-      const auto vocab_n = size_t(vocab);
-      auto row = [&](int64_t j) { return std::span<const float>(rows.data() + size_t(j) * vocab_n, vocab_n); };
-      st.drafted_tokens += k;
-      int64_t j = 0;
-      for (; j < k && go_on; ++j) {
-        next = sampler.sample(row(j), draft[size_t(j)]);
-        if (next != draft[size_t(j)]) break;
-        ++st.accepted_tokens;
-        length = base + j + 1;  // fed so far: the step's first token and the drafts before this one
-        go_on = emit_next();
-      }
-      if (!go_on) {
-        kv.truncate(length);  // the last emitted token counts as sampled, not fed
-        break;
-      }
-      pacer.kept(j);
-      if (j == k) {  // every draft kept: the position after the last one predicts the next token
-        next = sampler.sample(row(k));
-        length = base + k + 1;
-      } else {  // `next` replaces draft[j]; the positions from draft[j] on are dropped
-        length = base + j + 1;
-      }
-      kv.truncate(length);
-      if (drafter) dkv.truncate(std::min(dkv.length(), length - past));  // drop what it was fed past the kept tokens
-      go_on = emit_next();
-    }
-  } else {
-    while (emit()) {
-      next = sampler.sample(last_row(model_.forward(one_id(next), &kv, /*last_only=*/true)));
-      length = kv.length();
-    }
-  }
-  st.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
-  return st;
 }
 
 namespace {

@@ -150,41 +150,4 @@ Tensor Gpt2Model::blocks(Tensor x, const std::function<Tensor(size_t, const Tens
   return x;
 }
 
-DecodeState Gpt2Model::begin_decode(const KvCache& cache, const Tensor& ids) const {
-  WICK_CHECK(ids.defined() && ids.rank() == 2 && ids.dim(1) == 1, ShapeMismatch,
-             "gpt2: decode ids must have shape (batch, 1), got ",
-             ids.defined() ? ids.shape().to_string() : "undefined");
-  WICK_CHECK(!cache.layers().empty() && cache.length() > 0 && cache.batch() == ids.dim(0), InvalidArgument,
-             "gpt2: begin_decode needs a cache filled by forward() with the same batch (cache: ", cache.length(),
-             " positions of batch ", cache.batch(), "; ids ", ids.shape(), ")");
-  const Tensor& k0 = cache.layers()[0].k;
-  WICK_CHECK(k0.device() == device_ && k0.dtype() == dtype_, InvalidArgument,
-             "gpt2: the cache belongs to another device or dtype");
-  const int64_t N = k0.dim(2);  // the capacity: attention spans all of it
-  WICK_CHECK(cache.length() < N, InvalidArgument, "gpt2: the cache is full (", cache.length(), " of ", N,
-             " positions)");
-  DecodeState s;
-  s.ids = ids.to(DType::I64).to(device_).contiguous().clone();
-  s.position = Tensor::from_vector(std::vector<int64_t>{cache.length()}, Shape{1}).to(device_);
-  s.mask = full(Shape{1, 1, 1, N}, -INFINITY, dtype_, device_);
-  s.mask.narrow(3, 0, cache.length()).zero_();
-  return s;
-}
-
-void Gpt2Model::decode_step(DecodeState& s, KvCache& cache) const {
-  const int64_t B = s.ids.dim(0);
-  // The new position becomes visible before attention: a query sees itself.
-  index_copy_(s.mask, 3, s.position, zeros(Shape{1, 1, 1, 1}, dtype_, device_));
-  const Tensor x = embedding(s.ids, wte_) + embedding(s.position, wpe_);  // (B, 1, E) + (1, E)
-  const Tensor y = blocks(x, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-    KvCache::Layer& c = cache.layers()[li];
-    index_copy_(c.k, 2, s.position, k);  // the strided head views go in as they are
-    index_copy_(c.v, 2, s.position, v);
-    return scaled_dot_product_attention(q, c.k, c.v, s.mask);  // mask: written positions only
-  });
-  s.logits = linear(layer_norm(y, ln_f_w_, ln_f_b_, config_.layer_norm_epsilon), lm_head_);
-  s.ids.copy_(argmax(s.logits, -1).reshape({B, 1}));
-  s.position.copy_(s.position + Scalar(int64_t(1)));
-}
-
 }  // namespace wick::models

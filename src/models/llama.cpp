@@ -4,9 +4,10 @@
 //
 // Grouped-query attention: forward() over several positions repeats each key/value head for
 // its G query heads (a copy of the keys, as transformers' repeat_kv) so that attention can
-// use the causal kernel; one position (a step) and decode_step() instead fold the G query
-// heads of a group into G query rows of one head, (B, KV, G, D) against the cache
-// (B, KV, N, D), so no step copies the cache.
+// use the causal kernel; one position (a step) instead folds the G query heads of a group
+// into G query rows of one head, (B, KV, G, D) against the cache (B, KV, N, D), so no step
+// copies the cache. (The engine's decode steps attend through cache_attention instead:
+// llama_batch_decode.cpp.)
 #include "wick/models/llama.h"
 
 #include <cmath>
@@ -219,8 +220,8 @@ Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, Kv
   }
   const bool sliding = m.windowed && c.sliding_layers[li];
   if (T == 1) {
-    // One query sees every cached key (but those the window drops): the grouped form, as
-    // decode_step, so a step without a graph does not copy the cache either.
+    // One query sees every cached key (but those the window drops): the grouped form, so a
+    // step does not copy the cache.
     const int64_t G = c.kv_groups();
     const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
     return llama_attention(c, qg, k, v, sliding ? m.window : Tensor(), false).reshape({B, c.n_head, 1, c.head_dim});

@@ -140,7 +140,7 @@ bool Engine::Impl::admit_next() {
   Sequence& q = *free->seq;
   q.fed = q.cached = reused;
   st.cached_prompt_tokens += uint64_t(q.cached);
-  // The sampler sees the whole prompt, cached part included, exactly as Generator's does.
+  // The sampler sees the whole prompt, cached part included (the repetition penalty counts it).
   q.sampler.emplace(q.req.sampling);
   q.sampler->set_prompt(q.req.prompt);
   return true;

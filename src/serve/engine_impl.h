@@ -24,7 +24,7 @@ struct Sequence {
   uint64_t id = 0;
   Request req;
   Engine::OnEvent on_event;
-  std::optional<models::Sampler> sampler;  // made at admission, as Generator makes its own
+  std::optional<models::Sampler> sampler;  // made at admission
   int64_t fed = 0;                         // prompt tokens fed through the model so far
   int64_t generated = 0;                   // tokens sampled and emitted
   int64_t cached = 0;                      // prompt tokens found in the prefix cache at admission

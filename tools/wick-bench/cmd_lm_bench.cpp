@@ -1,11 +1,13 @@
 // `wick lm-bench`: prompt processing and token generation speed of any language model, the
 // two tests of llama.cpp's llama-bench, so the same GGUF file can be timed by both:
 //   pp N: one forward over N prompt tokens from an empty cache (tokens/s = N / time);
-//   tg N: N tokens decoded one at a time from a one-token context (tokens/s = N / time),
-//         greedy, each token read back to the host as a generation loop does. On CUDA the
-//         step is the CUDA graph the Generator replays (recorded before the clock starts).
+//   tg N: N tokens decoded one at a time after a one-token prompt (tokens/s = N / time),
+//         greedy, end tokens ignored, through serve::Generator: the engine's loop that
+//         `wick generate`, `chat` and `serve` decode with (on CUDA its recorded step, recorded
+//         before the clock starts); the time runs from the first generated token to the last.
 // Each test runs once untimed, then --reps times; the mean and standard deviation of the
 // tokens/s are printed (llama-bench's "avg ± stdev"), as a table or --json.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,8 +17,8 @@
 #include "bench_commands.h"
 #include "commands.h"
 #include "subcommands.h"
-#include "wick/graph.h"
 #include "wick/models/language_model.h"
+#include "wick/serve/generator.h"
 #include "wick/wick.h"
 
 namespace wick::cli {
@@ -50,34 +52,9 @@ double time_pp(const models::CausalLM& m, int64_t n) {
   return seconds_since(t0);
 }
 
-double time_tg(const models::CausalLM& m, int64_t n, bool graph) {
-  models::KvCache cache(n + 1);
-  const Tensor first = some_ids(1, m.vocab_size());
-  auto one_id = [](int64_t id) { return Tensor::from_vector(std::vector<int64_t>{id}, Shape{1, 1}); };
-  if (!m.device().is_cuda() || !graph) {
-    // As the Generator's eager loop: a forward of one token with the cache, argmax on the host.
-    Tensor ids = first;
-    synchronize(m.device());
-    const auto t0 = Clock::now();
-    for (int64_t i = 0; i < n; ++i) {
-      const Tensor logits = m.forward(ids.to(m.device()), &cache, true);
-      ids = one_id(argmax(logits.reshape({-1}), 0).to(Device::cpu()).to_vector<int64_t>()[0]);
-    }
-    return seconds_since(t0);
-  }
-  // The first position through forward() fills the cache, then the recorded step per token.
-  m.forward(first.to(m.device()), &cache, true);
-  models::DecodeState s = m.begin_decode(cache, first);
-  const CudaGraph g = CudaGraph::capture(m.device(), [&] { m.decode_step(s, cache); });
-  synchronize(m.device());
-  const auto t0 = Clock::now();
-  int64_t last = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    g.replay();
-    last += s.ids.to_vector<int64_t>()[0];  // the step's argmax, read back as a generation loop does
-  }
-  (void)last;
-  return seconds_since(t0);
+double time_tg(serve::Generator& gen, int64_t n, int64_t vocab) {
+  const std::vector<int32_t> prompt{int32_t(13 % vocab)};
+  return gen.generate(prompt, n + 1, [](int32_t) {}).decode_seconds;  // the n steps after the first token
 }
 
 struct Row {
@@ -119,8 +96,10 @@ int run_lm_bench(const Args& a) {
   std::vector<Row> rows;
   for (const int64_t n : a.pp)
     rows.push_back(measure("pp" + std::to_string(n), n, a.reps, [&] { return time_pp(m, n); }));
+  serve::Generator gen(m, {});
+  if (!a.tg.empty()) gen.use_cuda_graph(!a.no_graph).context(*std::max_element(a.tg.begin(), a.tg.end()) + 2);
   for (const int64_t n : a.tg)
-    rows.push_back(measure("tg" + std::to_string(n), n, a.reps, [&] { return time_tg(m, n, !a.no_graph); }));
+    rows.push_back(measure("tg" + std::to_string(n), n, a.reps, [&] { return time_tg(gen, n, m.vocab_size()); }));
 
   const std::string dev = m.device().str(), dt(dtype_name(m.dtype()));
   if (a.json) {

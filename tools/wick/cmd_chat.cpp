@@ -1,9 +1,10 @@
 // `wick chat`: a conversation with a chat model. Each line read from standard input (a
 // terminal or a pipe) is a user turn; the reply streams to stdout. The whole conversation
-// is rendered by the model's chat template every turn and only the tokens after what the
-// KV cache already holds are computed: the cache is kept across turns and cut back to the
-// longest prefix the new rendering shares with it (a template may re-render earlier turns
-// differently, e.g. Qwen3 dropping old reasoning). --stop STR ends a reply before the first
+// is rendered by the model's chat template every turn and fed whole to one Generator, whose
+// engine keeps its KV memory across turns: its prefix cache finds the full blocks of the
+// longest prefix the new rendering shares with what was fed before (a template may
+// re-render earlier turns differently, e.g. Qwen3 dropping old reasoning), and only the
+// rest is computed. --stop STR ends a reply before the first
 // stop string (the reply kept in the conversation is the text before it). Commands: /reset
 // forgets the conversation, /exit (or end of input) quits.
 #include <unistd.h>
@@ -25,12 +26,6 @@ struct ChatArgs {
   std::vector<std::string> stop;
 };
 
-size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-  return n;
-}
-
 int run_chat(const ChatArgs& a) {
   as_usage_error([&] {
     models::check_sampling_options(a.sampling.opt);
@@ -44,8 +39,8 @@ int run_chat(const ChatArgs& a) {
   const std::optional<models::LanguageModel> draft = load_draft(a.model, a.sampling, "chat");
   const models::LanguageModel lm = load_model(a.model, "chat");
   const int64_t capacity = std::min(lm.model().context_length(), a.model.ctx_size);
-  models::KvCache cache(capacity);
-  std::vector<int32_t> cached;  // the tokens whose keys and values the cache holds
+  serve::Generator gen(lm.model(), a.sampling.opt);
+  gen.speculative(speculative_options(a.sampling, draft)).context(capacity);
   std::vector<text::ChatMessage> messages;
   auto reset = [&] {
     messages.clear();
@@ -66,9 +61,6 @@ int run_chat(const ChatArgs& a) {
     const std::vector<int32_t> ids = lm.encode(lm.render_chat(messages), /*add_special=*/false);
     WICK_CHECK(int64_t(ids.size()) < capacity, InvalidArgument, "chat: the conversation is ", ids.size(),
                " tokens, the context holds ", capacity, " (--ctx-size; /reset starts over)");
-    // At least one new token goes through the model: its logits pick the first reply token.
-    const size_t keep = std::min(common_prefix(cached, ids), ids.size() - 1);
-    cache.truncate(int64_t(keep));
     models::SamplingOptions opt = a.sampling.opt;
     opt.seed += turn;  // reproducible, but not the same draws every turn
     std::vector<int32_t> reply;
@@ -79,24 +71,18 @@ int run_chat(const ChatArgs& a) {
       shown += t;
       print_now(t);
     };
-    models::Generator(lm.model(), opt)
-        .speculative(speculative_options(a.sampling, draft))
-        .generate(
-            std::vector<int32_t>(ids.begin() + long(keep), ids.end()),
-            std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
-            [&](int32_t id) {
-              reply.push_back(id);
-              show(stop.push(stream.push(id)));
-              return !stop.stopped();
-            },
-            stops, &cache);
+    gen.sampling(opt).generate(
+        ids, std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
+        [&](int32_t id) {
+          reply.push_back(id);
+          show(stop.push(stream.push(id)));
+          return !stop.stopped();
+        },
+        stops);
     show(stop.flush());
     print_now("\n");
-    cached = ids;
-    cached.insert(cached.end(), reply.begin(), reply.end());
-    cached.resize(size_t(cache.length()));  // the last sampled token was not fed through the model
     // The conversation goes on from what was said: a reply cut by a stop string ends there
-    // (the next rendering shares the cache up to where they differ).
+    // (the next rendering shares the cached blocks up to where they differ).
     messages.push_back({"assistant", stop.stopped() ? shown : lm.tokenizer().decode(reply, /*skip_special=*/true)});
   }
   return 0;

@@ -54,18 +54,19 @@ int run_generate(const GenerateArgs& a) {
   const std::vector<int32_t> prompt = lm.encode(text, /*add_special=*/!a.chat);
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt is empty (give --prompt TEXT)");
 
-  models::Generator gen(model, a.sampling.opt);
+  serve::Generator gen(model, a.sampling.opt);
   gen.speculative(speculative_options(a.sampling, draft));
+  // KV memory for the prompt and the output, within --ctx-size.
+  gen.context(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   auto stream = lm.tokenizer().decode_stream();
   text::StopText stop(a.stop);
-  models::KvCache cache(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   const auto st = gen.generate(
       prompt, a.max_tokens,
       [&](int32_t id) {
         print_now(stop.push(stream.push(id)));
         return !stop.stopped();
       },
-      a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens(), &cache);
+      a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens());
   print_now(stop.flush() + "\n");
   // The first generated token comes out of the prefill pass; decode covers the rest.
   const int64_t decoded = std::max<int64_t>(st.generated_tokens - 1, 0);
@@ -75,7 +76,6 @@ int run_generate(const GenerateArgs& a) {
                st.prefill_seconds, per_second(st.prompt_tokens, st.prefill_seconds));
   std::fprintf(stderr, "generated: %lld tokens, decode %.3f s (%.1f tokens/s)\n", (long long)st.generated_tokens,
                st.decode_seconds, per_second(decoded, st.decode_seconds));
-  if (st.graph_nodes) std::fprintf(stderr, "decode step: one CUDA graph of %zu nodes per token\n", st.graph_nodes);
   if (st.drafted_tokens > 0)
     std::fprintf(stderr, "speculative (%s): %lld drafted, %lld accepted (%.1f%%)\n", a.sampling.spec.c_str(),
                  (long long)st.drafted_tokens, (long long)st.accepted_tokens,

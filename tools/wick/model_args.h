@@ -14,6 +14,7 @@
 #include "progress.h"
 #include "wick/models/generate.h"
 #include "wick/models/language_model.h"
+#include "wick/serve/generator.h"
 
 namespace wick::cli {
 

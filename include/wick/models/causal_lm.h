@@ -1,6 +1,7 @@
-// What every decoder-only language model in wick offers the generation loop (Generator,
-// generate.h), the CLI and the server: a forward pass over token ids with a KV cache, and a
-// static-shape decode step that a CUDA graph can record once and replay per token.
+// What every decoder-only language model in wick offers the engine (serve::Engine, which
+// Generator, the CLI and the server drive): a forward pass over token ids with a KV cache, a
+// batched forward of several sequences over their caches, and a static-shape batched decode
+// step that a CUDA graph can record once and replay per token.
 // GPT-2 (gpt2.h) and the Llama family (llama.h) implement it.
 #pragma once
 
@@ -23,9 +24,8 @@ struct KvBlocks;
 // step never reallocates or copies the history.
 class KvCache {
  public:
-  // capacity: positions the buffers hold (0: the model's context length). A generation
-  // that knows its length asks for no more: the static decode step attends over the whole
-  // capacity, so a smaller one is proportionally cheaper.
+  // capacity: positions the buffers hold (0: the model's context length). A cache that
+  // knows its length asks for no more: its buffers are allocated whole.
   KvCache() = default;
   explicit KvCache(int64_t capacity);
   int64_t length() const { return length_; }      // positions cached
@@ -113,19 +113,6 @@ struct KvBlocks {
   BlockPool pool;
 };
 
-// Device-resident state of step-by-step decoding with static shapes: the token ids and
-// the position are tensors that kernels read, and attention spans the whole cache
-// capacity under an additive mask (0 for written positions, -inf beyond). A step
-// therefore launches the same kernels on the same addresses every time, which is what a
-// CUDA graph needs to record it once and replay it (see Generator).
-struct DecodeState {
-  Tensor ids;                 // (B, 1) i64 input tokens; a step overwrites them with its argmax
-  Tensor position;            // (1) i64: the position a step writes; a step increments it
-  Tensor mask;                // (1, 1, 1, cache capacity) in the model dtype
-  Tensor logits;              // (B, 1, vocab_size): the last step's output
-  std::vector<Tensor> extra;  // model-specific device state (e.g. a sliding-window mask)
-};
-
 // One sequence of a batched forward (CausalLM::forward_batch): its new tokens, which follow
 // the positions its cache holds, and the cache (batch 1) that they extend.
 struct BatchSequence {
@@ -166,16 +153,6 @@ class CausalLM {
   // position's logits (B, 1, vocab_size): all that generation needs.
   virtual Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const = 0;
 
-  // Decoding state for a cache already holding cache.length() positions (the prefill),
-  // with ids (B, 1) as the first step's tokens (any integer dtype, any device).
-  virtual DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const = 0;
-  // One decode step from s: logits of s.ids at s.position into s.logits, keys and values
-  // written into the cache at s.position, then s.ids = argmax(s.logits) and s.position += 1.
-  // Only device ops with static shapes, so it can be recorded in a CudaGraph; the caller
-  // keeps count of the positions (cache.length() is not advanced) and must stop before the
-  // capacity. On the CPU it runs directly (same results).
-  virtual void decode_step(DecodeState& s, KvCache& cache) const = 0;
-
   // Several sequences in one forward pass, each with its own cache (batch 1, distinct
   // caches): the token-wise work (embeddings, norms, projections, MLP) runs once over the
   // concatenated tokens, so the weights are read once per step for all sequences; positions
@@ -185,17 +162,19 @@ class CausalLM {
   // rows of forward(tokens, cache) per sequence (up to rounding). This default runs exactly
   // that, one sequence after another.
   virtual Tensor forward_batch(std::span<const BatchSequence> seqs) const;
-  // Batched decoding with static shapes over a pool of caches (KvCache::pooled), what a
-  // server's steady state is: several sequences, one new token each. Models without it
-  // return false and callers use forward_batch.
+  // Batched decoding with static shapes over a pool of caches (KvCache::pooled or paged),
+  // what a server's steady state is: several sequences, one new token each (BatchDecoder
+  // records a step per lane count as a CUDA graph). Models without it return false and
+  // callers use forward_batch.
   virtual bool batch_decode_supported() const { return false; }
-  // The state of a step of `lanes` (>= 1) sequences of the pool that pooled_cache belongs to.
-  virtual BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const;
+  // The state of a step of `lanes` (>= 1) sequences of the pool that pooled_cache belongs to
+  // (batch_decode.cpp: the same for every model).
+  BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const;
   // Writes a step's inputs (one host-to-device copy): seqs, at most s.lanes of them, each one
   // token, caches of s's pool holding fewer positions than their capacity. Lanes past
   // seqs.size() are padding: they attend and write in the pool's spare row, and their logits
   // mean nothing. Caches are not advanced (the caller does, after the step).
-  virtual void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const;
+  void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const;
   // One step: every lane's token through the model, its key and value written into its
   // slot at its position, its logits into s.logits. Only device ops with static shapes.
   virtual void decode_batch_step(BatchDecodeState& s) const;
@@ -210,6 +189,18 @@ class CausalLM {
   // so that a server learns at start-up whether its KV memory fits (OutOfMemory).
   // The default does nothing (buffers come with the first forward).
   virtual void reserve_cache(KvCache& cache) const;
+
+ protected:
+  // A cache layer's shape, (layers, KV heads, head dim): what begin_batch_decode checks a
+  // pool against. Models with a batched decode step say it.
+  struct KvShape {
+    size_t layers = 0;
+    int64_t heads = 0, head_dim = 0;
+  };
+  virtual KvShape kv_shape() const;
+  // What a model's recorded step reads besides its inputs, for positions [0, n) (the Llama
+  // family's rotary tables), held by the state so that a recording's addresses stay valid.
+  virtual std::vector<Tensor> batch_decode_tables(int64_t n) const;
 };
 
 }  // namespace wick::models

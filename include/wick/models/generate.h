@@ -1,8 +1,10 @@
-// Autoregressive text generation with any CausalLM (GPT-2, the Llama family): greedy
-// decoding or sampling with repetition / presence / frequency penalties, temperature,
-// top-k, top-p (nucleus) and min-p, reproducible from a seed. Sampling runs on the
-// CPU over the last logits row converted to f32 (vocab-sized work per token: negligible
-// next to the forward pass, and identical on every device).
+// What autoregressive generation with any CausalLM is made of (the loop itself is the
+// engine's, serve::Engine, which serve::Generator drives for one sequence): greedy decoding
+// or sampling with repetition / presence / frequency penalties, temperature, top-k, top-p
+// (nucleus) and min-p, reproducible from a seed; speculative drafts (prompt lookup or a
+// draft model); UTF-8-safe streaming of token bytes. Sampling runs on the CPU over the
+// logits row converted to f32 (vocab-sized work per token: negligible next to the forward
+// pass, and identical on every device).
 #pragma once
 
 #include <algorithm>
@@ -136,62 +138,6 @@ class DraftPacer {
 
  private:
   int64_t refused_in_a_row_ = 0, pause_ = 0;
-};
-
-struct GenerationStats {
-  int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding: proposed, and kept
-  int64_t prompt_tokens = 0, generated_tokens = 0;
-  double prefill_seconds = 0, decode_seconds = 0;  // decode: every step after the first token
-  size_t graph_nodes = 0;                          // kernels etc. in the recorded decode step (0: no CUDA graph used)
-};
-
-class Generator {
- public:
-  Generator(const CausalLM& model, const SamplingOptions& opt) : model_(model), opt_(opt) {}
-  // On CUDA the decode step is recorded once as a CUDA graph and replayed (one launch per
-  // token instead of hundreds); off, every step launches its ops directly. On by default;
-  // the tokens are the same either way.
-  Generator& use_cuda_graph(bool on) {
-    cuda_graph_ = on;
-    return *this;
-  }
-  // Speculative decoding (SpeculativeOptions, checked by check_speculative_options); its
-  // steps run without the CUDA graph.
-  Generator& speculative(const SpeculativeOptions& spec);
-  // Runs the prompt through the model once (prefill), then generates up to max_new_tokens
-  // one at a time with a KV cache, calling on_token with each id as it is produced. Stops
-  // early at any of stop_tokens (not passed to on_token), when the context is full, or when
-  // on_token returns false (it may return void: never stop; bool: a stop string was seen).
-  //
-  // With cache (a conversation kept across turns), prompt holds the tokens that follow the
-  // cache->length() cached ones, and the cache is left holding every position fed through the
-  // model: the prompt and each generated token but the last (which was sampled, not fed).
-  // The repetition penalty then counts only this call's prompt and output, not the earlier
-  // cached turns (the Generator does not know their tokens).
-  // Its capacity bounds the generation; without one a cache just large enough is made.
-  template <class OnToken>
-  GenerationStats generate(const std::vector<int32_t>& prompt, int64_t max_new_tokens, OnToken&& on_token,
-                           const std::vector<int32_t>& stop_tokens = {}, KvCache* cache = nullptr) const {
-    if constexpr (std::is_void_v<std::invoke_result_t<OnToken&, int32_t>>)
-      return run(
-          prompt, max_new_tokens,
-          [&](int32_t id) {
-            on_token(id);
-            return true;
-          },
-          stop_tokens, cache);
-    else
-      return run(prompt, max_new_tokens, on_token, stop_tokens, cache);
-  }
-
- private:
-  GenerationStats run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
-                      const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens,
-                      KvCache* cache) const;
-  const CausalLM& model_;
-  SamplingOptions opt_;
-  bool cuda_graph_ = true;
-  SpeculativeOptions spec_;
 };
 
 // Streams bytes that may end inside a multi-byte UTF-8 character: push() returns the

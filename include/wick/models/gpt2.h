@@ -49,12 +49,15 @@ class Gpt2Model final : public CausalLM {
   Device device() const override { return device_; }
   DType dtype() const override { return dtype_; }
   Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
-  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
-  void decode_step(DecodeState& s, KvCache& cache) const override;
   Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // gpt2_batch.cpp
+  bool batch_decode_supported() const override { return true; }
+  void decode_batch_step(BatchDecodeState& s) const override;  // gpt2_batch.cpp
   void reserve_cache(KvCache& cache) const override;
 
   const Gpt2Config& config() const { return config_; }
+
+ protected:
+  KvShape kv_shape() const override;
 
  private:
   struct Layer {

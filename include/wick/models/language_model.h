@@ -4,7 +4,7 @@
 //
 //   auto lm = wick::models::LanguageModel::load("Llama-3.2-1B-Instruct-Q4_K_M.gguf");
 //   std::string prompt = lm.render_chat({{"user", "Hello!"}});
-//   wick::models::Generator gen(lm.model(), {.temperature = 0.7, .seed = 1});
+//   wick::serve::Generator gen(lm.model(), {.temperature = 0.7, .seed = 1});
 //   auto out = lm.tokenizer().decode_stream();
 //   gen.generate(lm.encode(prompt, false), 128, [&](int32_t id) { std::cout << out.push(id) << std::flush; },
 //                lm.stop_tokens());

@@ -112,13 +112,9 @@ class LlamaModel final : public CausalLM {
   Device device() const override { return device_; }
   DType dtype() const override { return dtype_; }
   Tensor forward(const Tensor& ids, KvCache* cache = nullptr, bool last_only = false) const override;
-  DecodeState begin_decode(const KvCache& cache, const Tensor& ids) const override;
-  void decode_step(DecodeState& s, KvCache& cache) const override;
   Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // llama_batch.cpp
   // llama_batch_decode.cpp
   bool batch_decode_supported() const override { return true; }
-  BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const override;
-  void set_batch_inputs(BatchDecodeState& s, std::span<const BatchSequence> seqs) const override;
   void decode_batch_step(BatchDecodeState& s) const override;
   void reserve_cache(KvCache& cache) const override;
   int64_t exact_span(int64_t past) const override;
@@ -140,6 +136,10 @@ class LlamaModel final : public CausalLM {
     Weight q, k, v, qkv, o, gate, up, gate_up, down;
     Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, gate_up_b, down_b;
   };
+
+ protected:
+  KvShape kv_shape() const override;                                  // llama_batch_decode.cpp
+  std::vector<Tensor> batch_decode_tables(int64_t n) const override;  // the rotary tables
 
  private:
   friend struct LlamaLoader;

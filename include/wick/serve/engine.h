@@ -88,7 +88,7 @@ struct EngineOptions {
   // greedy continuation (the draft model's batched forwards, with a cache per slot of its
   // own, allocated at construction; same vocabulary, must outlive the engine), and the step
   // verifies every sequence's draft in the same forward (its rows of logits: the token and
-  // each draft). The output is what Generator with the same options gives (greedy: plain
+  // each draft). The output is what decoding without drafts gives (greedy: plain
   // decoding's tokens; sampled: the same distribution). A step with drafts runs
   // forward_batch op by op instead of the recorded step; drafts count against
   // max_step_tokens after every sequence's one token.
