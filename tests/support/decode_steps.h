@@ -23,15 +23,17 @@ class DecodeSteps {
     const int64_t blocks = (capacity + block_size - 1) / block_size;
     caches_ = models::KvCache::paged(layout, 1, capacity, blocks, block_size);
   }
-  // tokens after what the cache holds through forward_batch: the last one's logits (1, vocab) f32.
+  // tokens after what the cache holds through forward_batch: the last one's logits (1, vocab)
+  // f32; undefined, nothing changed, past the capacity.
   Tensor prefill(std::span<const int32_t> tokens) {
-    if (!cache().ensure_positions(cache().length() + int64_t(tokens.size()))) return {};
+    if (!room(int64_t(tokens.size()))) return {};
     const std::vector<models::BatchSequence> b{{tokens, &cache()}};
     return m_.forward_batch(b);
   }
-  // One token through the recorded step: its logits (1, vocab) f32.
+  // One token through the recorded step: its logits (1, vocab) f32; undefined, nothing
+  // changed, past the capacity.
   Tensor step(int32_t token) {
-    if (!cache().ensure_positions(cache().length() + 1)) return {};
+    if (!room(1)) return {};
     const int32_t t[] = {token};
     return decoder_.step(std::vector<models::BatchSequence>{{std::span<const int32_t>(t), &cache()}});
   }
@@ -39,6 +41,10 @@ class DecodeSteps {
   const models::BatchDecoder& decoder() const { return decoder_; }
 
  private:
+  bool room(int64_t n) {  // blocks for n more positions, if the capacity has them
+    const int64_t end = cache().length() + n;
+    return end <= cache().resolved_capacity(m_.context_length()) && cache().ensure_positions(end);
+  }
   const models::CausalLM& m_;
   models::BatchDecoder decoder_;
   std::vector<models::KvCache> caches_;
