@@ -677,6 +677,39 @@ class Poisoned final : public models::CausalLM {
   const models::CausalLM& m_;
 };
 
+// Generator: an engine without a thread, run on the caller's. on_token is called on the
+// calling thread; returning false stops the generation there; an exception from it
+// propagates and leaves the generator usable; run_until_idle is refused where a thread runs.
+TEST(Engine, AGeneratorRunsTheEngineOnTheCallersThread) {
+  const auto& m = llama();
+  const Request r = request(lcg_tokens(40, m.vocab_size(), 77), 12);
+  const std::vector<int32_t> want = alone(m, r);
+  Generator g(m, {});
+  std::vector<int32_t> got;
+  const auto caller = std::this_thread::get_id();
+  auto st = g.generate(r.prompt, r.max_tokens, [&](int32_t t) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    got.push_back(t);
+  });
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(st.generated_tokens, 12);
+  got.clear();
+  st = g.generate(r.prompt, r.max_tokens, [&](int32_t t) {
+    got.push_back(t);
+    return got.size() < 4;
+  });
+  EXPECT_EQ(got, std::vector<int32_t>(want.begin(), want.begin() + 4));
+  EXPECT_EQ(st.generated_tokens, 4);
+  EXPECT_GT(st.cached_tokens, 0);  // the same prompt again: its full blocks came from the prefix cache
+  EXPECT_THROW(g.generate(r.prompt, r.max_tokens, [&](int32_t) -> bool { throw std::runtime_error("caller"); }),
+               std::runtime_error);
+  got.clear();
+  g.generate(r.prompt, r.max_tokens, [&](int32_t t) { got.push_back(t); });
+  EXPECT_EQ(got, want);
+  Engine threaded(m, {});
+  EXPECT_THROW(threaded.run_until_idle(), Error);
+}
+
 TEST(Engine, AFailedStepFailsItsRequestsOnly) {
   const Poisoned m(llama());
   Engine engine(m, {});

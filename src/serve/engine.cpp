@@ -1,6 +1,7 @@
-// Engine (wick/serve/engine.h): the public calls and the engine thread's loop. The thread
-// sleeps on `wake` until there is work, applies cancellations and admits queued requests
-// into free slots at each token boundary, then runs one step (engine_step.cpp).
+// Engine (wick/serve/engine.h): the public calls and the engine's loop. Each iteration is a
+// token boundary (cancellations applied, queued requests admitted into free slots) and one
+// step (engine_step.cpp). The engine thread sleeps on `wake` until there is work; an engine
+// without a thread runs its iterations on the caller, in run_until_idle().
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -182,63 +183,79 @@ TokenEvent cancelled_event() {
 }
 }  // namespace
 
-void Engine::Impl::run() {
+bool Engine::Impl::iterate(bool block) {
   Outbox out;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      const auto free_slot = [&] {
-        return std::find_if(slots.begin(), slots.end(), [](const Slot& s) { return !s.seq; });
-      };
-      wake.wait(lock, [&] {
-        return aborting || !cancels.empty() || st.running > 0 || (!queue.empty() && free_slot() != slots.end()) ||
-               (stopping && queue.empty());
-      });
-      // Token boundary: cancellations first (their slots are freed before their final
-      // events go out), then admissions into whatever is free.
-      for (auto it = queue.begin(); it != queue.end();) {
-        if (aborting || cancels.count(it->id)) {
-          TokenEvent ev = cancelled_event();
-          ev.prompt_tokens = int64_t(it->req.prompt.size());
-          ++st.cancelled;
-          live.erase(it->id);
-          cancels.erase(it->id);
-          out.emplace_back(std::move(it->on_event), std::move(ev));
-          it = queue.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      for (Slot& s : slots)
-        if (s.seq && (aborting || cancels.count(s.seq->id))) finish(s, cancelled_event(), out);
-      cancels.clear();  // the rest named nothing live
-      while (!queue.empty() && admit_next()) {
-      }
-      refresh_usage();
-      if (stopping && queue.empty() && st.running == 0) {
-        done = true;
-        exited.notify_all();
-        break;
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    const auto free_slot = [&] {
+      return std::find_if(slots.begin(), slots.end(), [](const Slot& s) { return !s.seq; });
+    };
+    const auto work = [&] {
+      return aborting || !cancels.empty() || st.running > 0 || (!queue.empty() && free_slot() != slots.end()) ||
+             (stopping && queue.empty());
+    };
+    if (block)
+      wake.wait(lock, work);
+    else if (!work())
+      return false;
+    // Token boundary: cancellations first (their slots are freed before their final
+    // events go out), then admissions into whatever is free.
+    for (auto it = queue.begin(); it != queue.end();) {
+      if (aborting || cancels.count(it->id)) {
+        TokenEvent ev = cancelled_event();
+        ev.prompt_tokens = int64_t(it->req.prompt.size());
+        ++st.cancelled;
+        live.erase(it->id);
+        cancels.erase(it->id);
+        out.emplace_back(std::move(it->on_event), std::move(ev));
+        it = queue.erase(it);
+      } else {
+        ++it;
       }
     }
-    deliver(out);
-    if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) {
-      try {
-        step(out);
-      } catch (...) {
-        // step() catches the forward's errors itself; anything else (host memory while
-        // sampling, say) fails what runs rather than ending the process.
-        fail_running(std::current_exception(), out);
-      }
+    for (Slot& s : slots)
+      if (s.seq && (aborting || cancels.count(s.seq->id))) finish(s, cancelled_event(), out);
+    cancels.clear();  // the rest named nothing live
+    while (!queue.empty() && admit_next()) {
     }
-    deliver(out);
+    refresh_usage();
+    if (stopping && queue.empty() && st.running == 0) {
+      done = true;
+      exited.notify_all();
+      lock.unlock();
+      deliver(out);
+      return false;
+    }
   }
   deliver(out);
+  if (std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.seq.has_value(); })) {
+    try {
+      step(out);
+    } catch (...) {
+      // step() catches the forward's errors itself; anything else (host memory while
+      // sampling, say) fails what runs rather than ending the process.
+      fail_running(std::current_exception(), out);
+    }
+  }
+  deliver(out);
+  return true;
+}
+
+void Engine::Impl::run() {
+  while (iterate(/*block=*/true)) {
+  }
 }
 
 Engine::Engine(const models::CausalLM& model, const EngineOptions& options)
     : impl_(std::make_unique<Impl>(model, options)) {
-  impl_->thread = std::thread([this] { impl_->run(); });
+  if (options.thread) impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+void Engine::run_until_idle() {
+  WICK_CHECK(!impl_->thread.joinable(), InvalidArgument,
+             "engine: run_until_idle is for an engine without a thread (EngineOptions::thread false)");
+  while (impl_->iterate(/*block=*/false)) {
+  }
 }
 
 Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
@@ -294,12 +311,19 @@ void Engine::shutdown(std::chrono::milliseconds grace) {
     std::unique_lock<std::mutex> lock(m.mu);
     m.stopping = true;
     m.wake.notify_one();
-    if (!m.exited.wait_for(lock, grace, [&] { return m.done; })) {
+    if (m.thread.joinable() && !m.exited.wait_for(lock, grace, [&] { return m.done; })) {
       m.aborting = true;
       m.wake.notify_one();
     }
+    if (!m.thread.joinable()) m.aborting = grace.count() == 0 || m.aborting;
   }
-  if (m.thread.joinable()) m.thread.join();
+  if (m.thread.joinable()) {
+    m.thread.join();
+  } else {
+    // No thread: what is left runs (or, without grace, is cancelled) here, on the caller.
+    while (m.iterate(/*block=*/false)) {
+    }
+  }
 }
 
 }  // namespace wick::serve

@@ -72,7 +72,10 @@ struct Engine::Impl {
   std::mutex shutdown_mu;  // one shutdown() at a time
   std::thread thread;
 
-  void run();                          // the engine thread
+  void run();  // the engine thread: iterate(true) until it ends
+  // One token boundary and step; block: wait for work, else return false when there is
+  // none. False when the engine has ended (shutdown, nothing left).
+  bool iterate(bool block);
   void step(Outbox& out);              // one batched forward and its events (engine_step.cpp)
   void check(const Request& r) const;  // submit()'s validation (engine_step.cpp)
   // Speculative decoding (engine_step.cpp): how many tokens a decoding sequence drafts at

@@ -1,16 +1,14 @@
-// Generator (wick/serve/generator.h): one request at a time through an Engine of one slot.
-// The engine thread computes; its events are queued and handed to on_token on the caller's
-// thread, so a slow or throwing callback is the caller's own, and the engine has the next
-// step under way meanwhile. A callback that says stop cancels the request; what the engine
-// produced after that is dropped.
+// Generator (wick/serve/generator.h): one request at a time through an Engine of one slot
+// and no thread of its own: the caller's thread runs the engine's steps
+// (Engine::run_until_idle) and on_token is called there as each token comes, with no
+// hand-off between threads per token. A callback that says stop (or throws) cancels the
+// request, which ends at the next token boundary.
 #include "wick/serve/generator.h"
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
+#include <optional>
 
 #include "wick/error.h"
 #include "wick/serve/engine.h"
@@ -18,34 +16,7 @@
 namespace wick::serve {
 
 namespace {
-
 using Clock = std::chrono::steady_clock;
-
-// The events of one request, from the engine thread to the caller's.
-struct Mailbox {
-  std::mutex mu;
-  std::condition_variable ready;
-  std::deque<TokenEvent> events;
-  Clock::time_point first_at, last_at;  // arrival of the first and the final event
-  bool any = false;
-
-  void post(const TokenEvent& ev) {
-    const std::lock_guard<std::mutex> lock(mu);
-    last_at = Clock::now();
-    if (!any) first_at = last_at;
-    any = true;
-    events.push_back(ev);
-    ready.notify_one();
-  }
-  TokenEvent take() {
-    std::unique_lock<std::mutex> lock(mu);
-    ready.wait(lock, [&] { return !events.empty(); });
-    TokenEvent ev = std::move(events.front());
-    events.pop_front();
-    return ev;
-  }
-};
-
 }  // namespace
 
 Generator::Generator(const models::CausalLM& model, const models::SamplingOptions& opt) : model_(&model), opt_(opt) {}
@@ -91,10 +62,9 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
   const auto P = int64_t(prompt.size());
   const int64_t room = context_ > 0 ? std::min(context_, model_->context_length()) : model_->context_length();
   // The last token is sampled, not fed: a prompt must leave at least one position for output.
-  WICK_CHECK(P<room, InvalidArgument, "generate: prompt of ", P, " tokens exceeds the ", context_> 0
-                 ? "generator's context "
-                 : "context length ",
-             room - 1, " it may hold before output");
+  const char* bound = context_ > 0 ? "generator's context " : "context length ";
+  WICK_CHECK(P < room, InvalidArgument, "generate: prompt of ", P, " tokens exceeds the ", bound, room - 1,
+             " it may hold before output");
   GenerationStats st;
   st.prompt_tokens = P;
   if (max_new_tokens == 0) return st;
@@ -111,6 +81,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
     eo.prefill_chunk = eo.max_step_tokens = std::max<int64_t>(needed, 1);
     eo.cuda_graphs = cuda_graphs_;
     eo.speculative = spec_;
+    eo.thread = false;  // run by run_until_idle() on the caller's thread
     engine_ = std::make_unique<Engine>(*model_, eo);
   }
   Request req;
@@ -119,15 +90,17 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
   req.sampling = opt_;
   req.stop_tokens = stop_tokens;
   const EngineStats before = engine_->stats();
-  auto box = std::make_shared<Mailbox>();  // outlives this call if the engine is slow to let go
-  const auto t0 = Clock::now();
-  const std::optional<uint64_t> id = engine_->submit(req, [box](const TokenEvent& ev) { box->post(ev); });
-  WICK_CHECK(id.has_value(), Internal, "generate: the engine refused the request");
   bool wanted = true;  // on_token has not asked to stop
   std::exception_ptr thrown;
   TokenEvent last;
-  for (;;) {
-    TokenEvent ev = box->take();
+  Clock::time_point first_at, last_at;
+  bool any = false;
+  std::optional<uint64_t> id;
+  const auto t0 = Clock::now();
+  id = engine_->submit(req, [&](const TokenEvent& ev) {
+    last_at = Clock::now();
+    if (!any) first_at = last_at;
+    any = true;
     const bool final = ev.finish != FinishReason::None;
     // A final Length event carries the last token; Stop, Cancelled and Error carry none.
     if (wanted && !thrown && ev.token >= 0 && (!final || ev.finish == FinishReason::Length)) {
@@ -139,22 +112,18 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
       }
       if ((!wanted || thrown) && !final) engine_->cancel(*id);
     }
-    if (final) {
-      last = std::move(ev);
-      break;
-    }
-  }
+    if (final) last = ev;
+  });
+  WICK_CHECK(id.has_value(), Internal, "generate: the engine refused the request");
+  engine_->run_until_idle();
   if (thrown) std::rethrow_exception(thrown);
   if (last.finish == FinishReason::Error) fail(last.error_kind, last.error);
   const EngineStats after = engine_->stats();
   st.cached_tokens = last.cached_tokens;
   st.drafted_tokens = int64_t(after.drafted_tokens - before.drafted_tokens);
   st.accepted_tokens = int64_t(after.accepted_tokens - before.accepted_tokens);
-  {
-    const std::lock_guard<std::mutex> lock(box->mu);
-    st.prefill_seconds = std::chrono::duration<double>(box->first_at - t0).count();
-    st.decode_seconds = std::chrono::duration<double>(box->last_at - box->first_at).count();
-  }
+  st.prefill_seconds = std::chrono::duration<double>(first_at - t0).count();
+  st.decode_seconds = std::chrono::duration<double>(last_at - first_at).count();
   return st;
 }
 

@@ -83,6 +83,10 @@ struct EngineOptions {
   // The decoding sequences of a step run as models::BatchDecoder's recorded step (one CUDA
   // graph per lane count, recorded at construction) when the model has one; false: op by op.
   bool cuda_graphs = true;
+  // true: the engine runs on a thread of its own and submit() returns at once (a server).
+  // false: no thread; the caller runs the engine in run_until_idle(), and the callbacks
+  // are called there, on the caller's thread (Generator: one sequence, no hand-off per token).
+  bool thread = true;
   // Speculative decoding (models::SpeculativeOptions): each decoding sequence drafts up to
   // draft_tokens tokens, by prompt lookup in its own prompt and output or as draft_model's
   // greedy continuation (the draft model's batched forwards, with a cache per slot of its
@@ -112,7 +116,8 @@ class Engine {
  public:
   using OnEvent = std::function<void(const TokenEvent&)>;
 
-  // The model must outlive the engine. Starts the engine thread; allocates the KV slots
+  // The model must outlive the engine. Starts the engine thread (unless options.thread is
+  // false); allocates the KV slots
   // (OutOfMemory if they do not fit, before any request). Options out of range (parallel
   // outside [1, 65536], ctx_size or prefill_chunk < 1, max_queue < 0, max_step_tokens <
   // parallel) are InvalidArgument naming the option.
@@ -131,6 +136,10 @@ class Engine {
   // Cancels a queued or running request: its slot is freed before its final event
   // (Cancelled) is delivered. Unknown or finished ids are ignored.
   void cancel(uint64_t id);
+  // An engine without a thread (EngineOptions::thread false): runs steps on the calling
+  // thread until nothing is queued or running, calling the callbacks as events come (a
+  // callback may submit or cancel). InvalidArgument on an engine with a thread.
+  void run_until_idle();
   EngineStats stats() const;
   // Stops admitting, lets running and queued requests finish for up to `grace`, then
   // cancels the rest and joins the engine thread. Idempotent.

@@ -76,7 +76,11 @@ void CpuBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q,
     const auto& ks = k.strides();
     const auto& vs = v.strides();
     const C scale = C(p.scale), cap = C(p.softcap);
-    cpu::parallel_for(B * KV, 1, [&](int64_t begin, int64_t end) {
+    // Tasks per chunk: enough multiply-adds (~64k) that a pool dispatch pays for itself; a
+    // decode step of a small model (a few heads, a few keys each) then runs on one thread.
+    const int64_t longest = len.empty() ? 1 : *std::max_element(len.begin(), len.end());
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, 2 * longest * G * D));
+    cpu::parallel_for(B * KV, grain, [&](int64_t begin, int64_t end) {
       const auto g_count = size_t(G), row = size_t(D), tile = size_t(kTile);
       std::vector<C> qg(g_count * row), kt(tile * row), vt(tile * row), s(g_count * tile);
       std::vector<C> acc(g_count * row), mx(g_count), den(g_count);
@@ -94,9 +98,16 @@ void CpuBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q,
             const int64_t key = j0 + j, blk = table.block(b, key), at = key % N;
             const T* kr = kp + blk * ks[0] + kvh * ks[1] + at * ks[2];
             const T* vr = vp + blk * vs[0] + kvh * vs[1] + at * vs[2];
-            for (int64_t d = 0; d < D; ++d) {
-              kt[size_t(j * D + d)] = C(kr[d * ks[3]]);
-              vt[size_t(j * D + d)] = C(vr[d * vs[3]]);
+            C* kd = kt.data() + j * D;
+            C* vd = vt.data() + j * D;
+            if (ks[3] == 1 && vs[3] == 1) {  // the usual layout: unit strides, a loop the compiler vectorizes
+              for (int64_t d = 0; d < D; ++d) kd[d] = C(kr[d]);
+              for (int64_t d = 0; d < D; ++d) vd[d] = C(vr[d]);
+            } else {
+              for (int64_t d = 0; d < D; ++d) {
+                kd[d] = C(kr[d * ks[3]]);
+                vd[d] = C(vr[d * vs[3]]);
+              }
             }
           }
           for (int64_t g = 0; g < G; ++g) {
