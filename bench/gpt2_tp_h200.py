@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPT-2 small forward time: one GPU (Gpt2Model) against tensor parallelism over all GPUs
+"""GPT-2 small forward time: one GPU (LlamaModel's gpt2 row) against tensor parallelism over all GPUs
 (Gpt2TensorParallel), through `wick gpt2-bench`.
 
 Builds a randomly initialised GPT-2 small (transformers' GPT2Config() defaults: 12 layers,

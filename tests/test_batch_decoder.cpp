@@ -99,7 +99,7 @@ TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
     expect_steps_equal_forward(load(name));
   }
   SCOPED_TRACE("gpt2");
-  expect_steps_equal_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()));
+  expect_steps_equal_forward(models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()}));
 }
 
 // A model with forward() alone: no batched step.

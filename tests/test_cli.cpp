@@ -25,6 +25,7 @@
 #include "wick/error.h"
 #include "wick/models/generate.h"
 #include "wick/models/gpt2.h"
+#include "wick/models/llama.h"
 #include "wick/models/sentence_embedder.h"
 #include "wick/serve/generator.h"
 #include "wick/text/gpt2_tokenizer.h"
@@ -461,8 +462,8 @@ TEST(GenerationOptions, AHugeTokenBudgetStopsAtTheContext) {
   // cache capacity ("cache capacity must be >= 0, got -9223372036854775805" before). A
   // prompt that nearly fills the context keeps the generation short.
   const fs::path assets = fs::path(WICK_TEST_DATA_DIR) / ".." / ".." / "assets" / "gpt2-tiny";
-  const auto model = models::Gpt2Model::load(assets);
-  const int64_t context = model.config().n_positions;
+  const auto model = models::LlamaModel::load(assets);
+  const int64_t context = model.config().context_length;
   const std::vector<int32_t> prompt(size_t(context - 6), 15496);  // "Hello" repeated
   int64_t seen = 0;
   const auto st =

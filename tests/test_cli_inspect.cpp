@@ -187,8 +187,25 @@ TEST(InspectModel, FolderAndConvertedGgufAgree) {
   EXPECT_TRUE(b["chat_template"].is_null());
 }
 
+TEST(InspectModel, GPT2FoldersAndGgufsAreRowsOfTheArchitectureTable) {
+  for (const std::string path : {data_path("gpt2/tiny2l"), data_path("gpt2/tiny2l/model.gguf")}) {
+    const auto r = run_cli("inspect --json " + path);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["model"]["architecture"], "gpt2") << path;
+    EXPECT_EQ(j["model"]["hyperparameters"]["layers"], 2) << path;
+    EXPECT_TRUE(j["model"]["hyperparameters"]["rope"].is_null()) << path;  // learned positions
+  }
+  const auto text = run_cli("inspect " + data_path("gpt2/tiny2l"));
+  EXPECT_NE(text.out.find("positions: learned"), std::string::npos) << text.out;
+}
+
 TEST(InspectModel, AFolderOfAnotherArchitectureIsAnError) {
-  const auto r = run_cli("inspect " + data_path("gpt2/tiny2l"));
+  const fs::path d = fs::temp_directory_path() / ("wick_inspect_mamba_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  std::ofstream(d / "config.json") << R"({"architectures": ["MambaForCausalLM"], "model_type": "mamba"})";
+  const auto r = run_cli("inspect " + d.string());
+  fs::remove_all(d);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("unknown architecture"), std::string::npos) << r.err;
 }

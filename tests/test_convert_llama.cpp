@@ -325,6 +325,10 @@ TEST(ConvertLlama, BadInputGetsOneLineErrors) {
   std::ofstream(dir / "config.json") << R"({"architectures": ["FooForCausalLM"], "vocab_size": 256})";
   const std::string e = error_of([&] { convert_to_gguf(dir, tmp.path / "a.gguf"); });
   EXPECT_NE(e.find("unknown architecture 'FooForCausalLM'"), std::string::npos) << e;
+  // GPT-2: loaded from its folder, not converted (yet).
+  const std::string g = error_of([&] { convert_to_gguf(test::data_path("gpt2/tiny2l"), tmp.path / "a.gguf"); });
+  EXPECT_NE(g.find("GPT-2 folders are not written as GGUF yet"), std::string::npos) << g;
+  EXPECT_FALSE(fs::exists(tmp.path / "a.gguf"));
   // Not a folder.
   EXPECT_NE(error_of([&] { convert_to_gguf(tmp.path / "missing", tmp.path / "a.gguf"); }).find("is not a folder"),
             std::string::npos);

@@ -166,7 +166,7 @@ void expect_concurrent_equal_alone(const models::CausalLM& m, const SamplingOpti
 
 TEST(Engine, GreedyConcurrentRequestsEqualGeneratorAlone) {
   expect_concurrent_equal_alone(llama(), {});
-  expect_concurrent_equal_alone(models::Gpt2Model::load(test::data_path("gpt2/tiny2l")), {});
+  expect_concurrent_equal_alone(models::LlamaModel::load(test::data_path("gpt2/tiny2l")), {});
 }
 
 TEST(Engine, SeededSamplingEqualsGeneratorWithTheSeed) {
@@ -402,7 +402,7 @@ struct Gate {
 // leaving room for drafts only when fewer sequences decode, fewer are made and greedy output
 // is the same.
 TEST(Engine, SpeculativeDecodingGivesGeneratorsTokens) {
-  const auto gpt2 = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"));
+  const auto gpt2 = models::LlamaModel::load(test::data_path("gpt2/tiny2l"));
   const models::SpeculativeOptions spec{.draft_tokens = 4, .max_ngram = 3};
   for (const models::CausalLM* m : std::initializer_list<const models::CausalLM*>{&llama(), &gpt2}) {
     std::vector<Request> reqs;
@@ -750,7 +750,7 @@ WICK_INSTANTIATE_DEVICE_TEST(EngineDevices);
 // Also with speculative decoding by a draft model (the model itself), so that TSan sees the
 // draft caches and the truncation of refused positions under cancellations.
 TEST(EngineConcurrency, SubmitCancelAndStatsFromManyThreads) {
-  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"));
+  const auto m = models::LlamaModel::load(test::data_path("gpt2/tiny2l"));
   for (const models::SpeculativeOptions& spec :
        {models::SpeculativeOptions{}, models::SpeculativeOptions{.draft_tokens = 4, .draft_model = &m}}) {
     EngineOptions o;

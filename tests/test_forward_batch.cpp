@@ -158,7 +158,7 @@ TEST_P(ForwardBatch, LlamaPagedCachesEqualForwardPerSequence) {
 }
 
 TEST_P(ForwardBatch, Gpt2PagedCachesEqualForwardPerSequence) {
-  expect_batch_equals_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()), "gpt2 paged",
+  expect_batch_equals_forward(models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()}), "gpt2 paged",
                               Layout::Paged);
 }
 
@@ -221,7 +221,7 @@ TEST_P(ForwardBatch, APagedPrefixHitEqualsForward) {
 // logits are forward()'s over the tokens kept. Dropping positions of a published block is
 // refused, and changes nothing.
 TEST_P(ForwardBatch, APagedCacheDropsRefusedDrafts) {
-  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  const auto m = models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()});
   KvCache layout(1);
   m.reserve_cache(layout);
   std::vector<KvCache> pool = KvCache::paged(layout, 1, 64, 10, 4);
@@ -297,11 +297,12 @@ TEST_P(ForwardBatch, PooledCachesAreRowsOfOneBufferPerLayer) {
 }
 
 TEST_P(ForwardBatch, Gpt2EqualsForwardPerSequence) {
-  expect_batch_equals_forward(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev()), "gpt2 tiny2l");
+  expect_batch_equals_forward(models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()}),
+                              "gpt2 tiny2l");
 }
 
 TEST_P(ForwardBatch, OneSequenceIsForward) {
-  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  const auto m = models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()});
   const std::vector<int32_t> t = lcg_tokens(9, m.vocab_size(), 3);
   KvCache a(16), b(16);
   const std::vector<BatchSequence> one = {{t, &a}};
@@ -311,7 +312,7 @@ TEST_P(ForwardBatch, OneSequenceIsForward) {
 }
 
 TEST_P(ForwardBatch, BadBatchesAreRejectedAndLeaveTheCachesAlone) {
-  const auto m = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), dev());
+  const auto m = models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()});
   const std::vector<int32_t> t = lcg_tokens(9, m.vocab_size(), 5);
   KvCache a(8), b(16);
   auto expect_error = [&](std::vector<BatchSequence> seqs, const std::string& needle) {

@@ -1,15 +1,15 @@
 // Tensor-parallel GPT-2 (Gpt2TensorParallel, docs/tensor_parallel.md).
 //
 // Without a GPU: the sharding arithmetic, by running the ranks' shards (Gpt2Shard) on the
-// CPU, one thread each, with a host all_reduce, against the single-device Gpt2Model and
+// CPU, one thread each, with a host all_reduce, against the single-device GPT-2 (LlamaModel) and
 // transformers' logits (tests/data/gpt2, gen_gpt2.py); and the argument checks, which all
 // run before NCCL is touched. With GPUs: N = 1 and N = 2 ranks through NCCL against
-// Gpt2Model on cuda:0 and the oracle. Skipped (with the reason) below the GPUs needed.
+// the single-device model on cuda:0 and the oracle. Skipped (with the reason) below the GPUs needed.
 //
 // Tolerances are max |got - want| relative to the largest |want|, as in test_gpt2.cpp:
-// f32 1e-5 against Gpt2Model (the only difference is the order of the partial sums), 1e-4
+// f32 1e-5 against the single-device model (the only difference is the order of the partial sums), 1e-4
 // against the oracle; bf16 5e-2 for both (7-bit mantissa, and the all_reduce rounds the
-// partial sums to bf16). Measured on the CPU over all cases: f32 <= 7.5e-7 against Gpt2Model
+// partial sums to bf16). Measured on the CPU over all cases: f32 <= 7.5e-7 against the single-device model
 // (0 for N = 1) and <= 6.2e-7 against the oracle; bf16 <= 1.5e-2 and <= 2.3e-2.
 #include <gtest/gtest.h>
 
@@ -24,13 +24,13 @@
 #include "wick/io.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/gpt2_tp.h"
+#include "wick/models/llama.h"
 
 namespace wick {
 namespace {
 
 namespace fs = std::filesystem;
 using models::Gpt2Config;
-using models::Gpt2Model;
 using models::Gpt2Shard;
 using models::Gpt2TensorParallel;
 
@@ -155,7 +155,7 @@ TEST(Gpt2TensorParallelCpu, ShardsMatchTheSingleDeviceModelAndTheOracle) {
   for (DType dt : {DType::F32, DType::BF16})
     for (const Case& k : kCpuCases) {
       SCOPED_TRACE(k.name + " world " + std::to_string(k.world) + " " + std::string(dtype_name(dt)));
-      const auto model = Gpt2Model::load(model_dir(k.name), Device::cpu(), dt);
+      const auto model = models::LlamaModel::load(model_dir(k.name), {.device = Device::cpu(), .dtype = dt});
       const Oracle o = oracle(k.name);
       for (size_t p = 0; p < o.prompts.size(); ++p) {
         const Tensor ids = ids_tensor(o.prompts[p]);
@@ -169,7 +169,7 @@ TEST(Gpt2TensorParallelCpu, ShardsMatchTheSingleDeviceModelAndTheOracle) {
 }
 
 TEST(Gpt2TensorParallelCpu, LastOnlyAndBatches) {
-  const auto model = Gpt2Model::load(model_dir("erf3l"));
+  const auto model = models::LlamaModel::load(model_dir("erf3l"));
   const Oracle o = oracle("erf3l");
   const size_t T = std::min(o.prompts[0].size(), o.prompts[1].size());
   std::vector<int64_t> ids(o.prompts[0].begin(), o.prompts[0].begin() + long(T));
@@ -239,7 +239,7 @@ void expect_matches_single_device(int world) {
       SCOPED_TRACE(name + " world " + std::to_string(world) + " " + std::string(dtype_name(dt)));
       auto tp = Gpt2TensorParallel::load(model_dir(name), devices, dt);
       EXPECT_EQ(tp.world_size(), world);
-      const auto model = Gpt2Model::load(model_dir(name), Device::cuda(0), dt);
+      const auto model = models::LlamaModel::load(model_dir(name), {.device = Device::cuda(0), .dtype = dt});
       const Oracle o = oracle(name);
       for (size_t p = 0; p < o.prompts.size(); ++p) {
         const Tensor ids = ids_tensor(o.prompts[p]);

@@ -78,7 +78,8 @@ void expect_greedy_same(const models::CausalLM& m, const std::string& what, int6
 TEST(Speculative, GreedyOutputIsPlainDecodingsForEveryFixture) {
   int64_t drafted = 0, accepted = 0;
   for (const auto& name : test::llama_fixtures()) expect_greedy_same(llama(name), name, drafted, accepted);
-  expect_greedy_same(models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), Device::cpu()), "gpt2", drafted, accepted);
+  expect_greedy_same(models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = Device::cpu()}), "gpt2",
+                     drafted, accepted);
   EXPECT_GT(drafted, 0);
   EXPECT_GT(accepted, 0);  // random weights loop often: some drafts are kept
 }
@@ -176,7 +177,7 @@ TEST(Speculative, ADraftModelsDraftsGiveTheSameOutput) {
   EXPECT_GT(quant_kept, 0);  // q4_0 rounding moves some argmaxes of these tiny models, not all
   // A draft model of another vocabulary is refused.
   const auto m = llama("llama3");
-  const auto gpt2 = models::Gpt2Model::load(test::data_path("gpt2/tiny2l"), Device::cpu());
+  const auto gpt2 = models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = Device::cpu()});
   Generator g(m, {});
   EXPECT_EQ(test::thrown_kind([&] { g.speculative({.draft_tokens = 4, .draft_model = &gpt2}); }),
             ErrorKind::InvalidArgument);

@@ -70,7 +70,7 @@ Tensor Gpt2TensorParallel::forward(const Tensor& ids, Gpt2TpCache& cache, bool l
 }
 
 Tensor Gpt2TensorParallel::run(const Tensor& ids, Gpt2TpCache* cache, bool last_only) {
-  // The checks Gpt2Model::forward makes, here on the caller's thread: a rank that failed
+  // The checks a single-device forward makes, here on the caller's thread: a rank that failed
   // alone would leave the others waiting in an all_reduce.
   const Gpt2Config& c = state_->config;
   WICK_CHECK(ids.defined() && ids.rank() == 2, ShapeMismatch,

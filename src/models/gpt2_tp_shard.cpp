@@ -3,7 +3,7 @@
 // Megatron-style: each block's first linear is split by output columns and the second by
 // input rows, so the activation between them (attention heads, MLP hidden units) stays
 // local and each block needs one all_reduce of its (B, T, E) output. Weights are stored
-// (in, out) as in Gpt2Model and used through the (out, in) view linear() expects.
+// (in, out) as stored and used through the (out, in) view linear() expects.
 #include "gpt2_tp_shard.h"
 
 #include <string>
@@ -100,7 +100,7 @@ Tensor Gpt2Shard::forward(const Tensor& ids, bool last_only, const AllReduceSum&
     const Tensor qkv = linear(h, l.attn_w, l.attn_b);  // (B, T, 3 El): this rank's heads
     Tensor k = heads(qkv.narrow(2, El, El)), v = heads(qkv.narrow(2, 2 * El, El));
     if (cache) {
-      // As Gpt2Model: write the new positions in place, attend over all cached ones.
+      // As a single-device cache: write the new positions in place, attend over all cached ones.
       cache->k[li].narrow(2, past, T).copy_(k);
       cache->v[li].narrow(2, past, T).copy_(v);
       k = cache->k[li].narrow(2, 0, past + T);

@@ -1,4 +1,4 @@
-// Reading GPT-2 tensors from a checkpoint: shared by Gpt2Model (gpt2.cpp) and the
+// Reading GPT-2 tensors from a checkpoint: shared by the
 // tensor-parallel shards (gpt2_tp_shard.cpp), which slice the checked tensor before
 // converting it so that only a shard is copied and uploaded.
 #pragma once

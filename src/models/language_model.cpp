@@ -6,7 +6,6 @@
 
 #include "config_json.h"
 #include "wick/gguf.h"
-#include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 
 namespace wick::models {
@@ -62,15 +61,6 @@ std::vector<int32_t> generation_config_eos(const fs::path& dir) {
   return ids;
 }
 
-std::string folder_model_type(const fs::path& dir) {
-  const auto path = dir / "config.json";
-  const nlohmann::json j = parse_config_object(read_config_text(path, kOp), kOp, path.string());
-  const auto it = j.find("model_type");
-  WICK_CHECK(it != j.end() && it->is_string(), Format, kOp, ": '", path.string(), "' has no string 'model_type'");
-  return it->get<std::string>();
-}
-
-DType default_dtype(const ModelLoadOptions& opt) { return opt.dtype.value_or(DType::F32); }
 }  // namespace
 
 LanguageModel LanguageModel::load(const fs::path& path, const ModelLoadOptions& opt) {
@@ -90,15 +80,9 @@ LanguageModel LanguageModel::load(const fs::path& path, const ModelLoadOptions& 
     lm.tokenizer_ = std::make_shared<text::Tokenizer>(text::Tokenizer::from_folder(path));
     chat_template = folder_chat_template(path);
     extra_eos = generation_config_eos(path);
-    lm.architecture_ = folder_model_type(path);
-    if (lm.architecture_ == "gpt2") {
-      WICK_CHECK(!opt.quantize, Unsupported, kOp, ": --quantize is not supported for GPT-2 checkpoints");
-      lm.model_ = std::make_shared<Gpt2Model>(Gpt2Model::load(path, opt.device, default_dtype(opt), opt.on_tensor));
-    } else {
-      auto m = std::make_shared<LlamaModel>(LlamaModel::load(path, lo));
-      lm.architecture_ = m->config().arch;
-      lm.model_ = std::move(m);
-    }
+    auto m = std::make_shared<LlamaModel>(LlamaModel::load(path, lo));
+    lm.architecture_ = m->config().arch;
+    lm.model_ = std::move(m);
   } else {
     WICK_CHECK(is_gguf_file(path), Format, kOp, ": '", path.string(),
                "' is neither a GGUF file nor a Hugging Face folder (config.json + safetensors)");
@@ -126,7 +110,6 @@ int64_t LanguageModel::context_length_of(const fs::path& path) {
                "' is neither a GGUF file nor a Hugging Face folder (config.json + safetensors)");
     return LlamaConfig::from_gguf(gguf::File::open(path)).context_length;
   }
-  if (folder_model_type(path) == "gpt2") return Gpt2Config::from_json_file(path / "config.json").n_positions;
   return LlamaConfig::from_hf_json_file(path / "config.json").context_length;
 }
 

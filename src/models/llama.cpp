@@ -74,7 +74,7 @@ CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li) {
   return o;
 }
 
-Tensor LlamaModel::embed(const Tensor& ids) const {
+Tensor LlamaModel::embed(const Tensor& ids, const Tensor& positions) const {
   Tensor x;
   if (!embedding_.quantized()) {
     x = embedding(ids, embedding_.dense).to(dtype_);  // a 16-bit table of an f32 model (llama_load.cpp)
@@ -90,19 +90,25 @@ Tensor LlamaModel::embed(const Tensor& ids) const {
     shape.push_back(w.shape[1]);
     x = dequantize(q, dtype_).reshape(shape);
   }
+  // GPT-2: each token's learned position row added (positions broadcast over the batch).
+  if (config_.learned_positions) return x + embedding(positions.reshape({-1}), position_embedding_);
   // Gemma: the scale in the compute dtype, as transformers rounds it (sqrt(3072) -> 55.5 in bf16).
   return config_.embedding_scale != 1.0 ? x * Scalar(config_.embedding_scale) : x;
 }
 
+Tensor LlamaModel::norm(const Tensor& x, const Tensor& w, const Tensor& b) const {
+  const LlamaConfig& c = config_;
+  if (c.layer_norm) return layer_norm(x, w, b, c.rms_norm_eps);
+  return c.gemma_norms ? rms_norm(x.to(DType::F32), w, c.rms_norm_eps).to(dtype_) : rms_norm(x, w, c.rms_norm_eps);
+}
+
 Tensor LlamaModel::head(const Tensor& y) const {
   Tensor logits;
-  if (lm_head_.quantized() && !config_.gemma_norms) {  // the final norm inside the head's kernel
+  if (lm_head_.quantized() && !config_.gemma_norms && !config_.layer_norm) {  // the final norm inside the head's kernel
     logits = rms_norm_quant_linear(y, final_norm_, config_.rms_norm_eps, lm_head_.packed, quant_activation_, {}, {}, {},
                                    DType::F32);
   } else {
-    const Tensor h = config_.gemma_norms ? rms_norm(y.to(DType::F32), final_norm_, config_.rms_norm_eps).to(dtype_)
-                                         : rms_norm(y, final_norm_, config_.rms_norm_eps);
-    logits = apply(lm_head_, h, {}, DType::F32, quant_activation_);
+    logits = apply(lm_head_, norm(y, final_norm_, final_norm_b_), {}, DType::F32, quant_activation_);
   }
   if (config_.final_logit_softcap > 0) {
     const double cap = config_.final_logit_softcap;
@@ -115,11 +121,10 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
   const LlamaConfig& c = config_;
   const int64_t B = x.dim(0), T = x.dim(1), H = c.n_head, KV = c.n_kv_head, D = c.head_dim;
   const int64_t R = c.rope.dims;
-  auto norm = [&](const Tensor& t, const Tensor& w) {
-    return c.gemma_norms ? rms_norm(t.to(DType::F32), w, c.rms_norm_eps).to(dtype_) : rms_norm(t, w, c.rms_norm_eps);
-  };
   // (B, heads, T, D) rotated over its first R dims; the rest (partial rotary) passes through.
+  // Learned positions (GPT-2, no cos/sin): as it is.
   auto rotate = [&](const Tensor& t) {
+    if (!cos.defined()) return t;
     if (R == D) return rope(t, cos, sin, c.rope.interleaved);
     return cat({rope(t.narrow(3, 0, R), cos, sin, c.rope.interleaved), t.narrow(3, R, D - R)}, 3);
   };
@@ -127,10 +132,12 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
                  const LinearEpilogue& e = {}) { return apply(w, x, b, dtype_, quant_activation_, residual, e); };
   // Without sandwich norms the residual adds go into the epilogues of o and down.
   const bool fused_residual = !c.sandwich_norms;
-  // norm then linear; one op for norms in the compute dtype (Gemma's, computed in f32, are
-  // not), so a decode step normalizes inside the GEMV or the quantized matrix-vector kernel.
-  auto norm_lin = [&](const Tensor& t, const Tensor& g, const Weight& w, const Tensor& b, const LinearEpilogue& e) {
-    if (c.gemma_norms) return lin(w, norm(t, g), b, {}, e);
+  // norm then linear; one op for RMSNorms in the compute dtype (Gemma's, computed in f32,
+  // and LayerNorms are not), so a decode step normalizes inside the GEMV or the quantized
+  // matrix-vector kernel.
+  auto norm_lin = [&](const Tensor& t, const Tensor& g, const Tensor& gb, const Weight& w, const Tensor& b,
+                      const LinearEpilogue& e) {
+    if (c.gemma_norms || c.layer_norm) return lin(w, norm(t, g, gb), b, {}, e);
     if (w.quantized())
       return rms_norm_quant_linear(t, g, c.rms_norm_eps, w.packed, quant_activation_, b, {}, e, dtype_);
     return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);
@@ -139,7 +146,7 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     const Layer& l = layers_[li];
     Tensor q, k, v;
     if (l.qkv.present()) {  // the checkpoint's (Phi-3) or fused at load (llama_load.cpp)
-      const Tensor qkv = norm_lin(x, l.attn_norm, l.qkv, l.qkv_b, {});
+      const Tensor qkv = norm_lin(x, l.attn_norm, l.attn_norm_b, l.qkv, l.qkv_b, {});
       v = qkv.narrow(2, (H + KV) * D, KV * D);
       if (!c.qk_norm && R == D) {
         // q and k rotated by one kernel: their heads are adjacent in the product.
@@ -151,7 +158,7 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
         k = qkv.narrow(2, H * D, KV * D);
       }
     } else {
-      const Tensor h = norm(x, l.attn_norm);
+      const Tensor h = norm(x, l.attn_norm, l.attn_norm_b);
       q = lin(l.q, h, l.q_b);
       k = lin(l.k, h, l.k_b);
       v = lin(l.v, h, l.v_b);
@@ -160,8 +167,8 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
       q = q.reshape({B, T, H, D});
       k = k.reshape({B, T, KV, D});
       if (c.qk_norm) {
-        q = norm(q, l.q_norm);
-        k = norm(k, l.k_norm);
+        q = norm(q, l.q_norm, {});
+        k = norm(k, l.k_norm, {});
       }
       q = rotate(q.permute({0, 2, 1, 3}));
       k = rotate(k.permute({0, 2, 1, 3}));
@@ -171,25 +178,28 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     if (fused_residual) {
       x = lin(l.o, ctx, l.o_b, x);
     } else {
-      x = x + norm(lin(l.o, ctx, l.o_b), l.post_attn_norm);
+      x = x + norm(lin(l.o, ctx, l.o_b), l.post_attn_norm, {});
     }
     Tensor mid;
-    if (l.gate_up.present()) {  // [gate; up]: act(gate) * up in the epilogue
-      mid = norm_lin(x, l.ffn_norm, l.gate_up, l.gate_up_b, {.act = c.activation, .glu = true});
+    if (!c.gated_mlp) {  // GPT-2: act(up) in the epilogue
+      mid = norm_lin(x, l.ffn_norm, l.ffn_norm_b, l.up, l.up_b, {.act = c.activation});
+    } else if (l.gate_up.present()) {  // [gate; up]: act(gate) * up in the epilogue
+      mid = norm_lin(x, l.ffn_norm, l.ffn_norm_b, l.gate_up, l.gate_up_b, {.act = c.activation, .glu = true});
     } else {
-      const Tensor h2 = norm(x, l.ffn_norm);
+      const Tensor h2 = norm(x, l.ffn_norm, l.ffn_norm_b);
       mid = activate(lin(l.gate, h2, l.gate_b), c.activation) * lin(l.up, h2, l.up_b);
     }
     if (fused_residual) {
       x = lin(l.down, mid, l.down_b, x);
     } else {
-      x = x + norm(lin(l.down, mid, l.down_b), l.post_ffw_norm);
+      x = x + norm(lin(l.down, mid, l.down_b), l.post_ffw_norm, {});
     }
   }
   return x;
 }
 
 std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
+  if (!rope_) return {};  // learned positions (GPT-2): no rotary rows
   const RopeTables::Rows r = rope_->at_least(past + T);
   const bool long_rows = r.cos_long.defined() && past + T > config_.rope.original_context;
   const Tensor& c = long_rows ? r.cos_long : r.cos;
@@ -262,7 +272,8 @@ Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) co
     cache->reserve(kLlamaOp, layers_.size(), B, c.n_kv_head, capacity, c.head_dim, dtype_, device_);
   }
   const SeqMasks masks = seq_masks(past, T);
-  const Tensor x = embed(ids.to(device_));
+  const Tensor positions = c.learned_positions ? arange(past, past + T, 1, DType::I64, device_) : Tensor();
+  const Tensor x = embed(ids.to(device_), positions);
   const auto [cos, sin] = rope_rows(past, T);
   Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     return attend_seq(li, q, k, v, cache, masks);

@@ -16,6 +16,7 @@ constexpr std::string_view kQwen2Hf[] = {"Qwen2ForCausalLM"};
 constexpr std::string_view kQwen3Hf[] = {"Qwen3ForCausalLM"};
 constexpr std::string_view kGemma2Hf[] = {"Gemma2ForCausalLM"};
 constexpr std::string_view kPhi3Hf[] = {"Phi3ForCausalLM"};
+constexpr std::string_view kGpt2Hf[] = {"GPT2LMHeadModel", "GPT2Model"};
 
 // Mistral has no GGUF architecture of its own: convert_hf_to_gguf.py writes it as "llama"
 // (and llama.cpp's llama graph has no sliding window), so its name is never matched in GGUF.
@@ -72,6 +73,14 @@ constexpr std::array kArchs = {
               .gguf_name = "phi3",
               .gguf_rope_dims = true,
               .gguf_sliding_window = true},
+    LlamaArch{.name = "gpt2",
+              .hf_architectures = kGpt2Hf,
+              .hf_model_type = "gpt2",
+              .activation = Activation::GeluTanh,
+              .tie_default = true,
+              .gpt2 = true,
+              .sliding = SlidingPattern::All,
+              .gguf_name = "gpt2"},
 };
 
 }  // namespace

@@ -30,6 +30,7 @@ struct LlamaArch {
   bool fused = false;                                  // qkv_proj / gate_up_proj stored fused (Phi-3)
   bool softcaps = false;                               // attention / final logit softcapping (Gemma 2)
   bool tie_default = false;                            // tie_word_embeddings when config.json omits it
+  bool gpt2 = false;  // GPT-2: LayerNorm, learned positions, a plain MLP, biases everywhere, its own names
   SlidingPattern sliding = SlidingPattern::All;
   // GGUF: convert_hf_to_gguf.py permutes this arch's q/k rows for ggml's "NORM" rope, which
   // rotates adjacent pairs; the model then rotates pairs instead of un-permuting the rows.

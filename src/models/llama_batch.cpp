@@ -27,7 +27,9 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
   int64_t longest = 0;
   for (size_t i = 0; i < n; ++i) longest = std::max(longest, p.past[i] + p.count[i]);
   Tensor cos, sin;
-  if (config_.rope.scaling != RopeScaling::LongRope) {
+  if (config_.learned_positions) {
+    // GPT-2: no rotary rows; embed() adds each token's position row.
+  } else if (config_.rope.scaling != RopeScaling::LongRope) {
     // One gather of every token's row by its position (one kernel, not one per sequence).
     const RopeTables::Rows r = rope_->at_least(longest);
     const Tensor pos = p.positions.reshape({p.total});
@@ -51,11 +53,13 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
     const auto [all_k, all_v] = batch::paged_kv(p, i, *seqs[i].cache, li, k, v);
     return attend_seq(li, q, all_k, all_v, nullptr, masks[i]);
   };
-  const Tensor y = blocks(embed(p.ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-    return batch::attend_batch(
-        p, pooled, li, cache_options(config_, li), q, k, v,
-        [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) { return attend_one(li, i, qi, ki, vi); });
-  });
+  const Tensor y =
+      blocks(embed(p.ids, p.positions), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+        return batch::attend_batch(p, pooled, li, cache_options(config_, li), q, k, v,
+                                   [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
+                                     return attend_one(li, i, qi, ki, vi);
+                                   });
+      });
   batch::commit(p, seqs);
   // Only the tokens whose logits are asked for go through the final norm and the LM head.
   return head(index_select(y.reshape({p.total, config_.hidden_size}), 0, p.out_rows)).to(DType::F32);

@@ -23,6 +23,7 @@ enum BatchExtra : size_t { kBatchCos, kBatchSin, kBatchCosLong, kBatchSinLong, k
 CausalLM::KvShape LlamaModel::kv_shape() const { return {layers_.size(), config_.n_kv_head, config_.head_dim}; }
 
 std::vector<Tensor> LlamaModel::batch_decode_tables(int64_t n) const {
+  if (!rope_) return {};  // learned positions (GPT-2): the embedding adds them
   const RopeTables::Rows rope = rope_->at_least(n);
   std::vector<Tensor> t(kBatchExtras);
   t[kBatchCos] = rope.cos;
@@ -34,23 +35,29 @@ std::vector<Tensor> LlamaModel::batch_decode_tables(int64_t n) const {
 
 void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
   const LlamaConfig& c = config_;
-  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == kBatchExtras, InvalidArgument, kLlamaOp,
+  WICK_CHECK(s.pool && s.inputs.defined() && s.extra.size() == (rope_ ? kBatchExtras : 0), InvalidArgument, kLlamaOp,
              ": the batched decode state does not come from begin_batch_decode");
   const int64_t L = s.lanes;
   const batch::DecodeInputs in = batch::decode_inputs(s);
-  Tensor cos = embedding(in.positions, s.extra[kBatchCos]), sin = embedding(in.positions, s.extra[kBatchSin]);
-  if (s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
+  Tensor cos, sin;
+  if (rope_) {
+    cos = embedding(in.positions, s.extra[kBatchCos]);
+    sin = embedding(in.positions, s.extra[kBatchSin]);
+  }
+  if (rope_ &&
+      s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
     const Tensor is_long = ge(in.positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
     cos = where(is_long, embedding(in.positions, s.extra[kBatchCosLong]), cos);
     sin = where(is_long, embedding(in.positions, s.extra[kBatchSinLong]), sin);
   }
   const std::vector<KvCache::Layer>& pool = *s.pool;
-  const Tensor y = blocks(embed(in.ids), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-    // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
-    auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
-    return batch::pooled_attention(pool[li], rows(q), rows(k), rows(v), in.blocks, in.positions, in.lengths,
-                                   cache_options(c, li));
-  });
+  const Tensor y =
+      blocks(embed(in.ids, in.positions), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+        // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
+        auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
+        return batch::pooled_attention(pool[li], rows(q), rows(k), rows(v), in.blocks, in.positions, in.lengths,
+                                       cache_options(c, li));
+      });
   s.logits = head(y.reshape({L, c.hidden_size})).to(DType::F32);
 }
 

@@ -159,6 +159,39 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
     c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate ? i % 2 == 0 : i >= from;
 }
 
+// GPT-2's config.json (GPT2Config's own key names, transformers' defaults): one head per
+// key/value head, a fused c_attn, biases on every projection and norm, a tied head.
+LlamaConfig gpt2_from_hf(const Json& j, const LlamaArch& arch) {
+  LlamaConfig c;
+  c.arch = std::string(arch.name);
+  c.vocab_size = require_size(j, "vocab_size");
+  c.hidden_size = get_size(j, "n_embd", 768);
+  c.n_layer = get_size(j, "n_layer", 12);
+  c.n_head = c.n_kv_head = get_size(j, "n_head", 12);
+  WICK_CHECK(c.hidden_size % c.n_head == 0, Format, kLlamaOp, ": config key 'n_embd' ", c.hidden_size,
+             " is not a multiple of 'n_head' ", c.n_head);
+  c.head_dim = c.hidden_size / c.n_head;
+  c.intermediate_size = get_size(j, "n_inner", 4 * c.hidden_size);
+  c.context_length = get_size(j, "n_positions", 1024);
+  c.rms_norm_eps = get_number(j, "layer_norm_epsilon", 1e-5);
+  const std::string act = get_string(j, "activation_function");
+  c.activation = act.empty() ? arch.activation : activation_from(act, "activation_function");
+  for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"})
+    WICK_CHECK(!get_bool(j, unsupported, false), Unsupported, kLlamaOp, ": GPT-2 with '", unsupported,
+               "' is not supported");
+  WICK_CHECK(get_bool(j, "scale_attn_weights", true), Unsupported, kLlamaOp,
+             ": GPT-2 with 'scale_attn_weights' false is not supported");
+  c.tie_embeddings = get_bool(j, "tie_word_embeddings", arch.tie_default);
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.bos_token_ids = get_ids(j, "bos_token_id");
+  c.eos_token_ids = get_ids(j, "eos_token_id");
+  c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
+  c.sliding_layers.assign(size_t(c.n_layer), false);
+  finish_config(c, arch, {"n_head", "n_head", "n_embd", "n_embd"});
+  c.fused_qkv = true;  // c_attn
+  return c;
+}
+
 }  // namespace
 
 LlamaConfig LlamaConfig::from_hf_json_file(const std::filesystem::path& path) {
@@ -178,6 +211,7 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   WICK_CHECK(arch, Unsupported, kLlamaOp, ": unknown architecture '", hf_arch.empty() ? model_type : hf_arch, "' in '",
              origin, "' (supported: ", supported_arch_names(), ")");
 
+  if (arch->gpt2) return gpt2_from_hf(j, *arch);
   LlamaConfig c;
   c.arch = std::string(arch->name);
   c.vocab_size = require_size(j, "vocab_size");
@@ -244,6 +278,8 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
   c.sandwich_norms = arch.sandwich_norms;
   c.qk_norm = arch.qk_norm;
   c.fused_qkv = c.fused_gate_up = arch.fused;
+  c.layer_norm = c.learned_positions = arch.gpt2;
+  c.gated_mlp = !arch.gpt2;
   c.embedding_scale = arch.gemma ? std::sqrt(double(c.hidden_size)) : 1.0;
   if (c.attention_scale == 0) c.attention_scale = 1.0 / std::sqrt(double(c.head_dim));
 }

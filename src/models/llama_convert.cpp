@@ -202,6 +202,9 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
   const LlamaConfig c = LlamaConfig::from_hf_json(config_text, config_path.string());
   const nlohmann::json raw = parse_config_object(config_text, kConvertOp, config_path.string());
   const LlamaArch& arch = arch_by_name(c.arch);
+  WICK_CHECK(!arch.gpt2, Unsupported, kConvertOp,
+             ": GPT-2 folders are not written as GGUF yet (wick loads the folder itself, and the GGUF "
+             "that llama.cpp's convert_hf_to_gguf.py writes of it)");
   const SafetensorsFolder src(dir);
   WICK_CHECK(src.layer_count() == c.n_layer, Format, kConvertOp, ": config.json has ", c.n_layer,
              " layers but the checkpoint holds ", src.layer_count());

@@ -133,9 +133,10 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   const int64_t value_dim = k.integer("attention.value_length").value_or(c.head_dim);
   WICK_CHECK(value_dim == c.head_dim, Format, kLlamaOp, ": GGUF keys '", k.key("attention.key_length"), "' ",
              c.head_dim, " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
-  const auto eps = k.number("attention.layer_norm_rms_epsilon");
-  WICK_CHECK(eps && *eps > 0, Format, kLlamaOp, ": GGUF file has no positive key '",
-             k.key("attention.layer_norm_rms_epsilon"), "'");
+  // GPT-2's norms are LayerNorms, whose epsilon has a key of its own.
+  const char* eps_key = arch->gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon";
+  const auto eps = k.number(eps_key);
+  WICK_CHECK(eps && *eps > 0, Format, kLlamaOp, ": GGUF file has no positive key '", k.key(eps_key), "'");
   c.rms_norm_eps = *eps;
   // The vocabulary: the key, else the embedding's rows (checked against its shape at load).
   if (k.has("vocab_size")) {

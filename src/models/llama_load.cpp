@@ -21,14 +21,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Kind { Matrix, Norm, Bias };
+// Matrix: a weight matrix (float or packed, maybe quantized at load); Norm, Bias: vectors;
+// Table: a float table in the compute dtype (GPT-2's learned positions).
+enum class Kind { Matrix, Norm, Bias, Table };
 
 struct Request {
   std::string name;
   Shape shape;
   Kind kind;
   LlamaModel::Weight* matrix = nullptr;  // Kind::Matrix
-  Tensor* vector = nullptr;              // Kind::Norm / Kind::Bias
+  Tensor* vector = nullptr;              // Kind::Norm / Kind::Bias / Kind::Table
   StoredTensor stored;
 };
 
@@ -38,7 +40,7 @@ DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device
   if (c.torch_dtype == "bfloat16") return DType::BF16;
   if (c.torch_dtype == "float16") return DType::F16;
   if (c.torch_dtype == "float32") return DType::F32;
-  const char* embd = src.is_gguf() ? "token_embd.weight" : "model.embed_tokens.weight";
+  const char* embd = src.gguf_names() ? "token_embd.weight" : "model.embed_tokens.weight";
   if (!src.contains(embd)) return DType::F16;  // the plan names the missing tensor later
   const StoredTensor t = src.get(embd);
   return t.dense.defined() ? t.dense.dtype() : DType::F16;
@@ -69,13 +71,22 @@ struct LlamaLoader {
   void vector(std::string name, int64_t n, Kind kind, Tensor& t) {
     plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}});
   }
+  void table(std::string name, Shape shape, Tensor& t) {
+    plan.push_back({std::move(name), std::move(shape), Kind::Table, nullptr, &t, {}});
+  }
 
   void make_plan() {
     const LlamaConfig& c = m.config_;
-    const bool g = src.is_gguf();
+    const bool g = src.gguf_names();
     const int64_t E = c.hidden_size, H = c.n_head, KV = c.n_kv_head, D = c.head_dim, I = c.intermediate_size;
     matrix(std::string(global_name(Global::Embedding, g)), Shape{c.vocab_size, E}, m.embedding_);
+    if (c.learned_positions) table("position_embd.weight", Shape{c.context_length, E}, m.position_embedding_);
     vector(std::string(global_name(Global::FinalNorm, g)), E, Kind::Norm, m.final_norm_);
+    // A LayerNorm's bias beside its weight ("attn_norm.weight" -> "attn_norm.bias").
+    auto norm_bias = [&](const std::string& weight, Tensor& b) {
+      if (c.layer_norm) vector(weight.substr(0, weight.size() - 6) + "bias", E, Kind::Bias, b);
+    };
+    norm_bias(std::string(global_name(Global::FinalNorm, g)), m.final_norm_b_);
     if (!c.tie_embeddings) matrix(std::string(global_name(Global::LmHead, g)), Shape{c.vocab_size, E}, m.lm_head_);
     m.layers_.resize(size_t(c.n_layer));
     for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -90,6 +101,7 @@ struct LlamaLoader {
         if (bias) vector(name(p, ".bias"), out, Kind::Bias, b);
       };
       vector(name(Part::AttnNorm, ".weight"), E, Kind::Norm, l.attn_norm);
+      norm_bias(name(Part::AttnNorm, ".weight"), l.attn_norm_b);
       if (c.fused_qkv) {
         linear(Part::Qkv, Shape{(H + 2 * KV) * D, E}, l.qkv, l.qkv_b, c.qkv_bias);
       } else {
@@ -103,11 +115,14 @@ struct LlamaLoader {
         vector(name(Part::KNorm, ".weight"), D, Kind::Norm, l.k_norm);
       }
       vector(name(Part::FfnNorm, ".weight"), E, Kind::Norm, l.ffn_norm);
+      norm_bias(name(Part::FfnNorm, ".weight"), l.ffn_norm_b);
       if (c.sandwich_norms) {
         vector(name(Part::PostAttnNorm, ".weight"), E, Kind::Norm, l.post_attn_norm);
         vector(name(Part::PostFfwNorm, ".weight"), E, Kind::Norm, l.post_ffw_norm);
       }
-      if (c.fused_gate_up) {
+      if (!c.gated_mlp) {
+        linear(Part::Up, Shape{I, E}, l.up, l.up_b, c.mlp_bias);
+      } else if (c.fused_gate_up) {
         linear(Part::GateUp, Shape{2 * I, E}, l.gate_up, l.gate_b, false);
       } else {
         linear(Part::Gate, Shape{I, E}, l.gate, l.gate_b, c.mlp_bias);
@@ -122,8 +137,8 @@ struct LlamaLoader {
     size_t bytes = 0;
     for (Request& r : plan) {
       r.stored = src.get(r.name);
-      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kLlamaOp, ": tensor '", r.name, "' has shape ",
-                 r.stored.shape(), ", config implies ", r.shape);
+      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kLlamaOp, ": tensor '", src.stored_name(r.name),
+                 "' has shape ", r.stored.shape(), ", config implies ", r.shape);
       bytes += planned_bytes(r);
     }
     return bytes;
@@ -148,7 +163,7 @@ struct LlamaLoader {
       Tensor t = r.stored.dense.defined() ? r.stored.dense : dequantize(r.stored.packed);
       t = t.to(DType::F32);
       // HF Gemma stores w of (1 + w); GGUF stores 1 + w (convert_hf_to_gguf.py adds it).
-      if (r.kind == Kind::Norm && m.config_.gemma_norms && !src.is_gguf()) t = t + Scalar(1.0);
+      if (r.kind == Kind::Norm && m.config_.gemma_norms && !src.gguf_names()) t = t + Scalar(1.0);
       *r.vector = t.to(vector_dtype(r.kind)).to(dev);
       return;
     }
@@ -156,7 +171,7 @@ struct LlamaLoader {
     if (!r.stored.dense.defined()) {
       w.packed = r.stored.packed.to(dev);  // the mapping itself on the CPU
     } else if (const auto q = quant_type_for(opt.quantize, r.shape[1])) {
-      w.packed = quantize(r.stored.dense, *q, r.name).to(dev);
+      w.packed = quantize(r.stored.dense.contiguous(), *q, r.name).to(dev);  // GPT-2's are transposed views
     } else {
       w.dense = r.stored.dense.to(matrix_dtype(r.stored.dense.dtype())).to(dev);  // zero-copy on the CPU
     }
@@ -210,7 +225,8 @@ struct LlamaLoader {
                " layers but the checkpoint holds ", layers);
     make_plan();
     const size_t bytes = check_plan();
-    check_fits(bytes + RopeTables::initial_bytes(m.config_, m.dtype_), free_bytes(m.device_), m.device_);
+    const size_t rope_bytes = m.config_.learned_positions ? 0 : RopeTables::initial_bytes(m.config_, m.dtype_);
+    check_fits(bytes + rope_bytes, free_bytes(m.device_), m.device_);
     for (size_t i = 0; i < plan.size(); ++i) {
       load(plan[i]);
       plan[i].stored = {};  // drop the view: the mapping stays alive only where it is used
@@ -219,7 +235,7 @@ struct LlamaLoader {
     if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
     if (m.device_.is_cuda()) fuse_projections();
     m.weight_bytes_ = bytes;
-    m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);
+    if (!m.config_.learned_positions) m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);
   }
 };
 
@@ -238,7 +254,13 @@ LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
     m.config_ = LlamaConfig::from_hf_json_file(path / "config.json");
     if (const fs::path g = path / "generation_config.json"; fs::exists(g))
       merge_generation_config(m.config_, read_config_text(g, kLlamaOp), g.string());
-    src = std::make_unique<SafetensorsFolder>(path);
+    if (m.config_.arch == "gpt2") {
+      src = std::make_unique<Gpt2Folder>(path);
+      // As GPT-2 checkpoints are read: a stored lm_head.weight is the head, else wte is.
+      if (src->contains("output.weight")) m.config_.tie_embeddings = false;
+    } else {
+      src = std::make_unique<SafetensorsFolder>(path);
+    }
   } else {
     WICK_CHECK(fs::exists(path), Io, kLlamaOp, ": '", path.string(), "' does not exist");
     auto file = std::make_shared<const gguf::File>(gguf::File::open(path));

@@ -136,6 +136,68 @@ int64_t GgufSource::layer_count() const {
   return count_layers(names, "blk.");
 }
 
+Gpt2Folder::Gpt2Folder(const fs::path& dir) : folder_(dir) {
+  if (folder_.contains("transformer.wte.weight")) prefix_ = "transformer.";
+}
+
+std::optional<Gpt2Folder::HfName> Gpt2Folder::hf_name(const std::string& name) const {
+  struct Row {
+    std::string_view gguf, hf;
+    bool conv1d;
+  };
+  static constexpr Row kGlobals[] = {
+      {"token_embd", "wte", false}, {"position_embd", "wpe", false}, {"output_norm", "ln_f", false}};
+  static constexpr Row kLayer[] = {{"attn_norm", "ln_1", false},         {"attn_qkv", "attn.c_attn", true},
+                                   {"attn_output", "attn.c_proj", true}, {"ffn_norm", "ln_2", false},
+                                   {"ffn_up", "mlp.c_fc", true},         {"ffn_down", "mlp.c_proj", true}};
+  if (name == "output.weight") return HfName{"lm_head.weight", false};  // never under "transformer."
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string_view stem = std::string_view(name).substr(0, dot), suffix = std::string_view(name).substr(dot);
+  if (suffix != ".weight" && suffix != ".bias") return std::nullopt;
+  for (const Row& r : kGlobals)
+    if (stem == r.gguf) return HfName{prefix_ + std::string(r.hf) + std::string(suffix), false};
+  if (!stem.starts_with("blk.")) return std::nullopt;
+  const size_t at = stem.find('.', 4);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view layer = stem.substr(4, at - 4), part = stem.substr(at + 1);
+  for (const Row& r : kLayer)
+    if (part == r.gguf)
+      return HfName{prefix_ + "h." + std::string(layer) + "." + std::string(r.hf) + std::string(suffix),
+                    r.conv1d && suffix == ".weight"};
+  return std::nullopt;
+}
+
+std::string Gpt2Folder::stored_name(const std::string& name) const {
+  const auto hf = hf_name(name);
+  return hf ? hf->name : name;
+}
+
+bool Gpt2Folder::contains(const std::string& name) const {
+  const auto hf = hf_name(name);
+  return hf && folder_.contains(hf->name);
+}
+
+StoredTensor Gpt2Folder::get(const std::string& name) const {
+  const auto hf = hf_name(name);
+  WICK_CHECK(hf && folder_.contains(hf->name), Format, kLlamaOp, ": the GPT-2 checkpoint has no tensor '",
+             hf ? hf->name : name, "'");
+  StoredTensor t = folder_.get(hf->name);
+  if (hf->conv1d) {
+    WICK_CHECK(t.dense.rank() == 2, ShapeMismatch, kLlamaOp, ": tensor '", hf->name, "' must be 2-D, got ",
+               t.dense.shape());
+    t.dense = t.dense.transpose(0, 1);  // (in, out) -> (out, in), a view
+  }
+  return t;
+}
+
+int64_t Gpt2Folder::layer_count() const {
+  std::vector<std::string_view> names;
+  const std::vector<std::string> all = folder_.names();
+  for (const std::string& n : all) names.push_back(n);
+  return count_layers(names, prefix_ + "h.");
+}
+
 std::optional<GgmlType> quant_type_for(std::optional<GgmlType> want, int64_t k) {
   if (!want) return std::nullopt;
   if (k % ggml_type_info(*want).block_elems == 0) return want;

@@ -32,7 +32,10 @@ class WeightSource {
   virtual StoredTensor get(const std::string& name) const = 0;
   // 1 + the largest N of the tensors named <prefix>N.*, 0 when there is none.
   virtual int64_t layer_count() const = 0;
-  virtual bool is_gguf() const = 0;
+  // Whether tensors go by GGUF's names (llama.cpp's: "blk.0.attn_q.weight"), not HF's.
+  virtual bool gguf_names() const = 0;
+  // The name as the file spells it, for messages.
+  virtual std::string stored_name(const std::string& name) const { return name; }
 };
 
 class SafetensorsFolder final : public WeightSource {
@@ -43,7 +46,7 @@ class SafetensorsFolder final : public WeightSource {
   bool contains(const std::string& name) const override { return where_.count(name) != 0; }
   StoredTensor get(const std::string& name) const override;
   int64_t layer_count() const override;
-  bool is_gguf() const override { return false; }
+  bool gguf_names() const override { return false; }
   // Every tensor's name, sorted.
   std::vector<std::string> names() const;
 
@@ -59,10 +62,33 @@ class GgufSource final : public WeightSource {
   bool contains(const std::string& name) const override { return file_->contains(name); }
   StoredTensor get(const std::string& name) const override;
   int64_t layer_count() const override;
-  bool is_gguf() const override { return true; }
+  bool gguf_names() const override { return true; }
 
  private:
   std::shared_ptr<const gguf::File> file_;
+};
+
+// A GPT-2 Hugging Face folder (GPT2LMHeadModel's keys, with or without "transformer.") read
+// under GGUF's names, llama.cpp's gpt2 layout ("blk.0.attn_qkv.weight" is
+// "h.0.attn.c_attn.weight"), so that the loader plans GPT-2 once for both sources. GPT-2's
+// Conv1D matrices are stored (in, out): they are handed out transposed, as views.
+class Gpt2Folder final : public WeightSource {
+ public:
+  explicit Gpt2Folder(const std::filesystem::path& dir);
+  bool contains(const std::string& name) const override;
+  StoredTensor get(const std::string& name) const override;
+  int64_t layer_count() const override;
+  bool gguf_names() const override { return true; }
+  std::string stored_name(const std::string& name) const override;
+
+ private:
+  struct HfName {
+    std::string name;
+    bool conv1d = false;  // a matrix stored (in, out)
+  };
+  std::optional<HfName> hf_name(const std::string& gguf_name) const;
+  SafetensorsFolder folder_;
+  std::string prefix_;  // "transformer." when the checkpoint's keys carry it
 };
 
 // The type a float matrix with rows of k values is quantized to (at load, and by the

@@ -160,19 +160,11 @@ Row run_engine(const models::CausalLM& m, const Args& a, int64_t npl) {
   return {npl, seconds(t0, t_first), seconds(t_first, t_done), npl * (a.ntg - 1)};
 }
 
-// The network alone (no tokenizer: the bench feeds token ids): a GPT-2 folder, or a GGUF
-// file or folder of the Llama family.
+// The network alone (no tokenizer: the bench feeds token ids): a GGUF file or a Hugging
+// Face folder of any architecture of the table (GPT-2 too).
 std::unique_ptr<models::CausalLM> load(const Args& a) {
   const Device device = Device::parse(a.device);
   const std::optional<DType> dtype = a.dtype.empty() ? std::nullopt : std::optional(dtype_from_name(a.dtype));
-  const std::filesystem::path config = std::filesystem::path(a.model) / "config.json";
-  if (std::filesystem::is_regular_file(config)) {
-    std::ifstream in(config);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_object() && j.value("model_type", "") == "gpt2")
-      return std::make_unique<models::Gpt2Model>(
-          models::Gpt2Model::load(a.model, device, dtype.value_or(device.is_cuda() ? DType::F16 : DType::F32)));
-  }
   models::LlamaLoadOptions o;
   o.device = device;
   o.dtype = dtype;

@@ -1,7 +1,7 @@
 // `wick gpt2-bench`: the median time of one GPT-2 forward pass over a (batch, seq)
-// block of token ids, on one device (Gpt2Model) or tensor-parallel over several GPUs
-// (Gpt2TensorParallel). Prints one JSON object; bench/gpt2_tp_h200.py runs it for 1 and
-// for all GPUs and tabulates the speedup.
+// block of token ids, on one device (LlamaModel, the architecture table's GPT-2 row) or tensor-parallel over several
+// GPUs (Gpt2TensorParallel). Prints one JSON object; bench/gpt2_tp_h200.py runs it for 1 and for all GPUs and tabulates
+// the speedup.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include "subcommands.h"
 #include "wick/models/gpt2.h"
 #include "wick/models/gpt2_tp.h"
+#include "wick/models/llama.h"
 #include "wick/wick.h"
 
 namespace wick::cli {
@@ -42,23 +43,31 @@ int run_gpt2_bench(const Args& a) {
   WICK_CHECK(a.batch > 0 && a.seq > 0 && a.iters > 0 && a.warmup >= 0, InvalidArgument,
              "gpt2-bench: --batch, --seq and --iters must be positive");
   // One device: the plain model; several: one rank per device.
-  std::variant<models::Gpt2Model, models::Gpt2TensorParallel> model =
-      devices.size() == 1 ? std::variant<models::Gpt2Model, models::Gpt2TensorParallel>(
-                                models::Gpt2Model::load(a.model, devices[0], dtype))
-                          : std::variant<models::Gpt2Model, models::Gpt2TensorParallel>(
+  // One device: the model of the architecture table (LlamaModel's GPT-2 row); several: one
+  // tensor-parallel rank per device.
+  std::variant<models::LlamaModel, models::Gpt2TensorParallel> model =
+      devices.size() == 1 ? std::variant<models::LlamaModel, models::Gpt2TensorParallel>(
+                                models::LlamaModel::load(a.model, {.device = devices[0], .dtype = dtype}))
+                          : std::variant<models::LlamaModel, models::Gpt2TensorParallel>(
                                 models::Gpt2TensorParallel::load(a.model, devices, dtype));
-  const models::Gpt2Config& c = std::visit([](auto& m) -> const models::Gpt2Config& { return m.config(); }, model);
-  WICK_CHECK(a.seq <= c.n_positions, InvalidArgument, "gpt2-bench: --seq ", a.seq, " exceeds n_positions ",
-             c.n_positions);
+  const auto [context, vocab] = std::visit(
+      [](auto& m) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(m)>, models::LlamaModel>)
+          return std::pair{m.config().context_length, m.config().vocab_size};
+        else
+          return std::pair{m.config().n_positions, m.config().vocab_size};
+      },
+      model);
+  WICK_CHECK(a.seq <= context, InvalidArgument, "gpt2-bench: --seq ", a.seq, " exceeds n_positions ", context);
 
   // Arbitrary but fixed token ids spread over the vocabulary.
   std::vector<int64_t> ids(size_t(a.batch * a.seq));
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i * 7919 + 13) % size_t(c.vocab_size));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i * 7919 + 13) % size_t(vocab));
   const Tensor tokens = Tensor::from_vector(ids, Shape{a.batch, a.seq});
   auto forward = [&] {
     const Tensor logits = std::visit(
         [&](auto& m) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(m)>, models::Gpt2Model>)
+          if constexpr (std::is_same_v<std::decay_t<decltype(m)>, models::LlamaModel>)
             return m.forward(tokens, nullptr, a.last_only);
           else
             return m.forward(tokens, a.last_only);

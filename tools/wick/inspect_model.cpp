@@ -36,9 +36,13 @@ Json config_json(const models::LlamaConfig& c) {
   size_t sliding = 0;
   for (const bool s : c.sliding_layers) sliding += s;
   const models::RopeConfig& r = c.rope;
-  Json rope = {{"theta", r.theta}, {"dims", r.dims}, {"scaling", scaling_name(r)}};
-  if (r.scaling != models::RopeScaling::None) rope["factor"] = r.factor;
-  if (r.original_context) rope["original_context"] = r.original_context;
+  // Learned positions (GPT-2): no rotary embedding (null in --json).
+  Json rope = nullptr;
+  if (!c.learned_positions) {
+    rope = {{"theta", r.theta}, {"dims", r.dims}, {"scaling", scaling_name(r)}};
+    if (r.scaling != models::RopeScaling::None) rope["factor"] = r.factor;
+    if (r.original_context) rope["original_context"] = r.original_context;
+  }
   return {{"layers", c.n_layer},
           {"hidden", c.hidden_size},
           {"heads", c.n_head},
@@ -178,11 +182,15 @@ void print_model_summary(const Json& s) {
   std::cout << "model: " << s["architecture"].get<std::string>() << " (" << s["source"].get<std::string>() << ")\n"
             << "  layers " << h["layers"] << ", hidden " << h["hidden"] << ", heads " << h["heads"] << " (kv "
             << h["kv_heads"] << "), head dim " << h["head_dim"] << ", ffn " << h["ffn"] << ", context " << h["context"]
-            << ", vocab " << h["vocab"] << (h["tied_embeddings"].get<bool>() ? ", tied" : "") << '\n'
-            << "  rope: theta " << r["theta"] << ", dims " << r["dims"] << ", scaling "
-            << r["scaling"].get<std::string>();
-  if (r.contains("factor")) std::cout << " (factor " << r["factor"] << ")";
-  if (r.contains("original_context")) std::cout << ", original context " << r["original_context"];
+            << ", vocab " << h["vocab"] << (h["tied_embeddings"].get<bool>() ? ", tied" : "") << '\n';
+  if (r.is_null()) {
+    std::cout << "  positions: learned";
+  } else {
+    std::cout << "  rope: theta " << r["theta"] << ", dims " << r["dims"] << ", scaling "
+              << r["scaling"].get<std::string>();
+    if (r.contains("factor")) std::cout << " (factor " << r["factor"] << ")";
+    if (r.contains("original_context")) std::cout << ", original context " << r["original_context"];
+  }
   std::cout << "\n  sliding window: ";
   if (h["sliding_window"].get<int64_t>() == 0) {
     std::cout << "none\n";

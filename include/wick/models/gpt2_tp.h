@@ -3,7 +3,7 @@
 // Rank r of N holds heads [r*H/N, (r+1)*H/N) of every attention block (c_attn's q, k, v
 // columns, c_proj's matching input rows) and 1/N of every MLP's hidden units (c_fc's
 // columns, c_proj's rows). Each block ends in one all_reduce(Sum) over NCCL. Embeddings,
-// layer norms and the LM head are replicated. forward() matches Gpt2Model::forward on one
+// layer norms and the LM head are replicated. forward() matches the single-device model (LlamaModel) on one
 // device up to summation order. A Gpt2TpCache (each rank's heads' keys and values on that
 // rank's device) makes step-by-step generation cost O(T) per token, as KvCache does.
 #pragma once
@@ -35,7 +35,7 @@ class Gpt2TpCache {
 
 class Gpt2TensorParallel {
  public:
-  // Loads the same folder as Gpt2Model::load (config.json + model.safetensors), slicing
+  // Loads a GPT-2 folder (config.json + model.safetensors), slicing
   // each rank's shard from the memory-mapped file and uploading only that to devices[rank].
   // devices: distinct CUDA devices, one rank each (a single one is fine). Throws
   // InvalidArgument for an empty list, a non-CUDA or repeated device, or an n_head / MLP
@@ -50,7 +50,7 @@ class Gpt2TensorParallel {
   // wick::Error. Not for concurrent calls on one model: the ranks share communicators.
   Tensor forward(const Tensor& ids, bool last_only = false);
   // The same with a cache: ids are the positions after the cached ones, and the cache is
-  // extended by T (as Gpt2Model::forward with a KvCache).
+  // extended by T (as a single-device forward with a KvCache).
   Tensor forward(const Tensor& ids, Gpt2TpCache& cache, bool last_only = false);
 
   const Gpt2Config& config() const;

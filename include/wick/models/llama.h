@@ -1,8 +1,9 @@
 // The Llama family of decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2/2.5, Qwen3, Gemma 2, Phi-3)
 // from Hugging Face folders (config.json + safetensors, sharded or not) or llama.cpp GGUF
-// files (float or block-quantized weights). One generic pre-norm decoder: RMSNorm, rotary
-// positions, grouped-query attention, a gated MLP; what differs between the architectures
-// is data (LlamaConfig, filled from a row of the architecture table, src/models/llama_arch.h).
+// files (float or block-quantized weights), and GPT-2. One generic pre-norm decoder: RMSNorm
+// (LayerNorm), rotary (learned) positions, grouped-query attention, a gated (plain) MLP; what
+// differs between the architectures is data (LlamaConfig, filled from a row of the
+// architecture table, src/models/llama_arch.h).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +51,7 @@ struct RopeConfig {
 };
 
 struct LlamaConfig {
-  std::string arch;  // the architecture table's row: llama, mistral, qwen2, qwen3, gemma2, phi3
+  std::string arch;  // the architecture table's row: llama, mistral, qwen2, qwen3, gemma2, phi3, gpt2
   int64_t vocab_size = 0, hidden_size = 0, n_layer = 0, n_head = 0, n_kv_head = 0, head_dim = 0;
   int64_t intermediate_size = 0, context_length = 0;
   double rms_norm_eps = 1e-6;
@@ -68,6 +69,10 @@ struct LlamaConfig {
   double embedding_scale = 1.0;  // Gemma: sqrt(hidden_size), rounded to the compute dtype
   Activation activation = Activation::Silu;
   bool fused_qkv = false, fused_gate_up = false;  // Phi-3 checkpoints store them fused
+  // GPT-2: LayerNorm with a bias (epsilon rms_norm_eps) for every norm, a learned position
+  // table added to the token embedding instead of rotary positions, and a plain MLP
+  // down(act(up(x))) instead of the gated one.
+  bool layer_norm = false, learned_positions = false, gated_mlp = true;
   // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
   std::vector<int32_t> bos_token_ids, eos_token_ids;
   std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
@@ -133,6 +138,7 @@ class LlamaModel final : public CausalLM {
   };
   struct Layer {
     Tensor attn_norm, ffn_norm, post_attn_norm, post_ffw_norm, q_norm, k_norm;
+    Tensor attn_norm_b, ffn_norm_b;  // LayerNorm biases (GPT-2)
     Weight q, k, v, qkv, o, gate, up, gate_up, down;
     Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, gate_up_b, down_b;
   };
@@ -144,7 +150,9 @@ class LlamaModel final : public CausalLM {
  private:
   friend struct LlamaLoader;
   using Attend = std::function<Tensor(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v)>;
-  Tensor embed(const Tensor& ids) const;
+  // The token embeddings of ids (B, T) at positions (T) (learned positions added).
+  Tensor embed(const Tensor& ids, const Tensor& positions) const;
+  Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b) const;  // the config's norm
   Tensor head(const Tensor& y) const;
   // The decoder blocks over x (B, T, E) with cos/sin (T, dims/2) of the positions; attend
   // gets q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
@@ -165,7 +173,8 @@ class LlamaModel final : public CausalLM {
   DType dtype_ = DType::F32;
   QuantActivation quant_activation_ = QuantActivation::F32;
   Weight embedding_, lm_head_;
-  Tensor final_norm_;
+  Tensor final_norm_, final_norm_b_;
+  Tensor position_embedding_;  // (context, hidden): learned positions (GPT-2)
   // cos/sin tables (rows, dims/2) on the device, grown on demand up to the context length
   // (llama_rope.cpp): a config may claim a context of billions of positions.
   std::shared_ptr<RopeTables> rope_;
