@@ -1,15 +1,15 @@
 // libFuzzer target: tokenizer file loading. The input is
 //   MODE SEP vocab SEP merges-or-nothing SEP text        (SEP = "\n----\n")
 // where MODE's low bit picks GPT-2 BPE (0: vocab.json + merges.txt) or WordPiece (1: vocab.txt).
-// Loading must either succeed or throw wick::Error Format; whatever loads must then encode
-// the text without crashing, and GPT-2 must decode it back byte-exactly.
+// Loading (text::Tokenizer::from_gpt2_bpe / from_wordpiece_text) must either succeed or throw
+// wick::Error Format; whatever loads must then encode the text without crashing (WordPiece
+// within max_length), and GPT-2 must decode it back byte-exactly.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "wick/error.h"
-#include "wick/text/gpt2_tokenizer.h"
-#include "wick/text/wordpiece_tokenizer.h"
+#include "wick/text/tokenizer.h"
 
 namespace {
 
@@ -34,13 +34,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = rest;
   try {
     if (wordpiece) {
-      const auto tok = wick::text::WordPieceTokenizer::from_string(vocab);
-      const auto ids = tok.encode(text, 64);
+      const auto tok = wick::text::Tokenizer::from_wordpiece_text(vocab);
+      const auto ids = tok.encode(text, {.max_length = 64});
       if (ids.size() > 64) abort();
       for (int32_t id : ids) (void)tok.token(id);
     } else {
-      const auto tok = wick::text::Gpt2Tokenizer::from_strings(vocab, merges);
-      const auto ids = tok.encode(text, /*allow_special=*/(data[0] & 2) != 0);
+      const auto tok = wick::text::Tokenizer::from_gpt2_bpe(vocab, merges);
+      const auto ids = tok.encode(text, {.add_special = false, .parse_special = (data[0] & 2) != 0});
       if (tok.decode(ids) != text) abort();
     }
   } catch (const wick::Error& e) {

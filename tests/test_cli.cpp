@@ -28,8 +28,7 @@
 #include "wick/models/llama.h"
 #include "wick/models/sentence_embedder.h"
 #include "wick/serve/generator.h"
-#include "wick/text/gpt2_tokenizer.h"
-#include "wick/text/wordpiece_tokenizer.h"
+#include "wick/text/tokenizer.h"
 
 namespace wick {
 namespace {
@@ -223,7 +222,7 @@ std::string ids_line(const std::vector<int32_t>& ids) {
 
 TEST_F(Cli, TokenizeTakesSeveralTextsFilesAndStandardInput) {
   const std::string model = test::data_path("gpt2-tokenizer");
-  const text::Gpt2Tokenizer tok(model);
+  const text::Tokenizer tok = text::Tokenizer::from_folder(model);
   const std::string m = "tokenize --model '" + model + "' ";
   // One line of ids per text, in the order given: arguments, then files.
   const fs::path lines = write("lines.txt", "first line\r\nsecond line\n");

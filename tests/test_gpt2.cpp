@@ -28,7 +28,7 @@
 #include "wick/models/gpt2.h"
 #include "wick/models/llama.h"
 #include "wick/serve/generator.h"
-#include "wick/text/gpt2_tokenizer.h"
+#include "wick/text/tokenizer.h"
 
 namespace wick {
 namespace {
@@ -460,10 +460,10 @@ TEST(Gpt2Cli, GenerateWithTheDefaultModelPrintsWhatTheGeneratorProduces) {
   // The expected text: the library's greedy continuation of the same prompt, decoded.
   const auto model = load_gpt2(asset_dir());
   EXPECT_EQ(model.config().vocab_size, 50257);
-  const text::Gpt2Tokenizer tok(asset_dir().string());
+  const text::Tokenizer tok = text::Tokenizer::from_folder(asset_dir());
   std::vector<int32_t> ids;
   serve::Generator(model, {}).generate(tok.encode("Hello world"), 12, [&](int32_t id) { ids.push_back(id); },
-                                       {*tok.end_of_text_id()});
+                                       {*tok.eos_id()});
   const CliResult r = run_cli("generate --prompt 'Hello world' --max-tokens 12 --device cpu");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, tok.decode(ids) + "\n");

@@ -18,6 +18,4 @@
 #include "wick/shape.h"
 #include "wick/storage.h"
 #include "wick/tensor.h"
-#include "wick/text/gpt2_tokenizer.h"
-#include "wick/text/wordpiece_tokenizer.h"
 #include "wick/threads.h"

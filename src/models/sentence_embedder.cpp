@@ -16,7 +16,8 @@ namespace wick::models {
 SentenceEmbedder SentenceEmbedder::load(const std::filesystem::path& dir, Device device, DType dtype) {
   SentenceEmbedder e;
   // The tokenizer first: a folder without one fails before any weight is read.
-  e.tokenizer_ = std::make_shared<text::WordPieceTokenizer>((dir / "vocab.txt").string());
+  e.tokenizer_ = std::make_shared<text::Tokenizer>(text::Tokenizer::from_folder(dir));
+  e.pad_id_ = e.tokenizer_->token_id("[PAD]").value_or(0);
   e.model_ = BertModel::load(dir, device, dtype);
   e.max_seq_length_ = size_t(e.model_.config().max_position_embeddings);
   const auto st_config = dir / "sentence_bert_config.json";
@@ -98,7 +99,9 @@ std::filesystem::path SentenceEmbedder::find_installed_minilm() {
 }
 
 std::vector<int32_t> SentenceEmbedder::token_ids(const std::string& text) const {
-  return tokenizer_->encode(text, max_seq_length_);
+  text::EncodeOptions o;
+  o.max_length = max_seq_length_;  // [CLS] and [SEP] kept, the text's tokens cut (HF's truncation)
+  return tokenizer_->encode(text, o);
 }
 
 Tensor SentenceEmbedder::embed_rows(std::span<const std::vector<int32_t>* const> rows) const {
@@ -107,7 +110,7 @@ Tensor SentenceEmbedder::embed_rows(std::span<const std::vector<int32_t>* const>
   size_t seq = 0;
   for (const auto* row : rows) seq = std::max(seq, row->size());
   WICK_CHECK(seq > 0, InvalidArgument, "embed: an empty token row (token_ids gives [CLS] and [SEP] at least)");
-  std::vector<int64_t> flat(count * seq, int64_t(tokenizer_->pad_id()));
+  std::vector<int64_t> flat(count * seq, int64_t(pad_id_));
   std::vector<int64_t> mask(count * seq, 0);
   for (size_t r = 0; r < count; ++r) {
     const auto& row = *rows[r];

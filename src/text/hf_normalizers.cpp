@@ -158,9 +158,13 @@ class BertNormalizer : public Normalizer {
   void normalize(std::string& s) const override {
     map_chars(s, [&](char32_t c, std::string& out) {
       if (clean_) {
+        // HF's is_control: every "other" category (Cc, Cf, Cn, Co, Cs: unassigned and
+        // private-use characters too), tab and newlines excepted (they are white space).
         const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
         const bool control =
-            c != '\t' && c != '\n' && c != '\r' && (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF);
+            c != '\t' && c != '\n' && c != '\r' &&
+            (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_CN ||
+             cat == UTF8PROC_CATEGORY_CO || cat == UTF8PROC_CATEGORY_CS);
         if (c == 0 || c == 0xFFFD || control) return;
         if (is_whitespace(c)) c = ' ';
       }

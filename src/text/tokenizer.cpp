@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "text/hf_components.h"
 #include "text/hf_util.h"
@@ -16,14 +18,23 @@ using hf::json;
 
 namespace {
 
-// GPT-2's vocab.json + merges.txt as the tokenizer.json HF builds from them.
-json gpt2_folder_json(const std::filesystem::path& dir) {
-  const std::string vocab = read_text_file((dir / "vocab.json").string(), "vocab.json");
-  const std::string merges = read_text_file((dir / "merges.txt").string(), "merges.txt");
+namespace fs = std::filesystem;
+
+// GPT-2's BPE files: Hugging Face's vocab.json + merges.txt, or OpenAI's original names
+// for the same contents (encoder.json + vocab.bpe). Empty when the folder has neither pair.
+std::optional<std::pair<fs::path, fs::path>> gpt2_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& [vocab, merges] : {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}})
+    if (fs::exists(dir / vocab, ec) && fs::exists(dir / merges, ec)) return std::pair{dir / vocab, dir / merges};
+  return std::nullopt;
+}
+
+// GPT-2's vocabulary and merges as the tokenizer.json HF builds from them.
+json gpt2_json(std::string_view vocab, std::string_view merges) {
   json model = {{"type", "BPE"}, {"vocab", json::parse(vocab, nullptr, false)}, {"merges", json::array()}};
   // json::parse without exceptions gives a "discarded" value for malformed text.
   WICK_CHECK(model["vocab"].is_object(), Format, "vocab.json: not a JSON object of token -> id");
-  std::istringstream lines(merges);
+  std::istringstream lines{std::string(merges)};
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line.starts_with("#version")) continue;
@@ -36,6 +47,56 @@ json gpt2_folder_json(const std::filesystem::path& dir) {
   if (const auto it = model["vocab"].find("<|endoftext|>"); it != model["vocab"].end())
     j["added_tokens"].push_back({{"id", *it}, {"content", "<|endoftext|>"}, {"special", true}, {"normalized", false}});
   return j;
+}
+
+// BERT's vocab.txt as the tokenizer.json BertTokenizerFast builds from it (transformers'
+// BertConverter): one token per line, id = line number (a token on two lines keeps the
+// later one, as BertTokenizer's load_vocab does; trailing white space and CR are dropped);
+// the special tokens by their usual names, each an added token matched literally.
+json wordpiece_json(std::string_view text, bool lowercase) {
+  json vocab = json::object();
+  std::istringstream lines{std::string(text)};
+  int64_t id = 0;
+  for (std::string line; std::getline(lines, line); ++id) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    WICK_CHECK(!line.empty(), Format, "vocab.txt: line ", id + 1, " is empty");
+    WICK_CHECK(hf::to_valid_utf8(line) == line, Format, "vocab.txt: line ", id + 1, " is not valid UTF-8");
+    vocab[line] = id;
+  }
+  WICK_CHECK(!vocab.empty(), Format, "vocab.txt is empty");
+  json added = json::array();
+  for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+    if (vocab.contains(special))
+      added.push_back({{"id", vocab[special]}, {"content", special}, {"special", true}, {"normalized", false}});
+  for (const char* required : {"[UNK]", "[CLS]", "[SEP]"})
+    WICK_CHECK(vocab.contains(required), Format, "vocab.txt lacks the special token ", required);
+  return {
+      {"normalizer",
+       {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"lowercase", lowercase}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"model",
+       {{"type", "WordPiece"},
+        {"unk_token", "[UNK]"},
+        {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", 100},
+        {"vocab", vocab}}},
+      {"post_processor",
+       {{"type", "BertProcessing"}, {"sep", {"[SEP]", vocab["[SEP]"]}}, {"cls", {"[CLS]", vocab["[CLS]"]}}}},
+      {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+      {"added_tokens", added}};
+}
+
+// tokenizer_config.json's do_lower_case (BertTokenizer's default: true).
+bool folder_lowercase(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path cfg = dir / "tokenizer_config.json";
+  if (!fs::exists(cfg, ec)) return true;
+  const json j = json::parse(read_text_file(cfg.string(), "tokenizer_config.json"), nullptr, false);
+  WICK_CHECK(j.is_object(), Format, "tokenizer_config.json: not a JSON object");
+  const auto it = j.find("do_lower_case");
+  if (it == j.end() || it->is_null()) return true;
+  WICK_CHECK(it->is_boolean(), Format, "tokenizer_config.json: do_lower_case must be true or false");
+  return it->get<bool>();
 }
 
 }  // namespace
@@ -92,12 +153,32 @@ Tokenizer Tokenizer::from_folder(const std::filesystem::path& dir) {
     const auto cfg = dir / "tokenizer_config.json";
     return from_json_file(dir / "tokenizer.json", std::filesystem::exists(cfg, ec) ? cfg : std::filesystem::path());
   }
-  if (std::filesystem::exists(dir / "vocab.json", ec) && std::filesystem::exists(dir / "merges.txt", ec)) {
-    auto impl = std::make_shared<Impl>();
-    impl->p = hf::pipeline_from_json_value(gpt2_folder_json(dir), json::object());
-    return Tokenizer(std::move(impl));
-  }
-  fail(ErrorKind::Io, "tokenizer: '", dir.string(), "' has neither tokenizer.json nor vocab.json + merges.txt");
+  if (const auto files = gpt2_files(dir))
+    return from_gpt2_bpe(read_text_file(files->first.string(), "vocab.json"),
+                         read_text_file(files->second.string(), "merges.txt"));
+  if (std::filesystem::exists(dir / "vocab.txt", ec)) return from_wordpiece_vocab(dir);
+  fail(ErrorKind::Io, "tokenizer: '", dir.string(),
+       "' has neither tokenizer.json, vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
+}
+
+Tokenizer Tokenizer::from_wordpiece_vocab(const std::filesystem::path& path, std::optional<bool> lowercase) {
+  std::error_code ec;
+  const bool folder = fs::is_directory(path, ec);
+  const fs::path vocab = folder ? path / "vocab.txt" : path;
+  const bool lower = lowercase.value_or(folder ? folder_lowercase(path) : true);
+  return from_wordpiece_text(read_text_file(vocab.string(), "vocab.txt"), lower);
+}
+
+Tokenizer Tokenizer::from_wordpiece_text(std::string_view vocab_txt, bool lowercase) {
+  auto impl = std::make_shared<Impl>();
+  impl->p = hf::pipeline_from_json_value(wordpiece_json(vocab_txt, lowercase), json::object());
+  return Tokenizer(std::move(impl));
+}
+
+Tokenizer Tokenizer::from_gpt2_bpe(std::string_view vocab_json, std::string_view merges_txt) {
+  auto impl = std::make_shared<Impl>();
+  impl->p = hf::pipeline_from_json_value(gpt2_json(vocab_json, merges_txt), json::object());
+  return Tokenizer(std::move(impl));
 }
 
 Tokenizer Tokenizer::from_gguf(const gguf::File& file) {

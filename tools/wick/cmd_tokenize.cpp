@@ -15,9 +15,7 @@
 #include "inputs.h"
 #include "wick/error.h"
 #include "wick/gguf.h"
-#include "wick/text/gpt2_tokenizer.h"
 #include "wick/text/tokenizer.h"
-#include "wick/text/wordpiece_tokenizer.h"
 
 namespace wick::cli {
 namespace {
@@ -35,7 +33,7 @@ struct TokenizeArgs {
   bool skip_special = false;
 };
 
-// Whichever tokenizer the model path names, behind three functions.
+// The tokenizer the model path names, behind three functions.
 struct AnyTokenizer {
   std::function<std::vector<int32_t>(const std::string&)> encode;
   std::function<std::string(std::span<const int32_t>)> decode;
@@ -61,33 +59,11 @@ AnyTokenizer load(const TokenizeArgs& args, const char* command) {
     const fs::path cfg = path.parent_path() / "tokenizer_config.json";
     return from(text::Tokenizer::from_json_file(path, fs::exists(cfg, ec) ? cfg : fs::path()), args);
   }
-  if (fs::exists(path / "tokenizer.json", ec) && !args.wordpiece) return from(text::Tokenizer::from_folder(path), args);
-  const bool has_bpe = (fs::exists(path / "vocab.json", ec) && fs::exists(path / "merges.txt", ec)) ||
-                       (fs::exists(path / "encoder.json", ec) && fs::exists(path / "vocab.bpe", ec));
-  const bool has_wordpiece = fs::exists(path / "vocab.txt", ec);
-  if (args.wordpiece || (has_wordpiece && !has_bpe)) {
-    WICK_CHECK(has_wordpiece, Io, command, ": '", args.model, "' has no vocab.txt");
-    const auto tok = std::make_shared<text::WordPieceTokenizer>((path / "vocab.txt").string());
-    const size_t n = args.max_length ? args.max_length : SIZE_MAX;
-    return {[tok, n, s = !args.no_special](const std::string& t) { return tok->encode(t, n, s); },
-            [tok](std::span<const int32_t> ids) {
-              std::string out;
-              for (const auto& t : tok->tokens(ids)) out += (out.empty() ? "" : " ") + t;
-              return out;
-            },
-            [tok](int32_t id) { return tok->token(id); }};
+  if (args.wordpiece) {
+    WICK_CHECK(fs::exists(path / "vocab.txt", ec), Io, command, ": '", args.model, "' has no vocab.txt");
+    return from(text::Tokenizer::from_wordpiece_vocab(path), args);
   }
-  WICK_CHECK(has_bpe, Io, command, ": '", args.model,
-             "' holds neither tokenizer.json, vocab.json + merges.txt (GPT-2 BPE) nor vocab.txt (WordPiece)");
-  // GPT-2's own files: "<|endoftext|>" in the text is plain text, as in the original encoder.
-  const auto tok = std::make_shared<text::Gpt2Tokenizer>(args.model);
-  return {[tok, n = args.max_length](const std::string& t) {
-            std::vector<int32_t> ids = tok->encode(t);
-            if (n && ids.size() > n) ids.resize(n);
-            return ids;
-          },
-          [tok](std::span<const int32_t> ids) { return tok->decode(ids); },
-          [tok](int32_t id) { return tok->token(id); }};
+  return from(text::Tokenizer::from_folder(path), args);
 }
 
 int run_tokenize(const TokenizeArgs& args) {

