@@ -87,8 +87,8 @@ Tensor BatchDecoder::step(std::span<const BatchSequence> seqs) {
     r.graph.replay();
   else
     model_.decode_batch_step(r.state);
-  // A copy: the next replay rewrites the recorded output.
-  Tensor logits = r.state.logits.narrow(0, 0, n).clone();
+  // A view, not a copy (a vocabulary-sized copy per token): the next replay rewrites it.
+  Tensor logits = r.state.logits.narrow(0, 0, n);
   for (const BatchSequence& s : seqs) s.cache->set_length(s.cache->length() + 1);
   return logits;
 }

@@ -31,7 +31,9 @@ class BatchDecoder {
   bool takes(std::span<const BatchSequence> seqs) const;
   // Each sequence's token through the model; returns its logits, (seqs.size(), vocab_size)
   // f32 on the model device, and advances each cache by one position. InvalidArgument
-  // naming the reason when !takes(seqs); nothing is changed then.
+  // naming the reason when !takes(seqs); nothing is changed then. The logits are a view of
+  // the recorded step's output, valid until the next step() (which rewrites it): use them,
+  // or clone() them, before that (work queued on the device before the next step is fine).
   Tensor step(std::span<const BatchSequence> seqs);
   // Records the steps of every lane count up to max_lanes now, for the pool pooled_cache
   // belongs to (a server at start-up: no recording later, while other threads may use the
