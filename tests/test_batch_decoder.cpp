@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "support/devices.h"
+#include "support/forwarding_model.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
 #include "support/model_inputs.h"
@@ -102,20 +103,6 @@ TEST_P(BatchDecoderTest, StepsEqualForwardPerSequence) {
   expect_steps_equal_forward(models::LlamaModel::load(test::data_path("gpt2/tiny2l"), {.device = dev()}));
 }
 
-// A model with forward() alone: no batched step.
-class ForwardOnly final : public models::CausalLM {
- public:
-  explicit ForwardOnly(const models::CausalLM& m) : m_(m) {}
-  int64_t vocab_size() const override { return m_.vocab_size(); }
-  int64_t context_length() const override { return m_.context_length(); }
-  Device device() const override { return m_.device(); }
-  DType dtype() const override { return m_.dtype(); }
-  Tensor forward(const Tensor& ids, KvCache* c, bool last) const override { return m_.forward(ids, c, last); }
-
- private:
-  const models::CausalLM& m_;
-};
-
 TEST_P(BatchDecoderTest, LaneCountsAreFewOnCuda) {
   const models::LlamaModel m = load("llama3");
   const BatchDecoder d(m);
@@ -163,7 +150,7 @@ TEST_P(BatchDecoderTest, RefusesWhatItDoesNotTake) {
   EXPECT_EQ(pool[0].length(), 1);
   EXPECT_FALSE(d.takes(std::vector<BatchSequence>{{one, &other[1]}}));
   // A model without a batched step.
-  const ForwardOnly plain(m);
+  const test::ForwardingModel plain(m);  // forward() alone: no batched step
   EXPECT_FALSE(plain.batch_decode_supported());
   EXPECT_FALSE(BatchDecoder(plain).takes(std::vector<BatchSequence>{{one, &pool[0]}}));
   EXPECT_EQ(test::thrown_kind([&] { (void)plain.begin_batch_decode(pool[0], 1); }), ErrorKind::Unsupported);

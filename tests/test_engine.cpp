@@ -15,6 +15,7 @@
 
 #include "support/cli.h"
 #include "support/devices.h"
+#include "support/forwarding_model.h"
 #include "support/golden.h"
 #include "support/llama_oracle.h"
 #include "support/model_inputs.h"
@@ -657,24 +658,15 @@ TEST(Engine, BadRequestsAreRejectedWithTheFieldNamed) {
 
 // A model whose forward_batch fails with OutOfMemory when a poisoned token is fed: the
 // requests of that step fail, the engine keeps serving.
-class Poisoned final : public models::CausalLM {
+class Poisoned final : public test::ForwardingModel {
  public:
-  explicit Poisoned(const models::CausalLM& m) : m_(m) {}
-  int64_t vocab_size() const override { return m_.vocab_size(); }
-  int64_t context_length() const override { return m_.context_length(); }
-  Device device() const override { return m_.device(); }
-  DType dtype() const override { return m_.dtype(); }
-  Tensor forward(const Tensor& ids, models::KvCache* c, bool last) const override { return m_.forward(ids, c, last); }
-  void reserve_cache(models::KvCache& c) const override { m_.reserve_cache(c); }
+  using ForwardingModel::ForwardingModel;
   Tensor forward_batch(std::span<const models::BatchSequence> seqs) const override {
     for (const auto& s : seqs)
       for (int32_t t : s.tokens) WICK_CHECK(t != kPoison, OutOfMemory, "test: poisoned token");
     return m_.forward_batch(seqs);
   }
   static constexpr int32_t kPoison = 7;
-
- private:
-  const models::CausalLM& m_;
 };
 
 // Generator: an engine without a thread, run on the caller's. on_token is called on the

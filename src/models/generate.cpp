@@ -186,6 +186,14 @@ void check_speculative_options(const SpeculativeOptions& spec) {
              kMax, "], got ", spec.max_ngram);
 }
 
+void check_speculative_options(const SpeculativeOptions& spec, const CausalLM& target) {
+  check_speculative_options(spec);
+  const CausalLM* drafter = spec.draft_model;
+  WICK_CHECK(!drafter || drafter->vocab_size() == target.vocab_size(), InvalidArgument,
+             "generate: the draft model's vocabulary (", drafter ? drafter->vocab_size() : 0,
+             " tokens) is not the target's (", target.vocab_size(), ")");
+}
+
 std::vector<int32_t> lookup_draft(std::span<const int32_t> history, int64_t max_ngram, int64_t most) {
   const auto size = int64_t(history.size());
   for (int64_t n = std::min(max_ngram, size - 1); n >= 1 && most > 0; --n) {

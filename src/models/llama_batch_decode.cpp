@@ -39,16 +39,16 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
              ": the batched decode state does not come from begin_batch_decode");
   const int64_t L = s.lanes;
   const batch::DecodeInputs in = batch::decode_inputs(s);
-  Tensor cos, sin;
+  Tensor cos, sin;  // none with learned positions (GPT-2): embed() adds them
   if (rope_) {
     cos = embedding(in.positions, s.extra[kBatchCos]);
     sin = embedding(in.positions, s.extra[kBatchSin]);
-  }
-  if (rope_ &&
-      s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
-    const Tensor is_long = ge(in.positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
-    cos = where(is_long, embedding(in.positions, s.extra[kBatchCosLong]), cos);
-    sin = where(is_long, embedding(in.positions, s.extra[kBatchSinLong]), sin);
+    if (s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
+      const Tensor is_long =
+          ge(in.positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
+      cos = where(is_long, embedding(in.positions, s.extra[kBatchCosLong]), cos);
+      sin = where(is_long, embedding(in.positions, s.extra[kBatchSinLong]), sin);
+    }
   }
   const std::vector<KvCache::Layer>& pool = *s.pool;
   const Tensor y =

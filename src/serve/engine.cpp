@@ -37,11 +37,8 @@ Engine::Impl::Impl(const models::CausalLM& m, const EngineOptions& options)
   WICK_CHECK(opt.max_step_tokens >= opt.parallel, InvalidArgument, "engine: max_step_tokens (", opt.max_step_tokens,
              ") must be >= parallel (", opt.parallel, ")");
   opt.ctx_size = std::min(opt.ctx_size, model.context_length());
-  models::check_speculative_options(opt.speculative);
+  models::check_speculative_options(opt.speculative, model);
   const models::CausalLM* drafter = opt.speculative.draft_model;
-  WICK_CHECK(!drafter || drafter->vocab_size() == model.vocab_size(), InvalidArgument,
-             "engine: the draft model's vocabulary (", drafter ? drafter->vocab_size() : 0,
-             " tokens) is not the model's (", model.vocab_size(), ")");
   constexpr int64_t kMaxBlockSize = 1 << 16;
   WICK_CHECK(opt.block_size >= 1 && opt.block_size <= kMaxBlockSize, InvalidArgument,
              "engine: block_size must be in [1, ", kMaxBlockSize, "], got ", opt.block_size);
@@ -311,11 +308,12 @@ void Engine::shutdown(std::chrono::milliseconds grace) {
     std::unique_lock<std::mutex> lock(m.mu);
     m.stopping = true;
     m.wake.notify_one();
-    if (m.thread.joinable() && !m.exited.wait_for(lock, grace, [&] { return m.done; })) {
+    if (!m.thread.joinable()) {
+      m.aborting = m.aborting || grace.count() == 0;  // the caller runs what is left below
+    } else if (!m.exited.wait_for(lock, grace, [&] { return m.done; })) {
       m.aborting = true;
       m.wake.notify_one();
     }
-    if (!m.thread.joinable()) m.aborting = grace.count() == 0 || m.aborting;
   }
   if (m.thread.joinable()) {
     m.thread.join();

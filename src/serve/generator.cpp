@@ -36,10 +36,7 @@ Generator& Generator::use_cuda_graph(bool on) {
 }
 
 Generator& Generator::speculative(const models::SpeculativeOptions& spec) {
-  models::check_speculative_options(spec);
-  WICK_CHECK(!spec.draft_model || spec.draft_model->vocab_size() == model_->vocab_size(), InvalidArgument,
-             "generate: the draft model's vocabulary (", spec.draft_model ? spec.draft_model->vocab_size() : 0,
-             " tokens) is not the target's (", model_->vocab_size(), ")");
+  models::check_speculative_options(spec, *model_);
   if (spec.draft_tokens != spec_.draft_tokens || spec.max_ngram != spec_.max_ngram ||
       spec.draft_model != spec_.draft_model)
     engine_.reset();

@@ -7,7 +7,6 @@
 // --wordpiece), a tokenizer.json file, or a GGUF file (its tokenizer.ggml.* vocabulary).
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -33,47 +32,35 @@ struct TokenizeArgs {
   bool skip_special = false;
 };
 
-// The tokenizer the model path names, behind three functions.
-struct AnyTokenizer {
-  std::function<std::vector<int32_t>(const std::string&)> encode;
-  std::function<std::string(std::span<const int32_t>)> decode;
-  std::function<std::string(int32_t)> piece;
-};
-
-AnyTokenizer from(const text::Tokenizer& tok, const TokenizeArgs& args) {
-  const text::EncodeOptions o{
-      .add_special = !args.no_special, .parse_special = !args.no_special, .max_length = args.max_length};
-  return {[tok, o](const std::string& t) { return tok.encode(t, o); },
-          [tok, skip = args.skip_special](std::span<const int32_t> ids) { return tok.decode(ids, skip); },
-          [tok](int32_t id) { return tok.token(id); }};
-}
-
-AnyTokenizer load(const TokenizeArgs& args, const char* command) {
+// The tokenizer the model path names.
+text::Tokenizer load(const TokenizeArgs& args, const char* command) {
   const fs::path path(args.model);
   std::error_code ec;
   WICK_CHECK(fs::exists(path, ec), Io, command, ": --model '", args.model, "' does not exist");
   if (!fs::is_directory(path, ec)) {
-    if (path.extension() == ".gguf") return from(text::Tokenizer::from_gguf(gguf::File::open(path)), args);
+    if (path.extension() == ".gguf") return text::Tokenizer::from_gguf(gguf::File::open(path));
     WICK_CHECK(path.extension() == ".json", Io, command, ": --model '", args.model,
                "' is neither a folder, a tokenizer.json nor a .gguf file");
     const fs::path cfg = path.parent_path() / "tokenizer_config.json";
-    return from(text::Tokenizer::from_json_file(path, fs::exists(cfg, ec) ? cfg : fs::path()), args);
+    return text::Tokenizer::from_json_file(path, fs::exists(cfg, ec) ? cfg : fs::path());
   }
   if (args.wordpiece) {
     WICK_CHECK(fs::exists(path / "vocab.txt", ec), Io, command, ": '", args.model, "' has no vocab.txt");
-    return from(text::Tokenizer::from_wordpiece_vocab(path), args);
+    return text::Tokenizer::from_wordpiece_vocab(path);
   }
-  return from(text::Tokenizer::from_folder(path), args);
+  return text::Tokenizer::from_folder(path);
 }
 
 int run_tokenize(const TokenizeArgs& args) {
   const std::vector<std::string> texts = collect_texts(args.inputs, "tokenize", std::cin);
-  const AnyTokenizer tok = load(args, "tokenize");
+  const text::Tokenizer tok = load(args, "tokenize");
+  const text::EncodeOptions o{
+      .add_special = !args.no_special, .parse_special = !args.no_special, .max_length = args.max_length};
   for (const auto& t : texts) {
-    const std::vector<int32_t> ids = tok.encode(t);
+    const std::vector<int32_t> ids = tok.encode(t, o);
     if (args.json) {
       nlohmann::ordered_json pieces = nlohmann::ordered_json::array();
-      for (int32_t id : ids) pieces.push_back(tok.piece(id));
+      for (int32_t id : ids) pieces.push_back(tok.token(id));
       const nlohmann::ordered_json line = {{"text", t}, {"ids", ids}, {"pieces", pieces}};
       // Invalid UTF-8 (a text's bytes, a partial byte token) is written as U+FFFD.
       std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
@@ -91,7 +78,7 @@ int run_detokenize(const TokenizeArgs& args) {
     if (id < 0 || id > INT32_MAX) throw UsageError("detokenize: id " + std::to_string(id) + " is out of range");
     ids.push_back(int32_t(id));
   }
-  std::cout << load(args, "detokenize").decode(ids) << '\n';
+  std::cout << load(args, "detokenize").decode(ids, args.skip_special) << '\n';
   return 0;
 }
 

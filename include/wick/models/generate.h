@@ -112,8 +112,11 @@ struct SpeculativeOptions {
   const CausalLM* draft_model = nullptr;  // must outlive the generation; same vocab_size as the target
 };
 
-// draft_tokens in [0, 64] and max_ngram in [1, 64], else InvalidArgument starting "generate:".
+// draft_tokens in [0, 64] and max_ngram in [1, 64] (before any model is loaded), and with the
+// target, a draft model (if any) of its vocabulary size; else InvalidArgument starting
+// "generate:".
 void check_speculative_options(const SpeculativeOptions& spec);
+void check_speculative_options(const SpeculativeOptions& spec, const CausalLM& target);
 
 // Prompt lookup: the tokens that followed the latest earlier occurrence of history's last n
 // tokens (n from max_ngram down to 1), at most `most` of them; none when nothing matches.
