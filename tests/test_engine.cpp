@@ -342,6 +342,9 @@ TEST(Engine, ASmallBlockPoolMakesRequestsWaitOrEndWithLength) {
   const auto& m = llama();
   EngineOptions o = blocks_of_4(2);
   o.kv_blocks = 6;
+  // No engine thread: all four requests are queued before the first step (with a thread, the
+  // first could run alone and take the blocks the others were meant to wait for).
+  o.thread = false;
   Engine engine(m, o);
   Collector c;
   std::vector<Request> reqs;
@@ -350,6 +353,7 @@ TEST(Engine, ASmallBlockPoolMakesRequestsWaitOrEndWithLength) {
     ASSERT_TRUE(engine.submit(reqs.back(), c.on(i)));
   }
   EXPECT_THROW((void)engine.submit(request(lcg_tokens(25, m.vocab_size(), 60), 1), c.on(9)), Error);
+  engine.run_until_idle();
   c.wait(4);
   for (size_t i = 0; i < 4; ++i) {
     const auto r = c.get(i);
