@@ -1,16 +1,16 @@
 // Quantized GGUF files written by llama.cpp's convert_hf_to_gguf.py and llama-quantize
 // (tests/data/llama_quant/gen_llama_quant.py) against llama.cpp's own logits for the same
-// 256 tokens (llama.cpp run with an f32 KV cache, no flash attention). Both read the same
-// packed weights, so what differs is the activations' rounding and the summation order.
-// Measured on the CPU (max |diff| over the logit scale ~35; top-1 agreement):
-//   Q8_0 4.4e-3, 1.000; Q4_0 9.1e-3, 0.980; Q4_K_M 1.2e-2, 1.000; Q6_K 1.2e-2, 0.980.
-// Q8_0 is held to the 99% because both round activations to q8_0 blocks of 32 for its
-// integer dot products. For K-quant matrices (and the q6_K LM head that llama-quantize
-// writes into Q4_0 files) ggml rounds activations to q8_K blocks of 256, which wick's
-// QuantActivation::Q8 does not reproduce (it rounds per 32): llama.cpp itself is as far from
+// 256 tokens (llama.cpp run on its CPU with an f32 KV cache, no flash attention). Both read
+// the same packed weights, so what differs is the activations' rounding and the summation
+// order. On the CPU wick rounds activations as ggml's CPU does (q8_0 blocks of 32 for q8_0 /
+// q4_0 matrices, q8_K blocks of 256 for the K-quants, the q6_K LM head of the Q4_0 file too),
+// measured (max |diff| over the logit scale ~34; top-1 agreement): Q8_0 4.4e-3, 1.000; Q4_0
+// 4.8e-3, 1.000; Q4_K_M 6.1e-3, 1.000; Q6_K 8.2e-3, 0.988 (before q8_K: Q4_0 9.1e-3, 0.980;
+// Q4_K_M 1.2e-2; Q6_K 1.2e-2, 0.980), held to 1e-2 and 99% (Q6_K: 1.2e-2, 98%). CUDA rounds
+// per 32 for every type (as ggml's CUDA does, q8_1 blocks), with llama.cpp's CPU as far from
 // the exact product (its top-1 agrees with transformers' float model at 79-94% of these
-// positions, see gen_llama_quant.py's output), so the bar there is 96-97%. Limits leave room for
-// other devices' summation orders.
+// positions, see gen_llama_quant.py's output), so the bar there is 96-97%, with room for
+// other summation orders.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,8 +26,9 @@ namespace {
 struct QuantCase {
   const char* file;
   const char* key;
-  double max_rel;   // max |wick - llama.cpp| / max |llama.cpp logit|
-  double min_top1;  // fraction of positions whose most likely token is the same
+  double max_rel;                    // max |wick - llama.cpp| / max |llama.cpp logit|
+  double min_top1;                   // fraction of positions whose most likely token is the same
+  double cpu_max_rel, cpu_min_top1;  // the same on the CPU, which rounds as ggml's CPU does
 };
 
 class LlamaQuant : public test::DeviceTest {};
@@ -36,9 +37,10 @@ TEST_P(LlamaQuant, LogitsMatchLlamaCppOnItsOwnQuantizedFiles) {
   const auto expected = safetensors::load(test::data_path("llama_quant/expected.safetensors"));
   const Tensor tokens = expected.at("tokens");
   const int64_t T = tokens.numel();
-  for (const QuantCase& c :
-       {QuantCase{"q8_0.gguf", "logits_Q8_0", 1e-2, 0.99}, QuantCase{"q4_0.gguf", "logits_Q4_0", 2e-2, 0.96},
-        QuantCase{"q4_k_m.gguf", "logits_Q4_K_M", 2.5e-2, 0.96}, QuantCase{"q6_k.gguf", "logits_Q6_K", 2.5e-2, 0.97}}) {
+  for (const QuantCase& c : {QuantCase{"q8_0.gguf", "logits_Q8_0", 1e-2, 0.99, 1e-2, 0.99},
+                             QuantCase{"q4_0.gguf", "logits_Q4_0", 2e-2, 0.96, 1e-2, 0.99},
+                             QuantCase{"q4_k_m.gguf", "logits_Q4_K_M", 2.5e-2, 0.96, 1e-2, 0.99},
+                             QuantCase{"q6_k.gguf", "logits_Q6_K", 2.5e-2, 0.97, 1.2e-2, 0.98}}) {
     SCOPED_TRACE(c.file);
     models::LlamaLoadOptions o;
     o.device = dev();
@@ -64,8 +66,9 @@ TEST_P(LlamaQuant, LogitsMatchLlamaCppOnItsOwnQuantizedFiles) {
     const double top1 = double(agree) / double(T);
     std::printf("%s on %s: max |diff| %.3g (%.3g of the logit scale %.3g), top-1 agreement %.4f\n", c.file,
                 dev().str().c_str(), err, err / scale, scale, top1);
-    EXPECT_LE(err / scale, c.max_rel);
-    EXPECT_GE(top1, c.min_top1);
+    const bool cpu = dev().is_cpu();
+    EXPECT_LE(err / scale, cpu ? c.cpu_max_rel : c.max_rel);
+    EXPECT_GE(top1, cpu ? c.cpu_min_top1 : c.min_top1);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_qdot_avx2.h"
+#include "backend/cpu/cpu_qdot_k.h"
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 #include "support/golden.h"
@@ -55,7 +56,6 @@ void expect_same_act(const ActQ8& a, const ActQ8& b) {
   ASSERT_EQ(a.rows, b.rows);
   ASSERT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.qs, b.qs);
-  EXPECT_EQ(a.sum, b.sum);
   for (size_t i = 0; i < a.d.size(); ++i) EXPECT_EQ(std::bit_cast<uint32_t>(a.d[i]), std::bit_cast<uint32_t>(b.d[i]));
 }
 
@@ -74,12 +74,7 @@ TEST(QuantCpu, ActivationQuantizerIsGgmlsQ8_0Rounding) {
       quant::quantize_run(GgmlType::Q8_0, x.data() + m * K, reinterpret_cast<uint8_t*>(blk.data() + m * K / 32), K);
     for (size_t b = 0; b < blk.size(); ++b) {
       EXPECT_EQ(simd.d[b], quant::f16_value(blk[b].d));
-      int s = 0;
-      for (int j = 0; j < 32; ++j) {
-        EXPECT_EQ(simd.qs[b * 32 + j], blk[b].qs[j]) << "block " << b << " value " << j;
-        s += blk[b].qs[j];
-      }
-      EXPECT_EQ(simd.sum[b], s);
+      for (int j = 0; j < 32; ++j) EXPECT_EQ(simd.qs[b * 32 + j], blk[b].qs[j]) << "block " << b << " value " << j;
     }
   }
   // Halves round away from zero (roundf), not to even: x = 2.5 with scale 1 -> 3.
@@ -114,11 +109,7 @@ struct Case {
 // count R and quant_matmul (threads, row grouping) equal the scalar reference bit for bit;
 // all are within f32 accumulation error of the f64 product.
 TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
-  const std::vector<int64_t> kquant_ks = {256, 768, 1280, 2304, 3840, 4096};
-  std::vector<Case> cases = {{GgmlType::Q8_0, {32, 96, 800, 2304, 4096}},
-                             {GgmlType::Q4_0, {32, 96, 800, 2304, 4096}},
-                             {GgmlType::Q4_K, kquant_ks},
-                             {GgmlType::Q6_K, kquant_ks}};
+  std::vector<Case> cases = {{GgmlType::Q8_0, {32, 96, 800, 2304, 4096}}, {GgmlType::Q4_0, {32, 96, 800, 2304, 4096}}};
   const int64_t N = 3;
   for (const Case& c : cases) {
     for (int64_t K : c.ks) {
@@ -240,7 +231,176 @@ TEST(QuantCpu, KernelErrors) {
   EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q5_0, w.data(), a, 0, 1, y, 1), Unsupported, "no kernel for q5_0");
   EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q8_0, w.data(), a, 1, 2, y, 1), InvalidArgument, "outside");
   EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q8_0, w.data(), a, 0, 0, y, 1), InvalidArgument, "outside");
-  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q4_K, w.data(), a, 0, 1, y, 1), ShapeMismatch, "K % 256");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows(GgmlType::Q4_K, w.data(), a, 0, 1, y, 1), Unsupported, "no kernel for q4_K");
+}
+
+// ---- K-quants against q8_K activations (cpu_qdot_k.h) -----------------------------------
+
+using cpu::qdot::ActQ8K;
+
+// N rows of K values of a K-quant type as random packed bytes with finite f16 factors in
+// [2^-8, 2^-7) (wick quantizes to q4_K and q6_K but not to q2_K, q3_K or q5_K; every bit
+// pattern of the quants and scales is a valid block).
+QuantTensor random_k_blocks(GgmlType type, int64_t N, int64_t K, uint32_t seed) {
+  const size_t row_bytes = ggml_row_bytes(type, K, "test"), bytes = size_t(N) * row_bytes;
+  QuantTensor q{"w", type, Shape{N, K}, Buffer::allocate(Device::cpu(), DType::U8, Shape{int64_t(bytes)})};
+  auto* p = static_cast<uint8_t*>(q.bytes.mutable_data());
+  uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (size_t i = 0; i < bytes; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = uint8_t(s >> 56);
+  }
+  std::vector<size_t> f16_at;  // the f16 factors' offsets in a block
+  size_t block = 0;
+  if (type == GgmlType::Q2_K)
+    f16_at = {offsetof(quant::BlockQ2_K, d), offsetof(quant::BlockQ2_K, dmin)}, block = sizeof(quant::BlockQ2_K);
+  if (type == GgmlType::Q3_K) f16_at = {offsetof(quant::BlockQ3_K, d)}, block = sizeof(quant::BlockQ3_K);
+  if (type == GgmlType::Q5_K)
+    f16_at = {offsetof(quant::BlockQ5_K, d), offsetof(quant::BlockQ5_K, dmin)}, block = sizeof(quant::BlockQ5_K);
+  for (size_t b = 0; b < bytes / block; ++b)
+    for (size_t at : f16_at) {
+      const uint16_t h = uint16_t(0x1C00 | (p[b * block + at] & 0x3FF));  // 2^-8 * (1 + m / 1024)
+      std::memcpy(p + b * block + at, &h, 2);
+    }
+  return q;
+}
+
+ActQ8K quantize_k(const std::vector<float>& x, int64_t M, int64_t K, bool simd) {
+  ActQ8K a;
+  cpu::qdot::resize_act_k(a, M, K);
+  cpu::qdot::quantize_act_k_rows(x.data(), K, 0, M, a, simd);
+  return a;
+}
+
+// ggml's quantize_row_q8_K_ref on hand-made blocks: the first value of largest magnitude
+// maps to -127 (its sign sets the scale's), ties round to even, d = 1 / iscale, the sums of
+// 16; an all-zero block is d = 0. The AVX2 quantizer gives the same bytes on activations
+// with outliers, zero blocks and halves.
+TEST(QuantCpuK, ActivationQuantizerIsGgmlsQ8_KRounding) {
+  std::vector<float> x(512, 0.0f);
+  x[3] = -127.0f, x[7] = 127.0f;  // the first of the two largest is -127: iscale = 1
+  x[0] = 2.5f, x[1] = 1.5f, x[2] = -2.5f, x[16] = 0.5f, x[17] = 3.5f;
+  for (bool simd : {false, true}) {
+    SCOPED_TRACE(simd ? "avx2" : "reference");
+    const ActQ8K a = quantize_k(x, 1, 512, simd);
+    EXPECT_EQ(a.d[0], 1.0f);
+    EXPECT_EQ(a.qs[3], -127);
+    EXPECT_EQ(a.qs[7], 127);
+    EXPECT_EQ(a.qs[0], 2);
+    EXPECT_EQ(a.qs[1], 2);
+    EXPECT_EQ(a.qs[2], -2);
+    EXPECT_EQ(a.qs[16], 0);
+    EXPECT_EQ(a.qs[17], 4);
+    EXPECT_EQ(a.bsums[0], 2 + 2 - 2 - 127 + 127);
+    EXPECT_EQ(a.bsums[1], 4);
+    EXPECT_EQ(a.d[1], 0.0f);  // the second block is all zero
+    for (int g = 16; g < 32; ++g) EXPECT_EQ(a.bsums[size_t(g)], 0);
+  }
+  for (int64_t K : {256, 768, 4096}) {
+    SCOPED_TRACE(K);
+    const int64_t M = 5;
+    const std::vector<float> xs = activations(M, K, uint32_t(K + 1));
+    const ActQ8K ref = quantize_k(xs, M, K, false), simd = quantize_k(xs, M, K, true);
+    EXPECT_EQ(simd.qs, ref.qs);
+    EXPECT_EQ(simd.bsums, ref.bsums);
+    for (size_t i = 0; i < ref.d.size(); ++i)
+      EXPECT_EQ(std::bit_cast<uint32_t>(simd.d[i]), std::bit_cast<uint32_t>(ref.d[i]));
+    // Each value within half a step of its quantized form.
+    for (int64_t i = 0; i < M * K; ++i) {
+      const float d = ref.d[size_t(i / 256)];
+      EXPECT_LE(std::fabs(d * ref.qs[size_t(i)] - xs[size_t(i)]), std::fabs(d) * 0.5f + 1e-6f) << i;
+    }
+  }
+}
+
+// Each K-quant weight row against each activation row: the kernel the CPU takes (AVX-512
+// VNNI, or AVX2 under the avx2. prefix of ctest) at every row count R and quant_matmul equal
+// the scalar reference bit for bit, and the reference is within f32 accumulation error of
+// the f64 product of the dequantized weight with the q8_K-dequantized activations.
+TEST(QuantCpuK, BlockDotsMatchScalarReferenceAndF64) {
+  const int64_t N = 3;
+  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    for (int64_t K : {256, 768, 2304, 4096}) {
+      const QuantTensor w =
+          type == GgmlType::Q5_K
+              ? random_k_blocks(type, N, K, uint32_t(K))
+              : quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 7, 0.5f), Shape{N, K}), type,
+                         "w");
+      const size_t row_bytes = ggml_row_bytes(type, K, "test");
+      const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+      const std::vector<float> wd = dequantize(w).to_vector<float>();
+      for (int64_t M : {1, 2, 5, 9, 17}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K) + " M=" + std::to_string(M));
+        const std::vector<float> x = activations(M, K, uint32_t(K * 31 + M));
+        const ActQ8K a = quantize_k(x, M, K, true);
+        const std::vector<float> y =
+            quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8).to_vector<float>();
+        for (int64_t n = 0; n < N; ++n) {
+          const uint8_t* row = wp + size_t(n) * row_bytes;
+          std::vector<float> ref(static_cast<size_t>(M)), got(static_cast<size_t>(M));
+          for (int64_t m = 0; m < M; ++m) cpu::qdot::dot_rows_k(type, row, a, m, 1, &ref[size_t(m)], 1, false);
+          for (int R = 1; R <= cpu::qdot::kMaxKRows; ++R) {
+            for (int64_t m = 0; m < M; m += R)
+              cpu::qdot::dot_rows_k(type, row, a, m, int(std::min<int64_t>(R, M - m)), &got[size_t(m)], 1, true);
+            for (int64_t m = 0; m < M; ++m)
+              EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+                  << "R=" << R << " m=" << m << " n=" << n << ": " << got[size_t(m)] << " vs " << ref[size_t(m)];
+          }
+          for (int64_t m = 0; m < M; ++m) {
+            EXPECT_EQ(std::bit_cast<uint32_t>(y[size_t(m * N + n)]), std::bit_cast<uint32_t>(ref[size_t(m)]))
+                << "quant_matmul m=" << m << " n=" << n;
+            double exact = 0, mag = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              const double xq = double(a.d[size_t((m * K + k) / 256)]) * a.qs[size_t(m * K + k)];
+              exact += double(wd[size_t(n * K + k)]) * xq;
+              mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
+            }
+            EXPECT_NEAR(ref[size_t(m)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The K-quants without an integer kernel (q2_K, q3_K) take the f32 product with x rounded
+// to q8_K too, as ggml's CPU does for them: within f32 error of the f64 product.
+TEST(QuantCpuK, OtherKQuantsRoundActivationsToQ8_K) {
+  const int64_t M = 3, K = 512, N = 4;
+  for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K}) {
+    SCOPED_TRACE(ggml_type_name(type));
+    const QuantTensor w = random_k_blocks(type, N, K, 9);
+    const std::vector<float> wd = dequantize(w).to_vector<float>();
+    const std::vector<float> x = activations(M, K, 21);
+    const ActQ8K a = quantize_k(x, M, K, false);
+    const std::vector<float> y =
+        quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8).to_vector<float>();
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double exact = 0, mag = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double xq = double(a.d[size_t((m * K + k) / 256)]) * a.qs[size_t(m * K + k)];
+          exact += double(wd[size_t(n * K + k)]) * xq;
+          mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
+        }
+        EXPECT_NEAR(y[size_t(m * N + n)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
+      }
+  }
+}
+
+TEST(QuantCpuK, KernelErrors) {
+  ActQ8K a;
+  std::vector<float> x(512, 1.0f);
+  EXPECT_WICK_ERROR(cpu::qdot::resize_act_k(a, 1, 288), ShapeMismatch, "K must be a multiple of 256");
+  cpu::qdot::resize_act_k(a, 2, 256);
+  EXPECT_WICK_ERROR(cpu::qdot::quantize_act_k_rows(x.data(), 256, 1, 3, a), InvalidArgument, "outside");
+  cpu::qdot::quantize_act_k_rows(x.data(), 256, 0, 2, a);
+  std::vector<uint8_t> w(sizeof(quant::BlockQ6_K));
+  float y[9];
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_k(GgmlType::Q4_0, w.data(), a, 0, 1, y, 1), Unsupported, "no kernel for q4_0");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_k(GgmlType::Q6_K, w.data(), a, 1, 2, y, 1), InvalidArgument, "outside");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_k(GgmlType::Q6_K, w.data(), a, 0, 0, y, 1), InvalidArgument, "outside");
+  EXPECT_WICK_ERROR(cpu::qdot::dot_rows_k(GgmlType::Q6_K, w.data(), a, 0, 9, y, 1), InvalidArgument, "outside");
 }
 
 }  // namespace

@@ -190,10 +190,25 @@ TEST_P(QuantDevice, DequantizeEmpty) {
   EXPECT_EQ(got.device(), dev());
 }
 
+// x (M, K) f32 rounded per 256 values to q8_K and back, by ggml's quantize_row_q8_K_ref
+// written out here: the first value of largest magnitude maps to -127, ties to even.
+Tensor round_to_q8_k(const Tensor& x) {
+  std::vector<float> v = x.to(DType::F32).to_vector<float>();
+  for (size_t i = 0; i < v.size(); i += 256) {
+    float max = 0, amax = 0;
+    for (size_t j = i; j < i + 256; ++j)
+      if (std::fabs(v[j]) > amax) amax = std::fabs(v[j]), max = v[j];
+    if (amax == 0) continue;
+    const float iscale = -127.0f / max, d = 1.0f / iscale;
+    for (size_t j = i; j < i + 256; ++j) v[j] = float(std::min(127.0f, std::nearbyint(iscale * v[j]))) * d;
+  }
+  return Tensor::from_vector(v, x.shape());
+}
+
 // quant_matmul on dev against the CPU's f32 product for the same x and W, with x first
-// rounded to q8_0 by the CPU quantizer for QuantActivation::Q8 (what that mode promises:
-// the product of the rounded x, whichever route computes it). Tolerance: f32
-// accumulation-order differences, relative to sum_k |x[m,k]| |W[n,k]|.
+// rounded for QuantActivation::Q8 as that mode promises on dev (per 32 to q8_0; per 256 to
+// q8_K for the K-quants on the CPU): the product of the rounded x, whichever route computes
+// it. Tolerance: f32 accumulation-order differences, relative to sum_k |x[m,k]| |W[n,k]|.
 void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTensor& w_cpu, Device dev,
                          QuantActivation act = QuantActivation::F32) {
   const QuantTensor w_dev = w_cpu.to(dev);
@@ -203,7 +218,10 @@ void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTe
   const int64_t M = x_cpu.dim(0), K = x_cpu.dim(1), N = w_cpu.shape[0];
   ASSERT_EQ(got.shape(), (Shape{M, N}));
   const std::vector<float> y = got.to_vector<float>();
-  const Tensor x_ref = act == QuantActivation::Q8 ? dequantize(quantize(x_cpu, GgmlType::Q8_0)) : x_cpu;
+  const bool q8_k = dev.is_cpu() && ggml_type_info(w_cpu.type).block_elems == 256;
+  const Tensor x_ref = act != QuantActivation::Q8 ? x_cpu
+                       : q8_k                     ? round_to_q8_k(x_cpu)
+                                                  : dequantize(quantize(x_cpu, GgmlType::Q8_0));
   const std::vector<float> want = quant_matmul(x_ref, w_cpu).to_vector<float>();
   const std::vector<float> xv = x_cpu.to(DType::F32).to_vector<float>();
   const std::vector<float> wv = dequantize(w_cpu).to_vector<float>();

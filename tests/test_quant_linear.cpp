@@ -54,17 +54,25 @@ class QuantLinear : public test::DeviceTest {
     }
     if (c.bias) std::tie(b, bv) = test::rounded_random(Shape{rows}, out_dt, dev(), 3);
     if (c.residual) std::tie(r, rv) = test::rounded_random(Shape{c.M, c.N}, out_dt, dev(), 4);
-    // With q8 activations: what x becomes (per 32 values, d = max|x| / 127 rounded to f16)
-    // and each value's quantum d.
+    // With q8 activations: what x becomes and each value's quantum d. Per 32 values to q8_0
+    // (d = max|x| / 127 rounded to f16), or on the CPU for the K-quants per 256 to q8_K as
+    // ggml's CPU rounds them (d = max|x| / 127 in f32; here in double, which the tolerance's
+    // quanta cover).
     std::vector<double> quantum(hv.size(), 0.0);
     if (c.qact == QuantActivation::Q8) {
       std::vector<float> hf(hv.begin(), hv.end());
-      const Tensor ht = Tensor::from_vector(hf, Shape{c.M, c.K});
-      hv = dequantize(quantize(ht, GgmlType::Q8_0), DType::F32).to(DType::F64).to_vector<double>();
-      for (size_t i = 0; i < hf.size(); i += 32) {
+      const size_t block = dev().is_cpu() && ggml_type_info(c.type).block_elems == 256 ? 256 : 32;
+      if (block == 32) {
+        const Tensor ht = Tensor::from_vector(hf, Shape{c.M, c.K});
+        hv = dequantize(quantize(ht, GgmlType::Q8_0), DType::F32).to(DType::F64).to_vector<double>();
+      }
+      for (size_t i = 0; i < hf.size(); i += block) {
         float amax = 0;
-        for (size_t j = i; j < i + 32; ++j) amax = std::max(amax, std::abs(hf[j]));
-        for (size_t j = i; j < i + 32; ++j) quantum[j] = amax / 127.0;
+        for (size_t j = i; j < i + block; ++j) amax = std::max(amax, std::abs(hf[j]));
+        for (size_t j = i; j < i + block; ++j) {
+          quantum[j] = amax / 127.0;
+          if (block == 256) hv[j] = amax == 0 ? 0.0 : std::nearbyint(hf[j] / quantum[j]) * quantum[j];
+        }
       }
     }
     const Tensor out = c.norm ? rms_norm_quant_linear(x, g, 1e-5, wq.to(dev()), c.qact, b, r, c.e, c.out_dtype)

@@ -1,10 +1,9 @@
-// The q8-activation block dot products (see cpu_qdot_avx2.h). The AVX2 kernels follow
-// ggml's x86 formulation: _mm256_maddubs_epi16 multiplies unsigned by signed bytes, so a
-// signed weight w is fed as |w| with x's sign flipped where w < 0 (_mm256_sign_epi8), then
-// _mm256_madd_epi16 sums pairs into int32 lanes, weighted by the int16 scale (q6_K's
-// per-16 scales; 1 otherwise). Pair sums stay in int16: |w| <= 128 and |x| <= 127 for
-// q8_0 / q4_0 / q6_K, q <= 15 for q4_K. One kernel template serves all four types; a
-// decoder per type turns a packed block into 32-byte registers of quants.
+// The q8_0-activation block dot products of q8_0 and q4_0 weights (see cpu_qdot_avx2.h).
+// The AVX2 kernels follow ggml's x86 formulation: _mm256_maddubs_epi16 multiplies unsigned
+// by signed bytes, so a signed weight w is fed as |w| with x's sign flipped where w < 0
+// (_mm256_sign_epi8), then _mm256_madd_epi16 sums pairs into int32 lanes. Pair sums stay in
+// int16: |w| <= 128 and |x| <= 127. One kernel template serves both types; a decoder per type
+// turns a packed block into a 32-byte register of quants.
 #include "backend/cpu/cpu_qdot_avx2.h"
 
 #include <algorithm>
@@ -39,22 +38,18 @@ float f16_at(const uint8_t* p) {
 
 // ---- scalar references ----------------------------------------------------------------
 
-// One 32-value weight block: quants (q4_K: unsigned 0..15), the integer scale of each
-// half, the float factor wf and q4_K's min factor wm (value = wf * sc * q - wm).
+// One 32-value weight block: quants and the float factor (value = wf * q).
 struct RefBlock {
   int8_t q[kQK];
-  int32_t sc[2];
-  float wf, wm;
+  float wf;
 };
 
 void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
-  o.sc[0] = o.sc[1] = 1;
-  o.wm = 0.0f;
   if (type == GgmlType::Q8_0) {
     const uint8_t* p = row + b * int64_t(sizeof(BlockQ8_0));
     o.wf = f16_at(p);
     std::memcpy(o.q, p + offsetof(BlockQ8_0, qs), kQK);
-  } else if (type == GgmlType::Q4_0) {
+  } else {  // Q4_0
     const uint8_t* p = row + b * int64_t(sizeof(BlockQ4_0));
     o.wf = f16_at(p);
     const uint8_t* qs = p + offsetof(BlockQ4_0, qs);
@@ -62,26 +57,6 @@ void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
       o.q[j] = int8_t((qs[j] & 0x0F) - 8);
       o.q[j + kQK / 2] = int8_t((qs[j] >> 4) - 8);
     }
-  } else if (type == GgmlType::Q4_K) {
-    const uint8_t* p = row + (b / 8) * int64_t(sizeof(BlockQ4_K));
-    const int j = int(b % 8);
-    uint8_t sc, m;
-    scale_min_k4(j, p + offsetof(BlockQ4_K, scales), sc, m);
-    o.wf = f16_at(p + offsetof(BlockQ4_K, d)) * float(sc);
-    o.wm = f16_at(p + offsetof(BlockQ4_K, dmin)) * float(m);
-    const uint8_t* qs = p + offsetof(BlockQ4_K, qs) + 32 * (j / 2);
-    for (int i = 0; i < kQK; ++i) o.q[i] = int8_t((qs[i] >> (4 * (j & 1))) & 0x0F);
-  } else {  // Q6_K: quarter t of half h, as DecodeQ6_K (block_decode.h) lays it out
-    const uint8_t* p = row + (b / 8) * int64_t(sizeof(BlockQ6_K));
-    const int h = int(b % 8) / 4, t = int(b % 4);
-    const uint8_t* ql = p + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (t & 1);
-    const uint8_t* qh = p + offsetof(BlockQ6_K, qh) + 32 * h;
-    for (int i = 0; i < kQK; ++i)
-      o.q[i] = int8_t((((ql[i] >> (4 * (t >> 1))) & 0x0F) | (((qh[i] >> (2 * t)) & 3) << 4)) - 32);
-    const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales)) + 8 * h + 2 * t;
-    o.sc[0] = sc[0];
-    o.sc[1] = sc[1];
-    o.wf = f16_at(p + offsetof(BlockQ6_K, d));
   }
 }
 
@@ -101,15 +76,13 @@ void ref_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
   for (int r = 0; r < R; ++r) {
     const int8_t* xq = a.qs.data() + (m0 + r) * nb * kQK;
     const float* xd = a.d.data() + (m0 + r) * nb;
-    const int16_t* xs = a.sum.data() + (m0 + r) * nb;
-    float acc[8] = {}, bias = 0.0f;
+    float acc[8] = {};
     for (int64_t b = 0; b < nb; ++b) {
       ref_block(type, w, b, o);
       const float f = o.wf * xd[b];
-      for (int l = 0; l < 8; ++l) acc[l] = std::fma(f, float(lane_dot(o, xq + b * kQK, l) * o.sc[l / 4]), acc[l]);
-      if (type == GgmlType::Q4_K) bias = std::fma(o.wm * xd[b], float(-xs[b]), bias);
+      for (int l = 0; l < 8; ++l) acc[l] = std::fma(f, float(lane_dot(o, xq + b * kQK, l)), acc[l]);
     }
-    y[r * ys] = hsum8(acc) + bias;
+    y[r * ys] = hsum8(acc);
   }
 }
 
@@ -144,9 +117,6 @@ void ref_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
       const int64_t i = m * a.blocks + b;
       a.d[size_t(i)] = f16_value(blk[size_t(b)].d);
       std::memcpy(a.qs.data() + i * kQK, blk[size_t(b)].qs, kQK);
-      int s = 0;
-      for (int j = 0; j < kQK; ++j) s += blk[size_t(b)].qs[j];
-      a.sum[size_t(i)] = int16_t(s);
     }
   }
 }
@@ -160,33 +130,27 @@ template <int R, class Dec>
 void avx2_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
   const int64_t nb = a.blocks;
   __m256 acc[R];
-  float bias[R];
   const int8_t* xq[R];
   const float* xd[R];
-  const int16_t* xs[R];
   for (int r = 0; r < R; ++r) {
     acc[r] = _mm256_setzero_ps();
-    bias[r] = 0.0f;
     xq[r] = a.qs.data() + (m0 + r) * nb * kQK;
     xd[r] = a.d.data() + (m0 + r) * nb;
-    xs[r] = a.sum.data() + (m0 + r) * nb;
   }
-  for (int64_t b0 = 0; b0 < nb; b0 += Dec::kSub) {
+  const __m256i one = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
     for (int o = 0; o < Dec::kBytes; o += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(w + (b0 / Dec::kSub) * Dec::kBytes + kAheadBytes + o), _MM_HINT_T0);
-    Dec::decode(w + (b0 / Dec::kSub) * Dec::kBytes, [&](int j, __m256i wv, __m256i sc16, float wf, float wm) {
-      const int64_t b = b0 + j;
-      const __m256i wa = Dec::kUnsigned ? wv : _mm256_sign_epi8(wv, wv);
-      for (int r = 0; r < R; ++r) {
-        const __m256i xv = load32(xq[r] + b * kQK);
-        const __m256i xsgn = Dec::kUnsigned ? xv : _mm256_sign_epi8(xv, wv);
-        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xsgn), sc16);
-        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(wf * xd[r][b]), _mm256_cvtepi32_ps(p), acc[r]);
-        if constexpr (Dec::kMin) bias[r] = std::fma(wm * xd[r][b], float(-xs[r][b]), bias[r]);
-      }
-    });
+      _mm_prefetch(reinterpret_cast<const char*>(w + b * Dec::kBytes + kAheadBytes + o), _MM_HINT_T0);
+    float wf;
+    const __m256i wv = Dec::decode(w + b * Dec::kBytes, wf);
+    const __m256i wa = _mm256_sign_epi8(wv, wv);
+    for (int r = 0; r < R; ++r) {
+      const __m256i xsgn = _mm256_sign_epi8(load32(xq[r] + b * kQK), wv);
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xsgn), one);
+      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(wf * xd[r][b]), _mm256_cvtepi32_ps(p), acc[r]);
+    }
   }
-  for (int r = 0; r < R; ++r) y[r * ys] = simd::hsum(acc[r]) + bias[r];
+  for (int r = 0; r < R; ++r) y[r * ys] = simd::hsum(acc[r]);
 }
 
 template <class Dec>
@@ -225,11 +189,6 @@ void avx2_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) 
                                           _mm256_or_ps(_mm256_and_ps(s, sign_mask), one));
         q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
       }
-      const __m256i s4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
-      s = _mm_hadd_epi32(s, s);
-      s = _mm_hadd_epi32(s, s);
-      a.sum[size_t(i)] = int16_t(_mm_cvtsi128_si32(s));
       // packs work per 128-bit half; the permute puts the 32 bytes back in order.
       const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs.data() + i * kQK),
@@ -249,9 +208,7 @@ bool have_avx2() {
 #endif
 }
 
-bool has_kernel(GgmlType type) {
-  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::Q4_K || type == GgmlType::Q6_K;
-}
+bool has_kernel(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_0; }
 
 void resize_act(ActQ8& a, int64_t M, int64_t K) {
   if (K % kQK != 0) fail(ErrorKind::ShapeMismatch, "q8 activations: K must be a multiple of 32, got K = ", K);
@@ -259,7 +216,6 @@ void resize_act(ActQ8& a, int64_t M, int64_t K) {
   a.blocks = K / kQK;
   a.qs.resize(size_t(M * K));
   a.d.resize(size_t(M * a.blocks));
-  a.sum.resize(size_t(M * a.blocks));
 }
 
 void quantize_act_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8& a, bool simd) {
@@ -306,16 +262,10 @@ void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
   if (!has_kernel(type)) fail(ErrorKind::Unsupported, "q8 dot: no kernel for ", ggml_type_name(type));
   if (R < 1 || R > kMaxRows || m0 < 0 || m0 + R > a.rows)
     fail(ErrorKind::InvalidArgument, "q8 dot: rows [", m0, ", ", m0 + R, ") outside 0..", a.rows);
-  if ((type == GgmlType::Q4_K || type == GgmlType::Q6_K) && a.blocks % 8 != 0)
-    fail(ErrorKind::ShapeMismatch, "q8 dot: ", ggml_type_name(type), " needs K % 256 == 0, got K = ", a.blocks * kQK);
 #ifdef WICK_QDOT_AVX2
   if (simd) {
-    switch (type) {
-      case GgmlType::Q8_0: return avx2_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride);
-      case GgmlType::Q4_0: return avx2_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride);
-      case GgmlType::Q4_K: return avx2_dispatch<DecQ4_K>(w, a, m0, R, y, y_stride);
-      default: return avx2_dispatch<DecQ6_K>(w, a, m0, R, y, y_stride);
-    }
+    if (type == GgmlType::Q8_0) return avx2_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride);
+    return avx2_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride);
   }
 #endif
   (void)simd;

@@ -1,8 +1,7 @@
-// Integer block dot products of the CPU's q8-activation quant_matmul (cpu_qdot_avx2.cpp):
-// x rounded to q8_0 per 32 values, then each 32-value block of a q8_0, q4_0, q4_K or q6_K
-// weight row contributes (float factor) * (integer dot of the 32 quants), the K-quants'
-// sub-block scales applied to the integers (q6_K) or folded into the factor (q4_K, whose
-// mins multiply the block's sum of x quants). The AVX2 kernels keep 8 int32 lanes per
+// Integer block dot products of the CPU's q8-activation quant_matmul for q8_0 and q4_0
+// weights (cpu_qdot_avx2.cpp; the K-quants' are cpu_qdot_k.h): x rounded to q8_0 per 32
+// values, then each 32-value block of a weight row contributes (the two scales) * (integer
+// dot of the 32 quants). The AVX2 kernels keep 8 int32 lanes per
 // block (lane l: values 4l..4l+3) and accumulate them with FMA into 8 float lanes; the
 // scalar references do exactly the same arithmetic lane by lane, so both give the same
 // floats bit for bit (what the tests check), and the AVX2 path can be tested off AVX2.
@@ -16,13 +15,11 @@
 namespace wick::cpu::qdot {
 
 // Rows of x quantized to q8_0 (bit for bit quantize_run(Q8_0)), unpacked for the kernels:
-// contiguous quants, the f16 scale as a float, and each block's sum of quants (the
-// q4_K min term needs it).
+// contiguous quants and the f16 scale as a float.
 struct ActQ8 {
   int64_t rows = 0, blocks = 0;  // blocks of 32 per row
   std::vector<int8_t> qs;        // rows * blocks * 32
   std::vector<float> d;          // rows * blocks
-  std::vector<int16_t> sum;      // rows * blocks
   // For the wide kernel (prepare_wide): per row, per pair of blocks, 16 floats, lanes 0..7
   // the even block's d and 8..15 the odd one's (0 past the last block).
   std::vector<float> d_pairs;

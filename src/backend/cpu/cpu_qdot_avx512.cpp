@@ -44,7 +44,6 @@ __m512 pair_lanes(float a, float b) {
 
 template <int R, class Dec>
 void wide_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t ys) {
-  static_assert(Dec::kSub == 1 && !Dec::kUnsigned && !Dec::kMin, "the wide kernel takes q8_0 / q4_0 blocks");
   const int64_t nb = a.blocks;
   __m512 acc[R];
   const int8_t* xq[R];
@@ -59,11 +58,9 @@ void wide_rows(const uint8_t* w, const ActQ8& a, int64_t m0, float* y, int64_t y
     const bool pair = b + 1 < nb;
     for (int o = 0; o < 2 * Dec::kBytes; o += 64)
       _mm_prefetch(reinterpret_cast<const char*>(w + b * Dec::kBytes + kAheadBytes + o), _MM_HINT_T0);
-    __m256i q0 = _mm256_setzero_si256(), q1 = q0;
     float f0 = 0.0f, f1 = 0.0f;
-    Dec::decode(w + b * Dec::kBytes, [&](int, __m256i v, __m256i, float wf, float) { q0 = v, f0 = wf; });
-    if (pair)
-      Dec::decode(w + (b + 1) * Dec::kBytes, [&](int, __m256i v, __m256i, float wf, float) { q1 = v, f1 = wf; });
+    const __m256i q0 = Dec::decode(w + b * Dec::kBytes, f0);
+    const __m256i q1 = pair ? Dec::decode(w + (b + 1) * Dec::kBytes, f1) : _mm256_setzero_si256();
     const __m512i wv = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     const __m512i wa = _mm512_abs_epi8(wv);              // |w| as unsigned bytes
     const __mmask64 negative = _mm512_movepi8_mask(wv);  // x's sign flips where w < 0

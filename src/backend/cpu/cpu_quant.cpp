@@ -69,13 +69,13 @@ void CpuBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiva
   Tensor xc = x.to(DType::F32).contiguous();
   const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
   if (act == QuantActivation::Q8) {
-    if (cpu::qdot::has_kernel(w.type)) {
+    if (cpu::has_q8_kernel(w.type)) {
       cpu::matmul_q8(static_cast<const float*>(xc.data()), M, K, wp, w.type, row_bytes, N, y);
       return;
     }
-    // Other weight types: the f32 product with x rounded to q8_0, the same value up to
-    // the f32 summation order.
-    xc = cpu::round_to_q8_0(xc);
+    // Other weight types: the f32 product with x rounded as for the integer kernels, the
+    // same value up to the f32 summation order.
+    xc = cpu::round_activations(xc, w.type);
   }
   const float* xp = static_cast<const float*>(xc.data());
   cpu::parallel_for(N, rows_grain(K * M), [&](int64_t n0, int64_t n1) {

@@ -9,14 +9,19 @@
 
 namespace wick::cpu {
 
-// y (M, N) = x (M, K) @ W^T for a W of N packed rows of a type with a q8 kernel
-// (qdot::has_kernel: q8_0, q4_0, q4_K, q6_K), with x quantized to q8_0 first and integer
-// block dot products (K % 32 == 0; K % 256 for the K-quants, as their rows are).
+// Whether matmul_q8 has integer kernels for this weight type: q8_0 and q4_0 (x rounded to
+// q8_0, cpu_qdot_avx2.h), q4_K, q5_K and q6_K (x rounded to q8_K, cpu_qdot_k.h).
+bool has_q8_kernel(GgmlType type);
+
+// y (M, N) = x (M, K) @ W^T for a W of N packed rows of a type has_q8_kernel takes, with x
+// rounded as ggml's CPU rounds it for that type and integer block dot products (K % 32 == 0;
+// K % 256 for the K-quants, as their rows are).
 void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType type, size_t row_bytes, int64_t N,
                float* y);
 
-// x (contiguous f32, numel % 32 == 0) rounded to q8_0 per 32 values and back to f32:
-// dequantize(quantize(x, Q8_0)) bit for bit.
-Tensor round_to_q8_0(const Tensor& x);
+// x (contiguous f32 rows, the last dimension K) rounded as matmul_q8 rounds it for a weight
+// of this type and back to f32: per 256 values to q8_K for the K-quants (K % 256 == 0), per
+// 32 to q8_0 for the others (numel % 32 == 0), dequantize(quantize(x)) bit for bit.
+Tensor round_activations(const Tensor& x, GgmlType weight_type);
 
 }  // namespace wick::cpu

@@ -30,69 +30,22 @@ float f16c_at(const uint8_t* p) {
 
 __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
-// Decoders: decode(block, f) calls f(j, quants, scales16, wf, wm) for each 32-value
-// sub-block j of one packed block; kSub sub-blocks per block of kBytes.
+// Decoders of the q8_0-activation kernels: decode(block, wf) returns the block's 32 quants
+// (signed) and sets wf to its scale.
 struct DecQ8_0 {
-  static constexpr int kSub = 1, kBytes = sizeof(BlockQ8_0);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    f(0, load32(p + offsetof(BlockQ8_0, qs)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
+  static constexpr int kBytes = sizeof(BlockQ8_0);
+  static __m256i decode(const uint8_t* p, float& wf) {
+    wf = f16c_at(p);
+    return load32(p + offsetof(BlockQ8_0, qs));
   }
 };
 
 struct DecQ4_0 {
-  static constexpr int kSub = 1, kBytes = sizeof(BlockQ4_0);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
+  static constexpr int kBytes = sizeof(BlockQ4_0);
+  static __m256i decode(const uint8_t* p, float& wf) {
+    wf = f16c_at(p);
     const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ4_0, qs)));
     const __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
-    f(0, _mm256_sub_epi8(v, _mm256_set1_epi8(8)), _mm256_set1_epi16(1), f16c_at(p), 0.0f);
-  }
-};
-
-struct DecQ4_K {
-  static constexpr int kSub = 8, kBytes = sizeof(BlockQ4_K);
-  static constexpr bool kUnsigned = true, kMin = true;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    const float d = f16c_at(p + offsetof(BlockQ4_K, d)), dmin = f16c_at(p + offsetof(BlockQ4_K, dmin));
-    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi16(1);
-    for (int c = 0; c < 4; ++c) {
-      const __m256i q = load32(p + offsetof(BlockQ4_K, qs) + 32 * c);
-      uint8_t sc0, m0, sc1, m1;
-      scale_min_k4(2 * c, p + offsetof(BlockQ4_K, scales), sc0, m0);
-      scale_min_k4(2 * c + 1, p + offsetof(BlockQ4_K, scales), sc1, m1);
-      f(2 * c, _mm256_and_si256(q, m4), one, d * float(sc0), dmin * float(m0));
-      f(2 * c + 1, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), one, d * float(sc1), dmin * float(m1));
-    }
-  }
-};
-
-struct DecQ6_K {
-  static constexpr int kSub = 8, kBytes = sizeof(BlockQ6_K);
-  static constexpr bool kUnsigned = false, kMin = false;
-  template <class F>
-  static void decode(const uint8_t* p, F&& f) {
-    const float d = f16c_at(p + offsetof(BlockQ6_K, d));
-    const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales));
-    const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(32);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i l0 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h);
-      const __m256i l1 = load32(p + offsetof(BlockQ6_K, ql) + 64 * h + 32);
-      const __m256i qh = load32(p + offsetof(BlockQ6_K, qh) + 32 * h);
-      // The two high bits of quarter t sit at bits 2t of qh; move them to bits 4..5.
-      const __m256i v[4] = {
-          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)),
-          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30))),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                          _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(char(0xC0))), 2))};
-      for (int t = 0; t < 4; ++t) {
-        const int8_t* s = sc + 8 * h + 2 * t;  // low 128 bits: values 0..15 of the block
-        f(4 * h + t, _mm256_sub_epi8(v[t], off), _mm256_set_m128i(_mm_set1_epi16(s[1]), _mm_set1_epi16(s[0])), d, 0.0f);
-      }
-    }
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
   }
 };
