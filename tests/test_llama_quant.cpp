@@ -5,8 +5,8 @@
 // order. On the CPU wick rounds activations as ggml's CPU does (q8_0 blocks of 32 for q8_0 /
 // q4_0 matrices, q8_K blocks of 256 for the K-quants, the q6_K LM head of the Q4_0 file too),
 // measured (max |diff| over the logit scale ~34; top-1 agreement): Q8_0 4.4e-3, 1.000; Q4_0
-// 4.8e-3, 1.000; Q4_K_M 6.1e-3, 1.000; Q6_K 8.2e-3, 0.988 (before q8_K: Q4_0 9.1e-3, 0.980;
-// Q4_K_M 1.2e-2; Q6_K 1.2e-2, 0.980), held to 1e-2 and 99% (Q6_K: 1.2e-2, 98%). CUDA rounds
+// 4.8e-3, 1.000; Q4_K_M 7.5e-3, 1.000; Q6_K 1.7e-3, 1.000 (before q8_K: Q4_0 9.1e-3, 0.980;
+// Q4_K_M 1.2e-2; Q6_K 1.2e-2, 0.980), held to 1e-2 and 99%. CUDA rounds
 // per 32 for every type (as ggml's CUDA does, q8_1 blocks), with llama.cpp's CPU as far from
 // the exact product (its top-1 agrees with transformers' float model at 79-94% of these
 // positions, see gen_llama_quant.py's output), so the bar there is 96-97%, with room for
@@ -40,7 +40,7 @@ TEST_P(LlamaQuant, LogitsMatchLlamaCppOnItsOwnQuantizedFiles) {
   for (const QuantCase& c : {QuantCase{"q8_0.gguf", "logits_Q8_0", 1e-2, 0.99, 1e-2, 0.99},
                              QuantCase{"q4_0.gguf", "logits_Q4_0", 2e-2, 0.96, 1e-2, 0.99},
                              QuantCase{"q4_k_m.gguf", "logits_Q4_K_M", 2.5e-2, 0.96, 1e-2, 0.99},
-                             QuantCase{"q6_k.gguf", "logits_Q6_K", 2.5e-2, 0.97, 1.2e-2, 0.98}}) {
+                             QuantCase{"q6_k.gguf", "logits_Q6_K", 2.5e-2, 0.97, 1e-2, 0.99}}) {
     SCOPED_TRACE(c.file);
     models::LlamaLoadOptions o;
     o.device = dev();

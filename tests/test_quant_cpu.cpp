@@ -363,6 +363,46 @@ TEST(QuantCpuK, BlockDotsMatchScalarReferenceAndF64) {
   }
 }
 
+// Prefill-sized products take the tile kernel (bands of 16 weight rows, each vector lane
+// one row's sum) where the CPU has AVX-512 VNNI, and the row kernel for the rows past the
+// last band: N = 37 is two bands and 5 rows. Every output equals the scalar reference bit
+// for bit (the same integers, the same two roundings per super-block).
+TEST(QuantCpuK, TileKernelMatchesTheReference) {
+  const int64_t N = 37;
+  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    for (int64_t K : {256, 2304}) {
+      const QuantTensor w =
+          type == GgmlType::Q5_K
+              ? random_k_blocks(type, N, K, uint32_t(K) + 3)
+              : quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 5, 0.5f), Shape{N, K}), type,
+                         "w");
+      const size_t row_bytes = ggml_row_bytes(type, K, "test");
+      const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+      for (int64_t M : {4, 5, 7, 17, 64}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K) + " M=" + std::to_string(M));
+        const std::vector<float> x = activations(M, K, uint32_t(K * 7 + M));
+        const ActQ8K a = quantize_k(x, M, K, true);
+        const std::vector<float> y =
+            quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8).to_vector<float>();
+        std::vector<float> tile(size_t(M * 16));
+        const bool tiles = cpu::qdot::avx512_dot_tile_k(type, wp, row_bytes, a, tile.data(), 16);
+        int bad = 0;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t m = 0; m < M; ++m) {
+            float ref = 0;
+            cpu::qdot::dot_rows_k(type, wp + size_t(n) * row_bytes, a, m, 1, &ref, 1, false);
+            if (std::bit_cast<uint32_t>(y[size_t(m * N + n)]) != std::bit_cast<uint32_t>(ref) && ++bad <= 3)
+              ADD_FAILURE() << "quant_matmul m=" << m << " n=" << n << ": " << y[size_t(m * N + n)] << " vs " << ref;
+            if (tiles && n < 16 && std::bit_cast<uint32_t>(tile[size_t(m * 16 + n)]) != std::bit_cast<uint32_t>(ref) &&
+                ++bad <= 3)
+              ADD_FAILURE() << "tile m=" << m << " n=" << n << ": " << tile[size_t(m * 16 + n)] << " vs " << ref;
+          }
+        EXPECT_EQ(bad, 0);
+      }
+    }
+  }
+}
+
 // The K-quants without an integer kernel (q2_K, q3_K) take the f32 product with x rounded
 // to q8_K too, as ggml's CPU does for them: within f32 error of the f64 product.
 TEST(QuantCpuK, OtherKQuantsRoundActivationsToQ8_K) {

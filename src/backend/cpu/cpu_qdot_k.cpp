@@ -74,7 +74,7 @@ struct RefSuper {
   uint8_t q[kQK_K];
   int32_t scale[kQK_K];
   float d, fmin;
-  int32_t offset[4];  // the offset's 4 lanes (cpu_qdot_k.h; qdot_k_impl.h's offset4)
+  int32_t offset;
 };
 
 void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& o) {
@@ -90,11 +90,8 @@ void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& 
           o.q[v] = uint8_t(((ql >> (4 * (t >> 1))) & 0x0F) | (((qh >> (2 * t)) & 3) << 4));
           o.scale[v] = sc[v / 16];
         }
-    for (int i = 0; i < 4; ++i) {
-      o.offset[i] = 0;
-      for (int k : {2 * i, 2 * i + 1, 2 * i + 8, 2 * i + 9}) o.offset[i] += sc[k] * bsums[k];
-      o.offset[i] *= 32;
-    }
+    o.offset = 0;
+    for (int k = 0; k < 16; ++k) o.offset += 32 * sc[k] * bsums[k];
     return;
   }
   // q4_K / q5_K
@@ -105,11 +102,11 @@ void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& 
   const size_t qs_at = high ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs);
   o.d = f16_bits_at(p + d_at);
   o.fmin = f16_bits_at(p + dmin_at);
-  std::fill_n(o.offset, 4, 0);
+  o.offset = 0;
   for (int j = 0; j < 8; ++j) {
     uint8_t sc, m;
     scale_min_k4(j, p + scales_at, sc, m);
-    o.offset[j / 2] += int32_t(m) * (bsums[2 * j] + bsums[2 * j + 1]);
+    o.offset += int32_t(m) * (bsums[2 * j] + bsums[2 * j + 1]);
     for (int i = 0; i < 32; ++i) {
       int q = (p[qs_at + 32 * (j / 2) + i] >> (4 * (j & 1))) & 0x0F;
       if (high) q |= ((p[offsetof(BlockQ5_K, qh) + i] >> j) & 1) << 4;
@@ -119,9 +116,6 @@ void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& 
   }
 }
 
-// The AVX2 kernels' horizontal sum order (simd::hsum).
-float hsum8(const float* a) { return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); }
-
 size_t block_bytes(GgmlType type) {
   return type == GgmlType::Q4_K ? sizeof(BlockQ4_K) : type == GgmlType::Q5_K ? sizeof(BlockQ5_K) : sizeof(BlockQ6_K);
 }
@@ -129,21 +123,18 @@ size_t block_bytes(GgmlType type) {
 void ref_rows(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y, int64_t ys) {
   RefSuper o;
   for (int r = 0; r < R; ++r) {
-    float acc[8] = {}, bias[4] = {};
+    float acc = 0.0f;
     for (int64_t b = 0; b < a.blocks; ++b) {
       const int64_t i = (m0 + r) * a.blocks + b;
       const int8_t* x = a.qs.data() + i * kQK_K;
       ref_super(type, w + size_t(b) * block_bytes(type), a.bsums.data() + i * 16, o);
       const float dx = a.d[size_t(i)];
-      for (int l = 0; l < 8; ++l) {
-        int32_t lane = 0;
-        for (int c = 0; c < 8; ++c)
-          for (int v = 32 * c + 4 * l; v < 32 * c + 4 * l + 4; ++v) lane += o.scale[v] * int32_t(o.q[v]) * x[v];
-        acc[l] = std::fma(o.d * dx, float(lane), acc[l]);
-      }
-      for (int l = 0; l < 4; ++l) bias[l] = std::fma(o.fmin * dx, float(-o.offset[l]), bias[l]);
+      int32_t sum = 0;
+      for (int v = 0; v < kQK_K; ++v) sum += o.scale[v] * int32_t(o.q[v]) * x[v];
+      acc = std::fma(float(sum), o.d * dx, acc);
+      acc = std::fma(float(-o.offset), o.fmin * dx, acc);
     }
-    y[r * ys] = hsum8(acc) + ((bias[0] + bias[2]) + (bias[1] + bias[3]));
+    y[r * ys] = acc;
   }
 }
 

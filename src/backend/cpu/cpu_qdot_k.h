@@ -5,20 +5,17 @@
 // 256-value super-block the sub-block scales applied to the integer products, so a whole
 // super-block is one integer sum per lane and one float multiply-add.
 //
-// The arithmetic every implementation does (the scalar reference, AVX2, AVX-512 VNNI), so all
-// give the same floats bit for bit: per weight row and activation row, 8 int32 lanes per
-// super-block, lane l = sum over the super-block's 32-value chunks c of
-// scale(c, l) * (q . x over values 32c + 4l .. 32c + 4l + 3), with q the unsigned stored quant
-// (q4_K 0..15, q5_K 0..31, q6_K 0..63) and scale(c, l) the scale of those values; then
-//   acc[l]  = fma(d_w * d_x, float(lane l), acc[l])
-//   bias[i] = fma(f_min * d_x, float(-offset lane i), bias[i])      (i < 4)
-// where the offset is the integer sum of the mins times the activation sums (q4_K / q5_K:
-// f_min = dmin, lane i = sum over j in {2i, 2i + 1} of m_j * (sum of the x quants of
-// sub-block j)) or of the 32 the stored quants are shifted by (q6_K: f_min = d, lane i =
-// 32 * sum over k in {2i, 2i + 1, 2i + 8, 2i + 9} of sc_k * (sum of the x quants of group k
-// of 16)); the result is hsum8(acc) + ((bias[0] + bias[2]) + (bias[1] + bias[3])), hsum8
-// the AVX2 horizontal-sum order. The AVX-512 kernel sums 64 values per instruction into 16
-// lanes and adds the upper 8 to the lower before the float step: the same integers.
+// The arithmetic every implementation does (the scalar reference, the AVX2 and AVX-512 row
+// kernels, the AVX-512 tile kernel), so all give the same floats bit for bit: per weight row,
+// activation row and super-block, the exact integer sum
+//   S = sum over the 256 values v of scale(v) * q(v) * x(v)
+// with q the unsigned stored quant (q4_K 0..15, q5_K 0..31, q6_K 0..63) and scale(v) its
+// sub-block's scale, and the exact integer offset O of the mins times the activation sums
+// (q4_K / q5_K: f_min = dmin, O = sum_j m_j * (the sum of the x quants of sub-block j)) or of
+// the 32 the stored quants are shifted by (q6_K: f_min = d, O = 32 * sum_k sc_k * (the sum
+// of the x quants of group k of 16)); then, super-block by super-block,
+//   acc = fma(float(S), d_w * d_x, acc);  acc = fma(float(-O), f_min * d_x, acc)
+// and the result is acc. The kernels order the integer additions as they like (exact).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +49,14 @@ bool has_k_kernel(GgmlType type);
 inline constexpr int kMaxKRows = 8;
 void dot_rows_k(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y, int64_t y_stride,
                 bool simd = true);
+
+// The tile kernel for prefill-sized products (AVX-512 VNNI only): kTileRows weight rows at a
+// time (w: the first, rows row_bytes apart) against every activation row of a, each lane of
+// a vector one weight row's sum (no horizontal sums): y[m * y_stride + j] for m < a.rows,
+// j < kTileRows. The same floats as dot_rows_k. False, doing nothing, where it was not
+// compiled in or the CPU lacks AVX-512 VNNI.
+inline constexpr int kTileRows = 16;
+bool avx512_dot_tile_k(GgmlType type, const uint8_t* w, size_t row_bytes, const ActQ8K& a, float* y, int64_t y_stride);
 
 // The AVX-512 VNNI kernel itself (false, doing nothing, where it was not compiled in).
 bool avx512_dot_rows_k(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y, int64_t y_stride);

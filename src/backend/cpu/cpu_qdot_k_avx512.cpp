@@ -6,12 +6,16 @@
 // code between the target pragmas is compiled for AVX-512, all with internal linkage, so no
 // AVX-512 instruction reaches the rest of the library; dot_rows_k calls it only where the
 // CPU has AVX-512 VNNI (cpu_isa.h).
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_qdot_k.h"
 #include "io/quant/blocks.h"
 
@@ -58,9 +62,7 @@ template <int R, class Dec>
 struct WideRows {
   static void run(const uint8_t* w, const ActQ8K& a, int64_t m0, float* y, int64_t ys) {
     const int64_t nb = a.blocks;
-    __m256 acc[R];
-    __m128 bias[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps(), bias[r] = _mm_setzero_ps();
+    float acc[R] = {};
     SuperBlock o;
     __m512i q[4], s[4];
     for (int64_t b = 0; b < nb; ++b) {
@@ -79,12 +81,102 @@ struct WideRows {
         for (int k = 0; k < 4; ++k)
           lanes = _mm512_dpwssd_epi32(lanes, _mm512_maddubs_epi16(q[k], _mm512_loadu_si512(x + 64 * k)), s[k]);
         const __m256i folded = _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
-        add_super_block<Dec>(o, folded, a.d[size_t(i)], a.bsums.data() + i * 16, acc[r], bias[r]);
+        add_super_block<Dec>(o, folded, a.d[size_t(i)], a.bsums.data() + i * 16, acc[r]);
       }
     }
-    for (int r = 0; r < R; ++r) y[r * ys] = finish_row(acc[r], bias[r]);
+    for (int r = 0; r < R; ++r) y[r * ys] = acc[r];
   }
 };
+
+// ---- the tile kernel --------------------------------------------------------------------
+
+// One super-block of kTileRows weight rows unpacked so that a 512-bit register holds the
+// same 4 values of all 16 rows: q[g] is group g (values 4g..4g+3) of row j at bytes 4j..4j+3.
+struct TileBand {
+  alignas(64) uint8_t q[64][kTileRows * 4];
+  alignas(64) int32_t scale[16][kTileRows];  // group k of 16 values, row j
+  alignas(64) int32_t mk[8][kTileRows];      // the offset factors of groups 2p, 2p + 1 as two int16
+  alignas(64) float d[kTileRows], fmin[kTileRows];
+  alignas(64) uint8_t rows[kTileRows][kQK_K];  // the decoder's quants, row by row
+};
+
+template <class Dec>
+void unpack_band(const uint8_t* w, size_t row_bytes, int64_t b, TileBand& t) {
+  SuperBlock o;
+  for (int j = 0; j < kTileRows; ++j) {
+    Dec::decode(w + size_t(j) * row_bytes + size_t(b) * Dec::kBytes, o);
+    for (int c = 0; c < 8; ++c) _mm256_store_si256(reinterpret_cast<__m256i*>(t.rows[j] + 32 * c), o.q[c]);
+    alignas(32) int16_t s16[16];
+    for (int c = 0; c < 8; ++c) {  // int16 lanes 0..7: values 0..15 of chunk c; 8..15: 16..31
+      _mm256_store_si256(reinterpret_cast<__m256i*>(s16), o.s[c]);
+      t.scale[2 * c][j] = s16[0];
+      t.scale[2 * c + 1][j] = s16[8];
+    }
+    int16_t mk[16];
+    Dec::group_offsets(o, mk);
+    for (int p = 0; p < 8; ++p)
+      t.mk[p][j] = int32_t(uint16_t(mk[2 * p])) | int32_t(uint32_t(uint16_t(mk[2 * p + 1])) << 16);
+    t.d[j] = o.d;
+    t.fmin[j] = o.fmin;
+  }
+  // Row j's dword g to lane j of q[g].
+  const __m512i row_starts = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_set1_epi32(kQK_K / 4));
+  for (int g = 0; g < 64; ++g)
+    _mm512_store_si512(t.q[g], _mm512_i32gather_epi32(_mm512_add_epi32(row_starts, _mm512_set1_epi32(g)), t.rows, 4));
+}
+
+int32_t dword_at(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// R activation rows (m0..) against the unpacked band: acc rows of 16 floats.
+template <int R>
+void tile_rows(const TileBand& t, const ActQ8K& a, int64_t m0, int64_t b, float* acc) {
+  const int8_t* x[R];
+  for (int r = 0; r < R; ++r) x[r] = a.qs.data() + ((m0 + r) * a.blocks + b) * kQK_K;
+  __m512i sum[R];
+  for (int r = 0; r < R; ++r) sum[r] = _mm512_setzero_si512();
+  for (int k = 0; k < 16; ++k) {
+    __m512i part[R];
+    for (int r = 0; r < R; ++r) part[r] = _mm512_setzero_si512();
+    for (int g = 4 * k; g < 4 * k + 4; ++g) {
+      const __m512i wv = _mm512_load_si512(t.q[g]);
+      for (int r = 0; r < R; ++r) part[r] = _mm512_dpbusd_epi32(part[r], wv, _mm512_set1_epi32(dword_at(x[r] + 4 * g)));
+    }
+    const __m512i sc = _mm512_load_si512(t.scale[k]);
+    for (int r = 0; r < R; ++r) sum[r] = _mm512_add_epi32(sum[r], _mm512_mullo_epi32(part[r], sc));
+  }
+  const __m512 d = _mm512_load_ps(t.d), fmin = _mm512_load_ps(t.fmin);
+  for (int r = 0; r < R; ++r) {
+    const int64_t i = (m0 + r) * a.blocks + b;
+    const int16_t* bs = a.bsums.data() + i * 16;
+    __m512i off = _mm512_setzero_si512();
+    for (int p = 0; p < 8; ++p)
+      off = _mm512_dpwssd_epi32(off, _mm512_load_si512(t.mk[p]), _mm512_set1_epi32(dword_at(bs + 2 * p)));
+    const __m512 dx = _mm512_set1_ps(a.d[size_t(i)]);
+    float* out = acc + (m0 + r) * kTileRows;
+    __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_mul_ps(d, dx), _mm512_loadu_ps(out));
+    _mm512_storeu_ps(out, _mm512_fnmadd_ps(_mm512_cvtepi32_ps(off), _mm512_mul_ps(fmin, dx), v));
+  }
+}
+
+template <class Dec>
+void tile_k(const uint8_t* w, size_t row_bytes, const ActQ8K& a, float* y, int64_t ys) {
+  const int64_t M = a.rows;
+  std::vector<float> acc(size_t(M * kTileRows), 0.0f);
+  auto t = std::make_unique<TileBand>();
+  constexpr int kRows = 4;  // activation rows per pass over the band
+  for (int64_t b = 0; b < a.blocks; ++b) {
+    unpack_band<Dec>(w, row_bytes, b, *t);
+    for (int64_t m = 0; m < M; m += kRows)
+      with_rows<kRows>(int(std::min<int64_t>(kRows, M - m)), [&]<int N>() { tile_rows<N>(*t, a, m, b, acc.data()); });
+  }
+  for (int64_t m = 0; m < M; ++m)
+    for (int j = 0; j < kTileRows; ++j) y[m * ys + j] = acc[size_t(m * kTileRows + j)];
+}
 
 }  // namespace
 #if defined(__clang__)
@@ -93,6 +185,22 @@ struct WideRows {
 #pragma GCC pop_options
 #endif
 #endif
+
+bool avx512_dot_tile_k(GgmlType type, const uint8_t* w, size_t row_bytes, const ActQ8K& a, float* y, int64_t y_stride) {
+#ifdef WICK_QDOT_K_AVX512
+  if (!cpu_has_avx512_vnni()) return false;
+  if (type == GgmlType::Q4_K)
+    tile_k<DecK4<false>>(w, row_bytes, a, y, y_stride);
+  else if (type == GgmlType::Q5_K)
+    tile_k<DecK4<true>>(w, row_bytes, a, y, y_stride);
+  else
+    tile_k<DecQ6K>(w, row_bytes, a, y, y_stride);
+  return true;
+#else
+  (void)type, (void)w, (void)row_bytes, (void)a, (void)y, (void)y_stride;
+  return false;
+#endif
+}
 
 bool avx512_dot_rows_k(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y,
                        int64_t y_stride) {

@@ -62,6 +62,12 @@ struct DecK4 {
     }
     for (int j = 0; j < 8; ++j) o.s[j] = _mm256_set1_epi16(sm[j]);
   }
+  // The offset's factor of each group k of 16 values (O = sum_k mk[k] * bsums[k]): m_{k/2}.
+  static void group_offsets(const SuperBlock& o, int16_t mk[16]) {
+    alignas(16) int16_t m[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(m), o.mins16);
+    for (int k = 0; k < 16; ++k) mk[k] = m[k / 2];
+  }
   // The offset's 4 int32 lanes: lane i = sum over j in {2i, 2i + 1} of m_j * (the sum of the
   // x quants of sub-block j), from the 16 sums of 16.
   static __m128i offset4(const SuperBlock& o, const int16_t* bsums) {
@@ -101,6 +107,10 @@ struct DecQ6K {
       }
     }
   }
+  // The offset's factor of each group k of 16 values: 32 * sc_k.
+  static void group_offsets(const SuperBlock& o, int16_t mk[16]) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(mk), _mm256_slli_epi16(o.sc16, 5));
+  }
   // The offset's 4 int32 lanes: lane i = 32 * sum over k in {2i, 2i + 1, 2i + 8, 2i + 9} of
   // sc_k * (the sum of the x quants of group k of 16).
   static __m128i offset4(const SuperBlock& o, const int16_t* bsums) {
@@ -109,19 +119,16 @@ struct DecQ6K {
   }
 };
 
-// One activation row's super-block folded into its accumulators: the 8 integer lanes scaled
-// by d_w * d_x, the offset's 4 lanes by f_min * d_x (subtracted).
+// One activation row's super-block added to its sum (cpu_qdot_k.h): the integer sum of the
+// lanes times d_w * d_x, then the offset times f_min * d_x subtracted, each one rounding.
+// Both horizontal sums share their steps: [S, O, S, O] after two hadds, converted at once.
 template <class Dec>
-inline void add_super_block(const SuperBlock& o, __m256i lanes, float dx, const int16_t* bsums, __m256& acc,
-                            __m128& bias) {
-  acc = _mm256_fmadd_ps(_mm256_set1_ps(o.d * dx), _mm256_cvtepi32_ps(lanes), acc);
-  bias = _mm_fnmadd_ps(_mm_set1_ps(o.fmin * dx), _mm_cvtepi32_ps(Dec::offset4(o, bsums)), bias);
-}
-
-// The row's result: hsum8(acc) + ((bias0 + bias2) + (bias1 + bias3)).
-inline float finish_row(__m256 acc, __m128 bias) {
-  const __m128 s = _mm_add_ps(bias, _mm_movehl_ps(bias, bias));
-  return simd::hsum(acc) + _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+inline void add_super_block(const SuperBlock& o, __m256i lanes, float dx, const int16_t* bsums, float& acc) {
+  const __m128i l4 = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+  const __m128i so = _mm_hadd_epi32(_mm_hadd_epi32(l4, Dec::offset4(o, bsums)), _mm_setzero_si128());
+  const __m128 f = _mm_cvtepi32_ps(so);
+  acc = std::fma(_mm_cvtss_f32(f), o.d * dx, acc);
+  acc = std::fma(-_mm_cvtss_f32(_mm_movehdup_ps(f)), o.fmin * dx, acc);
 }
 
 // R activation rows against one weight row, each super-block decoded once; Mac::mac(acc,
@@ -129,9 +136,7 @@ inline float finish_row(__m256 acc, __m128 bias) {
 template <int R, class Dec, class Mac>
 void k_rows(const uint8_t* w, const ActQ8K& a, int64_t m0, float* y, int64_t ys) {
   const int64_t nb = a.blocks;
-  __m256 acc[R];
-  __m128 bias[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps(), bias[r] = _mm_setzero_ps();
+  float acc[R] = {};
   SuperBlock o;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* p = w + b * Dec::kBytes;
@@ -143,10 +148,10 @@ void k_rows(const uint8_t* w, const ActQ8K& a, int64_t m0, float* y, int64_t ys)
       const int8_t* x = a.qs.data() + i * kQK_K;
       __m256i lanes = _mm256_setzero_si256();
       for (int c = 0; c < 8; ++c) lanes = Mac::mac(lanes, _mm256_maddubs_epi16(o.q[c], load32(x + 32 * c)), o.s[c]);
-      add_super_block<Dec>(o, lanes, a.d[size_t(i)], a.bsums.data() + i * 16, acc[r], bias[r]);
+      add_super_block<Dec>(o, lanes, a.d[size_t(i)], a.bsums.data() + i * 16, acc[r]);
     }
   }
-  for (int r = 0; r < R; ++r) y[r * ys] = finish_row(acc[r], bias[r]);
+  for (int r = 0; r < R; ++r) y[r * ys] = acc[r];
 }
 
 // Kernel<N, Dec>::run(w, a, m0, y, ys) for the weight type and row count.
