@@ -100,30 +100,58 @@ struct TileBand {
   alignas(64) uint8_t rows[kTileRows][kQK_K];  // the decoder's quants, row by row
 };
 
+// r[i] lane j <- r[j] lane i (int32 lanes): unpacks of dwords and qwords, then 128-bit lane
+// shuffles.
+void transpose16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0xDD);
+    }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+  }
+}
+
 template <class Dec>
 void unpack_band(const uint8_t* w, size_t row_bytes, int64_t b, TileBand& t) {
   SuperBlock o;
+  __m512i sc[16], mk[16];
   for (int j = 0; j < kTileRows; ++j) {
-    Dec::decode(w + size_t(j) * row_bytes + size_t(b) * Dec::kBytes, o);
+    const uint8_t* p = w + size_t(j) * row_bytes + size_t(b) * Dec::kBytes;
+    Dec::decode(p, o);
     for (int c = 0; c < 8; ++c) _mm256_store_si256(reinterpret_cast<__m256i*>(t.rows[j] + 32 * c), o.q[c]);
-    alignas(32) int16_t s16[16];
-    for (int c = 0; c < 8; ++c) {  // int16 lanes 0..7: values 0..15 of chunk c; 8..15: 16..31
-      _mm256_store_si256(reinterpret_cast<__m256i*>(s16), o.s[c]);
-      t.scale[2 * c][j] = s16[0];
-      t.scale[2 * c + 1][j] = s16[8];
-    }
-    int16_t mk[16];
-    Dec::group_offsets(o, mk);
-    for (int p = 0; p < 8; ++p)
-      t.mk[p][j] = int32_t(uint16_t(mk[2 * p])) | int32_t(uint32_t(uint16_t(mk[2 * p + 1])) << 16);
+    __m256i s16, m16;
+    Dec::group_vectors(p, s16, m16);
+    sc[j] = _mm512_cvtepi16_epi32(s16);
+    mk[j] = _mm512_castsi256_si512(m16);  // 8 dwords: the int16 pairs of groups 2p, 2p + 1
     t.d[j] = o.d;
     t.fmin[j] = o.fmin;
   }
-  // Row j's dword g to lane j of q[g].
-  const __m512i row_starts = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                                _mm512_set1_epi32(kQK_K / 4));
-  for (int g = 0; g < 64; ++g)
-    _mm512_store_si512(t.q[g], _mm512_i32gather_epi32(_mm512_add_epi32(row_starts, _mm512_set1_epi32(g)), t.rows, 4));
+  // Row j's dword g to lane j of q[g], and its scales and offset factors likewise: 16 x 16
+  // dword transposes.
+  transpose16(sc);
+  for (int k = 0; k < 16; ++k) _mm512_store_si512(t.scale[k], sc[k]);
+  transpose16(mk);
+  for (int p = 0; p < 8; ++p) _mm512_store_si512(t.mk[p], mk[p]);
+  for (int c = 0; c < 4; ++c) {
+    __m512i r[16];
+    for (int j = 0; j < kTileRows; ++j) r[j] = _mm512_load_si512(t.rows[j] + 64 * c);
+    transpose16(r);
+    for (int u = 0; u < 16; ++u) _mm512_store_si512(t.q[16 * c + u], r[u]);
+  }
 }
 
 int32_t dword_at(const void* p) {
@@ -168,7 +196,7 @@ void tile_k(const uint8_t* w, size_t row_bytes, const ActQ8K& a, float* y, int64
   const int64_t M = a.rows;
   std::vector<float> acc(size_t(M * kTileRows), 0.0f);
   auto t = std::make_unique<TileBand>();
-  constexpr int kRows = 4;  // activation rows per pass over the band
+  constexpr int kRows = 8;  // activation rows per pass over the band
   for (int64_t b = 0; b < a.blocks; ++b) {
     unpack_band<Dec>(w, row_bytes, b, *t);
     for (int64_t m = 0; m < M; m += kRows)

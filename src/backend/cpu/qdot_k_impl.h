@@ -62,11 +62,15 @@ struct DecK4 {
     }
     for (int j = 0; j < 8; ++j) o.s[j] = _mm256_set1_epi16(sm[j]);
   }
-  // The offset's factor of each group k of 16 values (O = sum_k mk[k] * bsums[k]): m_{k/2}.
-  static void group_offsets(const SuperBlock& o, int16_t mk[16]) {
-    alignas(16) int16_t m[8];
-    _mm_store_si128(reinterpret_cast<__m128i*>(m), o.mins16);
-    for (int k = 0; k < 16; ++k) mk[k] = m[k / 2];
+  // Per group k of 16 values, as int16: its scale (sc_{k/2}) and its offset factor (m_{k/2};
+  // O = sum_k mk[k] * bsums[k]). For the tile kernel's unpacking.
+  static void group_vectors(const uint8_t* p, __m256i& scale, __m256i& mk) {
+    using B = std::conditional_t<kHigh, BlockQ5_K, BlockQ4_K>;
+    alignas(16) uint8_t sm[16];
+    unpack_scales_k4(p + offsetof(B, scales), sm);
+    const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(sm));
+    scale = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));  // sc0 sc0 sc1 sc1 ...
+    mk = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(v, v));
   }
   // The offset's 4 int32 lanes: lane i = sum over j in {2i, 2i + 1} of m_j * (the sum of the
   // x quants of sub-block j), from the 16 sums of 16.
@@ -107,9 +111,10 @@ struct DecQ6K {
       }
     }
   }
-  // The offset's factor of each group k of 16 values: 32 * sc_k.
-  static void group_offsets(const SuperBlock& o, int16_t mk[16]) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(mk), _mm256_slli_epi16(o.sc16, 5));
+  // Per group k of 16 values, as int16: its scale sc_k and its offset factor 32 * sc_k.
+  static void group_vectors(const uint8_t* p, __m256i& scale, __m256i& mk) {
+    scale = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ6_K, scales))));
+    mk = _mm256_slli_epi16(scale, 5);
   }
   // The offset's 4 int32 lanes: lane i = 32 * sum over k in {2i, 2i + 1, 2i + 8, 2i + 9} of
   // sc_k * (the sum of the x quants of group k of 16).
