@@ -60,7 +60,12 @@ struct DecK4 {
         }
       }
     }
-    for (int j = 0; j < 8; ++j) o.s[j] = _mm256_set1_epi16(sm[j]);
+    // Sub-block j's scale to every int16 lane: one byte shuffle of the 8 scales (as int16, in
+    // both 128-bit halves) each, not a scalar broadcast.
+    const __m256i sc8 =
+        _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
+    for (int j = 0; j < 8; ++j)
+      o.s[j] = _mm256_shuffle_epi8(sc8, _mm256_set1_epi16(short(((2 * j + 1) << 8) | (2 * j))));
   }
   // Per group k of 16 values, as int16: its scale (sc_{k/2}) and its offset factor (m_{k/2};
   // O = sum_k mk[k] * bsums[k]). For the tile kernel's unpacking.
