@@ -56,6 +56,7 @@ void expect_same_act(const ActQ8& a, const ActQ8& b) {
   ASSERT_EQ(a.rows, b.rows);
   ASSERT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.qs, b.qs);
+  EXPECT_EQ(a.sum, b.sum);
   for (size_t i = 0; i < a.d.size(); ++i) EXPECT_EQ(std::bit_cast<uint32_t>(a.d[i]), std::bit_cast<uint32_t>(b.d[i]));
 }
 
@@ -203,6 +204,58 @@ TEST(QuantCpu, WideBlockDotsMatchTheirReferenceAndF64) {
                     "no kernel for q4_K");
   EXPECT_WICK_ERROR(cpu::qdot::dot_rows_wide(GgmlType::Q8_0, w.data(), unprepared, 1, 2, &y, 1), InvalidArgument,
                     "outside");
+}
+
+// Prefill-sized q8_0 / q4_0 products take the tile kernel (bands of 16 weight rows, one row
+// per vector lane) where the CPU has AVX-512 VNNI: N = 37 is two bands and 5 rows for the row
+// kernels. The tile's outputs equal its arithmetic written out here (per block the exact
+// integer sum, then one fma with d_w * d_x) bit for bit, and every output is within f32
+// accumulation error of the f64 product.
+TEST(QuantCpu, TileKernelMatchesItsArithmeticAndF64) {
+  const int64_t N = 37;
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0}) {
+    for (int64_t K : {32, 96, 800, 2048}) {
+      const QuantTensor w =
+          quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 13, 0.5f), Shape{N, K}), type, "w");
+      const size_t row_bytes = ggml_row_bytes(type, K, "test");
+      const auto* wp = static_cast<const uint8_t*>(w.bytes.data());
+      const std::vector<float> wd = dequantize(w).to_vector<float>();
+      for (int64_t M : {4, 5, 9, 64}) {
+        SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K) + " M=" + std::to_string(M));
+        const std::vector<float> x = activations(M, K, uint32_t(K * 5 + M));
+        ActQ8 a;
+        cpu::qdot::quantize_act(x.data(), M, K, a, true);
+        const std::vector<float> y =
+            quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8).to_vector<float>();
+        std::vector<float> tile(size_t(M * 16));
+        const bool tiles = cpu::qdot::avx512_dot_tile(type, wp, row_bytes, a, tile.data(), 16);
+        int bad = 0;
+        for (int64_t n = 0; n < 16; ++n)
+          for (int64_t m = 0; m < M && tiles; ++m) {
+            float acc = 0;
+            for (int64_t b = 0; b < K / 32; ++b) {
+              const uint8_t* blk = wp + size_t(n) * row_bytes + size_t(b) * (type == GgmlType::Q8_0 ? 34 : 18);
+              uint16_t dbits;
+              std::memcpy(&dbits, blk, 2);
+              int32_t sum = 0;
+              for (int i = 0; i < 32; ++i) {
+                const int q = type == GgmlType::Q8_0 ? int(int8_t(blk[2 + i]))
+                                                     : int((blk[2 + i % 16] >> (i < 16 ? 0 : 4)) & 0x0F) - 8;
+                sum += q * a.qs[size_t((m * K / 32 + b) * 32 + i)];
+              }
+              acc = std::fma(float(sum), quant::f16_value(dbits) * a.d[size_t(m * K / 32 + b)], acc);
+            }
+            if (std::bit_cast<uint32_t>(tile[size_t(m * 16 + n)]) != std::bit_cast<uint32_t>(acc) && ++bad <= 3)
+              ADD_FAILURE() << "tile m=" << m << " n=" << n << ": " << tile[size_t(m * 16 + n)] << " vs " << acc;
+            if (std::bit_cast<uint32_t>(y[size_t(m * N + n)]) != std::bit_cast<uint32_t>(acc) && ++bad <= 3)
+              ADD_FAILURE() << "quant_matmul m=" << m << " n=" << n;
+          }
+        EXPECT_EQ(bad, 0);
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t m = 0; m < M; ++m) expect_near_f64_dot(y[size_t(m * N + n)], a, wd, m, n, K);
+      }
+    }
+  }
 }
 
 // quant_matmul takes x through to(F32).contiguous(): a transposed, offset view gives the

@@ -117,6 +117,9 @@ void ref_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) {
       const int64_t i = m * a.blocks + b;
       a.d[size_t(i)] = f16_value(blk[size_t(b)].d);
       std::memcpy(a.qs.data() + i * kQK, blk[size_t(b)].qs, kQK);
+      int sum = 0;
+      for (int j = 0; j < kQK; ++j) sum += blk[size_t(b)].qs[j];
+      a.sum[size_t(i)] = int16_t(sum);
     }
   }
 }
@@ -189,6 +192,10 @@ void avx2_quantize(const float* x, int64_t m0, int64_t m1, int64_t K, ActQ8& a) 
                                           _mm256_or_ps(_mm256_and_ps(s, sign_mask), one));
         q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
       }
+      const __m256i s4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+      s = _mm_hadd_epi32(s, s);
+      a.sum[size_t(i)] = int16_t(_mm_cvtsi128_si32(_mm_hadd_epi32(s, s)));
       // packs work per 128-bit half; the permute puts the 32 bytes back in order.
       const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs.data() + i * kQK),
@@ -216,6 +223,7 @@ void resize_act(ActQ8& a, int64_t M, int64_t K) {
   a.blocks = K / kQK;
   a.qs.resize(size_t(M * K));
   a.d.resize(size_t(M * a.blocks));
+  a.sum.resize(size_t(M * a.blocks));
 }
 
 void quantize_act_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8& a, bool simd) {

@@ -15,11 +15,13 @@
 namespace wick::cpu::qdot {
 
 // Rows of x quantized to q8_0 (bit for bit quantize_run(Q8_0)), unpacked for the kernels:
-// contiguous quants and the f16 scale as a float.
+// contiguous quants, the f16 scale as a float, and each block's sum of quants (the tile
+// kernel's correction for the weights' offset).
 struct ActQ8 {
   int64_t rows = 0, blocks = 0;  // blocks of 32 per row
   std::vector<int8_t> qs;        // rows * blocks * 32
   std::vector<float> d;          // rows * blocks
+  std::vector<int16_t> sum;      // rows * blocks
   // For the wide kernel (prepare_wide): per row, per pair of blocks, 16 floats, lanes 0..7
   // the even block's d and 8..15 the odd one's (0 past the last block).
   std::vector<float> d_pairs;
@@ -61,6 +63,16 @@ bool wide_available();
 void prepare_wide(ActQ8& a);
 void dot_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,
                    bool simd = true);
+// The tile kernel for prefill-sized products of q8_0 / q4_0 weights (AVX-512 VNNI only):
+// kTileRows8 weight rows (w: the first, rows row_bytes apart) against every activation row,
+// each lane of a vector one weight row's sum: per 32-value block the exact integer sum S of
+// w quants times x quants, then acc = fma(float(S), d_w * d_x, acc); y[m * y_stride + j] for
+// m < a.rows, j < kTileRows8. Another summation order than dot_rows / dot_rows_wide (within
+// f32 rounding of them). False, doing nothing, where it was not compiled in or the CPU lacks
+// AVX-512 VNNI.
+inline constexpr int kTileRows8 = 16;
+bool avx512_dot_tile(GgmlType type, const uint8_t* w, size_t row_bytes, const ActQ8& a, float* y, int64_t y_stride);
+
 // The AVX-512 kernel itself (false, doing nothing, where it was not compiled in).
 bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride);
 

@@ -6,10 +6,13 @@
 // AVX-512, all of it with internal linkage (the decoders are this file's own copy), so no
 // AVX-512 instruction reaches the rest of the library; matmul_q8 calls it only where the
 // CPU has AVX-512 VNNI (cpu_isa.h).
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <utility>
+#include <vector>
 
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_qdot_avx2.h"
 #include "backend/cpu/simd_avx2.h"
 #include "io/quant/blocks.h"
@@ -34,6 +37,7 @@ using namespace wick::quant;
 #endif
 namespace {
 
+#include "backend/cpu/avx512_transpose_impl.h"
 #include "backend/cpu/qdot_decoders_impl.h"
 
 // Two floats to the lanes of their blocks: lanes 0..7 a, 8..15 b.
@@ -85,6 +89,90 @@ void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y
   with_rows<kMaxWideRows>(R, [&]<int N>() { wide_rows<N, Dec>(w, a, m0, y, ys); });
 }
 
+// ---- the tile kernel --------------------------------------------------------------------
+
+// The 32 quants of a block as unsigned bytes and what they are shifted by (w = u - kShift).
+struct TileQ8_0 {
+  static constexpr int kBytes = sizeof(BlockQ8_0), kShift = 128;
+  static __m256i unsigned_quants(const uint8_t* p) {
+    return _mm256_xor_si256(load32(p + offsetof(BlockQ8_0, qs)), _mm256_set1_epi8(char(0x80)));
+  }
+};
+struct TileQ4_0 {
+  static constexpr int kBytes = sizeof(BlockQ4_0), kShift = 8;
+  static __m256i unsigned_quants(const uint8_t* p) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ4_0, qs)));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+  }
+};
+
+// Two blocks of kTileRows8 weight rows: q[g] holds group g (values 4g..4g+3; g < 8 the first
+// block) of row j at bytes 4j..4j+3; d[k] block k's scales.
+struct Tile8Band {
+  alignas(64) uint8_t q[16][kTileRows8 * 4];
+  alignas(64) float d[2][kTileRows8];
+};
+
+// Blocks b and b + 1 (when two) of the band's rows.
+template <class Dec>
+void unpack_band8(const uint8_t* w, size_t row_bytes, int64_t b, int blocks, Tile8Band& t) {
+  __m512i r[16];
+  for (int j = 0; j < kTileRows8; ++j) {
+    const uint8_t* p = w + size_t(j) * row_bytes + size_t(b) * Dec::kBytes;
+    const __m256i q0 = Dec::unsigned_quants(p);
+    const __m256i q1 = blocks == 2 ? Dec::unsigned_quants(p + Dec::kBytes) : _mm256_setzero_si256();
+    r[j] = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+    for (int k = 0; k < blocks; ++k) t.d[k][j] = f16c_at(p + k * Dec::kBytes);
+  }
+  transpose16(r);
+  for (int g = 0; g < 16; ++g) _mm512_store_si512(t.q[g], r[g]);
+}
+
+int32_t dword_at(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+template <int R, class Dec>
+void tile8_rows(const Tile8Band& t, const ActQ8& a, int64_t m0, int64_t b, int blocks, float* acc) {
+  for (int k = 0; k < blocks; ++k) {
+    const int8_t* x[R];
+    for (int r = 0; r < R; ++r) x[r] = a.qs.data() + ((m0 + r) * a.blocks + b + k) * kQK;
+    __m512i s[R];
+    for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_si512();
+    for (int g = 0; g < 8; ++g) {
+      const __m512i wv = _mm512_load_si512(t.q[8 * k + g]);
+      for (int r = 0; r < R; ++r) s[r] = _mm512_dpbusd_epi32(s[r], wv, _mm512_set1_epi32(dword_at(x[r] + 4 * g)));
+    }
+    const __m512 d = _mm512_load_ps(t.d[k]);
+    for (int r = 0; r < R; ++r) {
+      const int64_t i = (m0 + r) * a.blocks + b + k;
+      const __m512i exact = _mm512_sub_epi32(s[r], _mm512_set1_epi32(Dec::kShift * a.sum[size_t(i)]));
+      float* out = acc + (m0 + r) * kTileRows8;
+      _mm512_storeu_ps(out, _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(d, _mm512_set1_ps(a.d[size_t(i)])),
+                                            _mm512_loadu_ps(out)));
+    }
+  }
+}
+
+template <class Dec>
+void tile8(const uint8_t* w, size_t row_bytes, const ActQ8& a, float* y, int64_t ys) {
+  const int64_t M = a.rows;
+  std::vector<float> acc(size_t(M * kTileRows8), 0.0f);
+  Tile8Band t;
+  constexpr int kRows = 8;  // activation rows per pass over the band
+  for (int64_t b = 0; b < a.blocks; b += 2) {
+    const int blocks = int(std::min<int64_t>(2, a.blocks - b));
+    unpack_band8<Dec>(w, row_bytes, b, blocks, t);
+    for (int64_t m = 0; m < M; m += kRows)
+      with_rows<kRows>(int(std::min<int64_t>(kRows, M - m)),
+                       [&]<int N>() { tile8_rows<N, Dec>(t, a, m, b, blocks, acc.data()); });
+  }
+  for (int64_t m = 0; m < M; ++m)
+    for (int j = 0; j < kTileRows8; ++j) y[m * ys + j] = acc[size_t(m * kTileRows8 + j)];
+}
+
 }  // namespace
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -92,6 +180,16 @@ void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y
 #pragma GCC pop_options
 #endif
 #endif
+
+bool avx512_dot_tile(GgmlType type, const uint8_t* w, size_t row_bytes, const ActQ8& a, float* y, int64_t y_stride) {
+#ifdef WICK_QDOT_AVX512
+  if (!cpu_has_avx512_vnni()) return false;
+  if (type == GgmlType::Q8_0) return tile8<TileQ8_0>(w, row_bytes, a, y, y_stride), true;
+  if (type == GgmlType::Q4_0) return tile8<TileQ4_0>(w, row_bytes, a, y, y_stride), true;
+#endif
+  (void)type, (void)w, (void)row_bytes, (void)a, (void)y, (void)y_stride;
+  return false;
+}
 
 bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride) {
 #ifdef WICK_QDOT_AVX512

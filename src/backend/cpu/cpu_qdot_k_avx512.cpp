@@ -40,6 +40,7 @@ using namespace wick::quant;
 #endif
 namespace {
 
+#include "backend/cpu/avx512_transpose_impl.h"
 #include "backend/cpu/qdot_decoders_impl.h"
 #include "backend/cpu/qdot_k_impl.h"
 
@@ -99,31 +100,6 @@ struct TileBand {
   alignas(64) float d[kTileRows], fmin[kTileRows];
   alignas(64) uint8_t rows[kTileRows][kQK_K];  // the decoder's quants, row by row
 };
-
-// r[i] lane j <- r[j] lane i (int32 lanes): unpacks of dwords and qwords, then 128-bit lane
-// shuffles.
-void transpose16(__m512i r[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  for (int h = 0; h < 16; h += 8)
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0x88);
-      t[h + i + 4] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0xDD);
-    }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
-  }
-}
 
 template <class Dec>
 void unpack_band(const uint8_t* w, size_t row_bytes, int64_t b, TileBand& t) {

@@ -73,9 +73,22 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
   // The wide AVX-512 VNNI kernel for prefill-sized products where the CPU has it (q8_0 /
   // q4_0), else the AVX2 one (also for a few rows: the AVX2 kernel streams a decode step's
   // weights faster, 1B Q4_0 tg 25.1 against 19.6 tok/s).
+  // Prefill-sized products: the tile kernel over bands of kTileRows8 weight rows (AVX-512
+  // VNNI); the rest by the row kernels.
+  int64_t banded = 0;
+  if (M >= 4 && cpu_has_avx512_vnni()) {
+    const int64_t bands = N / qdot::kTileRows8;
+    cpu::parallel_for(bands, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t band = b0; band < b1; ++band) {
+        const int64_t n = band * qdot::kTileRows8;
+        qdot::avx512_dot_tile(type, w + size_t(n) * row_bytes, row_bytes, a, y + n, N);
+      }
+    });
+    banded = bands * qdot::kTileRows8;
+  }
   const bool wide = M > qdot::kMaxRows && qdot::has_wide_kernel(type) && qdot::wide_available();
   if (wide) qdot::prepare_wide(a);
-  rows_against_weights(M, 0, N, K, w, row_bytes, wide ? qdot::kMaxWideRows : qdot::kMaxRows, y,
+  rows_against_weights(M, banded, N, K, w, row_bytes, wide ? qdot::kMaxWideRows : qdot::kMaxRows, y,
                        [&](const uint8_t* row, int64_t m, int r, float* out) {
                          if (wide)
                            qdot::dot_rows_wide(type, row, a, m, r, out, N);
