@@ -422,30 +422,35 @@ TEST(Engine, SpeculativeDecodingGivesGeneratorsTokens) {
       if (i == 4) reqs.back().stop_tokens = {motif[1]};
     }
     uint64_t drafted_freely = 0;
-    for (const int64_t step_tokens : {int64_t(2048), int64_t(4)}) {
+    // 2048 step tokens: drafts whenever the text repeats; 4: only where the budget leaves room;
+    // 0: 2048 with speculative.max_batch 1, drafts only while one sequence decodes.
+    for (const int64_t step_tokens : {int64_t(2048), int64_t(4), int64_t(0)}) {
       EngineOptions o = blocks_of_4(4);
       o.speculative = spec;
-      o.max_step_tokens = step_tokens;
+      o.max_step_tokens = step_tokens > 0 ? step_tokens : 2048;
+      if (step_tokens == 0) o.speculative.max_batch = 1;
       Engine engine(*m, o);
       Collector c;
       for (size_t i = 0; i < reqs.size(); ++i) ASSERT_TRUE(engine.submit(reqs[i], c.on(i)).has_value());
       c.wait(reqs.size());
       for (size_t i = 0; i < reqs.size(); ++i) {
         const auto r = c.get(i);
-        if (step_tokens > 4) EXPECT_EQ(r.tokens, alone(*m, reqs[i], spec)) << "request " << i << " " << r.last.error;
+        if (step_tokens == 2048)
+          EXPECT_EQ(r.tokens, alone(*m, reqs[i], spec)) << "request " << i << " " << r.last.error;
         if (i % 3 != 2) EXPECT_EQ(r.tokens, alone(*m, reqs[i])) << "request " << i << ", " << step_tokens;
         EXPECT_EQ(r.finals, 1);
         EXPECT_EQ(r.last.completion_tokens, int64_t(r.tokens.size()));
       }
       const auto st = engine.stats();
-      if (step_tokens > 4) {
+      if (step_tokens == 2048) {
         EXPECT_GT(st.accepted_tokens, 0u);
         EXPECT_GE(st.drafted_tokens, st.accepted_tokens);
         drafted_freely = st.drafted_tokens;
       } else {
-        // Drafts only where fewer than 4 sequences decode (the budget's rest): fewer of them.
+        // Drafts only where fewer than 4 sequences decode (the budget's rest), or where one
+        // does (max_batch 1): fewer of them.
         EXPECT_LT(st.drafted_tokens, drafted_freely);
-        EXPECT_LE(st.last_step_tokens, 4);
+        if (step_tokens == 4) EXPECT_LE(st.last_step_tokens, 4);
       }
       EXPECT_EQ(st.kv_used, 0);
       EXPECT_EQ(st.kv_blocks_used, 0);
@@ -456,6 +461,8 @@ TEST(Engine, SpeculativeDecodingGivesGeneratorsTokens) {
   EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "draft_tokens must be in [0, 64]");
   o.speculative = {.draft_tokens = 4, .draft_model = &gpt2};
   EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "the draft model's vocabulary");
+  o.speculative = {.draft_tokens = 4, .max_batch = 0};
+  EXPECT_WICK_ERROR(Engine e(llama(), o), InvalidArgument, "max_batch must be >= 1");
 }
 
 // Log-probabilities under speculative decoding: each emitted token's, kept draft or not,

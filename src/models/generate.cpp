@@ -184,6 +184,7 @@ void check_speculative_options(const SpeculativeOptions& spec) {
              "generate: draft_tokens must be in [0, ", kMax, "], got ", spec.draft_tokens);
   WICK_CHECK(spec.max_ngram >= 1 && spec.max_ngram <= kMax, InvalidArgument, "generate: max_ngram must be in [1, ",
              kMax, "], got ", spec.max_ngram);
+  WICK_CHECK(spec.max_batch >= 1, InvalidArgument, "generate: max_batch must be >= 1, got ", spec.max_batch);
 }
 
 void check_speculative_options(const SpeculativeOptions& spec, const CausalLM& target) {

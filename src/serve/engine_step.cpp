@@ -182,8 +182,9 @@ void Engine::Impl::step(Outbox& out) {
   const size_t n_decode = in_step.size();
   int64_t budget = opt.max_step_tokens - int64_t(n_decode);
   // A decoding sequence feeds its last token and its draft: fed[i] = {next, draft...}.
+  // (No drafts in a step wider than speculative.max_batch.)
   std::vector<int64_t> most(n_decode);
-  for (size_t i = 0; i < n_decode; ++i) {
+  for (size_t i = 0; i < n_decode && int64_t(n_decode) <= opt.speculative.max_batch; ++i) {
     most[i] = draft_limit(*in_step[i], budget);
     budget -= most[i];
   }

@@ -64,6 +64,10 @@ inline void add_speculative_options(CLI::App* sub, SamplingArgs& a, bool draft_m
       ->capture_default_str();
   sub->add_option("--spec-ngram", a.spec_opt.max_ngram, "--spec ngram: the longest n-gram looked up, [1, 64]")
       ->capture_default_str();
+  sub->add_option("--spec-max-batch", a.spec_opt.max_batch,
+                  "--spec: draft only in steps where at most this many sequences decode (wider batches are "
+                  "compute-bound), >= 1")
+      ->capture_default_str();
 }
 
 inline void add_sampling_options(CLI::App* sub, SamplingArgs& a) {
