@@ -37,8 +37,9 @@ using namespace wick::quant;
 #endif
 namespace {
 
-#include "backend/cpu/avx512_transpose_impl.h"
+#include "backend/cpu/avx512_tile_impl.h"
 #include "backend/cpu/qdot_decoders_impl.h"
+static_assert(kTileRows8 == 16, "run_tiles and transpose16 take bands of 16 rows");
 
 // Two floats to the lanes of their blocks: lanes 0..7 a, 8..15 b.
 __m512 pair_lanes(float a, float b) {
@@ -128,12 +129,6 @@ void unpack_band8(const uint8_t* w, size_t row_bytes, int64_t b, int blocks, Til
   for (int g = 0; g < 16; ++g) _mm512_store_si512(t.q[g], r[g]);
 }
 
-int32_t dword_at(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 template <int R, class Dec>
 void tile8_rows(const Tile8Band& t, const ActQ8& a, int64_t m0, int64_t b, int blocks, float* acc) {
   for (int k = 0; k < blocks; ++k) {
@@ -158,19 +153,10 @@ void tile8_rows(const Tile8Band& t, const ActQ8& a, int64_t m0, int64_t b, int b
 
 template <class Dec>
 void tile8(const uint8_t* w, size_t row_bytes, const ActQ8& a, float* y, int64_t ys) {
-  const int64_t M = a.rows;
-  std::vector<float> acc(size_t(M * kTileRows8), 0.0f);
   Tile8Band t;
-  constexpr int kRows = 8;  // activation rows per pass over the band
-  for (int64_t b = 0; b < a.blocks; b += 2) {
-    const int blocks = int(std::min<int64_t>(2, a.blocks - b));
-    unpack_band8<Dec>(w, row_bytes, b, blocks, t);
-    for (int64_t m = 0; m < M; m += kRows)
-      with_rows<kRows>(int(std::min<int64_t>(kRows, M - m)),
-                       [&]<int N>() { tile8_rows<N, Dec>(t, a, m, b, blocks, acc.data()); });
-  }
-  for (int64_t m = 0; m < M; ++m)
-    for (int j = 0; j < kTileRows8; ++j) y[m * ys + j] = acc[size_t(m * kTileRows8 + j)];
+  run_tiles(
+      a.rows, a.blocks, 2, y, ys, [&](int64_t b, int blocks) { unpack_band8<Dec>(w, row_bytes, b, blocks, t); },
+      [&]<int R>(int64_t m, int64_t b, int blocks, float* acc) { tile8_rows<R, Dec>(t, a, m, b, blocks, acc); });
 }
 
 }  // namespace

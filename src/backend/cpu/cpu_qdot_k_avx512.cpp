@@ -40,8 +40,9 @@ using namespace wick::quant;
 #endif
 namespace {
 
-#include "backend/cpu/avx512_transpose_impl.h"
+#include "backend/cpu/avx512_tile_impl.h"
 #include "backend/cpu/qdot_decoders_impl.h"
+static_assert(kTileRows == 16, "run_tiles and transpose16 take bands of 16 rows");
 #include "backend/cpu/qdot_k_impl.h"
 
 // One or two rows (a decode step): 256-bit registers as the AVX2 kernel, vpdpwssd for its
@@ -130,12 +131,6 @@ void unpack_band(const uint8_t* w, size_t row_bytes, int64_t b, TileBand& t) {
   }
 }
 
-int32_t dword_at(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 // R activation rows (m0..) against the unpacked band: acc rows of 16 floats.
 template <int R>
 void tile_rows(const TileBand& t, const ActQ8K& a, int64_t m0, int64_t b, float* acc) {
@@ -169,17 +164,10 @@ void tile_rows(const TileBand& t, const ActQ8K& a, int64_t m0, int64_t b, float*
 
 template <class Dec>
 void tile_k(const uint8_t* w, size_t row_bytes, const ActQ8K& a, float* y, int64_t ys) {
-  const int64_t M = a.rows;
-  std::vector<float> acc(size_t(M * kTileRows), 0.0f);
   auto t = std::make_unique<TileBand>();
-  constexpr int kRows = 8;  // activation rows per pass over the band
-  for (int64_t b = 0; b < a.blocks; ++b) {
-    unpack_band<Dec>(w, row_bytes, b, *t);
-    for (int64_t m = 0; m < M; m += kRows)
-      with_rows<kRows>(int(std::min<int64_t>(kRows, M - m)), [&]<int N>() { tile_rows<N>(*t, a, m, b, acc.data()); });
-  }
-  for (int64_t m = 0; m < M; ++m)
-    for (int j = 0; j < kTileRows; ++j) y[m * ys + j] = acc[size_t(m * kTileRows + j)];
+  run_tiles(
+      a.rows, a.blocks, 1, y, ys, [&](int64_t b, int) { unpack_band<Dec>(w, row_bytes, b, *t); },
+      [&]<int R>(int64_t m, int64_t b, int, float* acc) { tile_rows<R>(*t, a, m, b, acc); });
 }
 
 }  // namespace
