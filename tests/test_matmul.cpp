@@ -1,7 +1,11 @@
 // matmul against PyTorch goldens (tests/data/gen_red.py): dtypes, 1-D promotion, batch
 // broadcasting, and operands BLAS takes directly (transposed) or after a copy (strided).
+#include <cmath>
+#include <vector>
+
 #include "support/devices.h"
 #include "support/golden.h"
+#include "support/linear_reference.h"
 #include "support/raw_golden.h"
 
 namespace wick {
@@ -17,12 +21,40 @@ class Matmul : public test::DeviceTest {
 // Tolerance for an inner product of K values rounded to dtype.
 double tol(DType dt) { return test::default_rtol(dt) * 8; }
 
+// c (M, N) against the product of a (M, K) and b (K, N) as given (already rounded to their
+// dtype), computed in double, each element within what the kernels' arithmetic allows: the
+// sum accumulated in f32 (f64 for f64; each partial sum within K roundings of the sum of
+// |a b|) and the result rounded once to c's dtype (unit_roundoff: one ulp, twice the half ulp
+// a rounding costs). A product 10% off, doubled or zeroed fails it in every dtype.
+void expect_product_of(const Tensor& c, const Tensor& a, const Tensor& b) {
+  const int64_t M = a.dim(0), K = a.dim(1), N = b.dim(1);
+  const std::vector<double> av = a.to(Device::cpu()).to(DType::F64).to_vector<double>();
+  const std::vector<double> bv = b.to(Device::cpu()).to(DType::F64).to_vector<double>();
+  const std::vector<double> cv = c.to(Device::cpu()).to(DType::F64).to_vector<double>();
+  const double u = test::unit_roundoff(c.dtype()), acc = c.dtype() == DType::F64 ? 0x1p-53 : 0x1p-24;
+  int bad = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        ref += av[size_t(m * K + k)] * bv[size_t(k * N + n)];
+        mag += std::abs(av[size_t(m * K + k)] * bv[size_t(k * N + n)]);
+      }
+      const double got = cv[size_t(m * N + n)];
+      if (!(std::abs(got - ref) <= u * std::abs(ref) + double(K + 2) * acc * mag) && ++bad <= 3)
+        ADD_FAILURE() << "c[" << m << ", " << n << "] = " << got << ", want " << ref;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST_P(Matmul, FloatDtypes2D) {
   for (DType dt : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
     SCOPED_TRACE(dtype_name(dt));
-    const Tensor c = matmul(g("mm.a").to(dt), g("mm.b").to(dt));
+    const Tensor a = g("mm.a").to(dt), b = g("mm.b").to(dt);
+    const Tensor c = matmul(a, b);
     EXPECT_EQ(c.dtype(), dt);
     EXPECT_CLOSE(c, g("mm.ab"), tol(dt), tol(dt));
+    expect_product_of(c, a, b);
   }
 }
 

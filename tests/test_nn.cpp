@@ -1,10 +1,13 @@
 // Fused nn ops (softmax, log_softmax, layer_norm, rms_norm, linear) against PyTorch
 // goldens from tests/data/gen_red.py.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "support/devices.h"
 #include "support/golden.h"
+#include "support/linear_reference.h"
 #include "support/raw_golden.h"
 #include "wick/nn.h"
 
@@ -32,7 +35,28 @@ TEST_P(NN, SoftmaxAndLogSoftmax) {
     // Transposed twice (non-unit last-dim stride) and offset views.
     const Tensor xt = x.t().contiguous().t();
     EXPECT_CLOSE(softmax(xt), g("nn.softmax"), tol(dt) * 20, tol(dt));
-    EXPECT_CLOSE(log_softmax(x.narrow(0, 2, 3)), g("nn.log_softmax").narrow(0, 2, 3), tol(dt) * 20, tol(dt) * 40);
+    EXPECT_CLOSE(
+        log_softmax(x.narrow(0, 2, 3)), g("nn.log_softmax").narrow(0, 2, 3), tol(dt) * 20,
+        tol(dt) * 40);  // And against the softmax of x as rounded to dt, computed in double: the kernels work in
+    // f32 (f64 for f64; their exp within a few ulps) and round each output once, so each
+    // probability is within an ulp of dt relative (f16's subnormals: absolutely within its
+    // smallest step), each log-probability within an ulp plus f32's error on |x| <= 40. An
+    // all-zero or doubled output fails.
+    const std::vector<double> xr = x.to(Device::cpu()).to(DType::F64).to_vector<double>();
+    const int64_t rows = x.dim(0), K = x.dim(1);
+    std::vector<double> sm(xr.size()), lsm(xr.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double mx = -1e300, z = 0;
+      for (int64_t k = 0; k < K; ++k) mx = std::max(mx, xr[size_t(r * K + k)]);
+      for (int64_t k = 0; k < K; ++k) z += std::exp(xr[size_t(r * K + k)] - mx);
+      for (int64_t k = 0; k < K; ++k) {
+        lsm[size_t(r * K + k)] = xr[size_t(r * K + k)] - mx - std::log(z);
+        sm[size_t(r * K + k)] = std::exp(lsm[size_t(r * K + k)]);
+      }
+    }
+    const double u = test::unit_roundoff(dt), work = dt == DType::F64 ? 1e-14 : 1e-5;
+    EXPECT_CLOSE(softmax(x).to_vector<double>(), sm, u + work, dt == DType::F16 ? 0x1p-24 : 1e-300);
+    EXPECT_CLOSE(log_softmax(x).to_vector<double>(), lsm, u, 50 * work);
   }
   // Large inputs do not overflow; a broadcast row gives identical rows.
   const Tensor big = Tensor::from_vector<float>({1000.f, 1000.f, -1000.f}).to(dev());
