@@ -105,7 +105,32 @@ TEST_P(NN, LayerNormAndRmsNorm) {
     // Strided input and strided (every other element) weight.
     Tensor w2 = zeros({66}, dt, dev());
     w2.slice(0, 0, 66, 2).copy_(w);
-    EXPECT_CLOSE(layer_norm(x.t().contiguous().t(), w2.slice(0, 0, 66, 2), b, 1e-5), g("nn.layer_norm"), t, t);
+    EXPECT_CLOSE(layer_norm(x.t().contiguous().t(), w2.slice(0, 0, 66, 2), b, 1e-5), g("nn.layer_norm"), t,
+                 t);  // And against the same normalizations in double of x, w and b as rounded to dt: the
+    // kernels work in f32 (f64 for f64) and round each output once (two roundings allowed:
+    // the scale and the shift), so a result 5% off fails in every dtype.
+    const std::vector<double> xr = x.to(Device::cpu()).to(DType::F64).to_vector<double>();
+    const std::vector<double> wr = w.to(Device::cpu()).to(DType::F64).to_vector<double>();
+    const std::vector<double> br = b.to(Device::cpu()).to(DType::F64).to_vector<double>();
+    const int64_t rows = x.dim(0), K = x.dim(1);
+    std::vector<double> ln(xr.size()), rn(xr.size()), mag(xr.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double mu = 0, var = 0, ss = 0;
+      for (int64_t k = 0; k < K; ++k) mu += xr[size_t(r * K + k)] / double(K);
+      for (int64_t k = 0; k < K; ++k) {
+        const double d = xr[size_t(r * K + k)] - mu;
+        var += d * d / double(K);
+        ss += xr[size_t(r * K + k)] * xr[size_t(r * K + k)] / double(K);
+      }
+      for (int64_t k = 0; k < K; ++k) {
+        const size_t i = size_t(r * K + k);
+        ln[i] = (xr[i] - mu) / std::sqrt(var + 1e-5) * wr[size_t(k)] + br[size_t(k)];
+        rn[i] = xr[i] / std::sqrt(ss + 1e-6) * wr[size_t(k)];
+      }
+    }
+    const double u2 = 2 * test::unit_roundoff(dt), work = dt == DType::F64 ? 1e-13 : 1e-5;
+    EXPECT_CLOSE(layer_norm(x, w, b, 1e-5).to_vector<double>(), ln, u2 + work, work * 10);
+    EXPECT_CLOSE(rms_norm(x, w, 1e-6).to_vector<double>(), rn, u2 + work, work * 10);
   }
   // A constant row normalizes to the bias; rank-0 and size-1 rows work.
   const Tensor c = full({2, 5}, Scalar(7.0), DType::F32, dev());
