@@ -205,7 +205,7 @@ Tensor round_to_q8_k(const Tensor& x) {
   return Tensor::from_vector(v, x.shape());
 }
 
-// quant_matmul on dev against the CPU's f32 product for the same x and W, with x first
+// quant_matmul on dev against the f64 product for the same x and W, with x first
 // rounded for QuantActivation::Q8 as that mode promises on dev (per 32 to q8_0; per 256 to
 // q8_K for the K-quants on the CPU): the product of the rounded x, whichever route computes
 // it. Tolerance: f32 accumulation-order differences, relative to sum_k |x[m,k]| |W[n,k]|.
@@ -222,9 +222,15 @@ void expect_matmul_close(const Tensor& x_cpu, const Tensor& x_dev, const QuantTe
   const Tensor x_ref = act != QuantActivation::Q8 ? x_cpu
                        : q8_k                     ? round_to_q8_k(x_cpu)
                                                   : dequantize(quantize(x_cpu, GgmlType::Q8_0));
-  const std::vector<float> want = quant_matmul(x_ref, w_cpu).to_vector<float>();
+  // The reference in double from the dequantized weight (dequantize is checked against
+  // gguf-py's), not the CPU's quant_matmul, so the CPU cases do not compare it with itself.
   const std::vector<float> xv = x_cpu.to(DType::F32).to_vector<float>();
+  const std::vector<float> xr = x_ref.to(DType::F32).to_vector<float>();
   const std::vector<float> wv = dequantize(w_cpu).to_vector<float>();
+  std::vector<double> want(size_t(M * N), 0.0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) want[size_t(m * N + n)] += double(xr[size_t(m * K + k)]) * wv[size_t(n * K + k)];
   // Past 8 rows a 16-bit x may take the band route on CUDA (past 16 by default,
   // WICK_CUDA_QUANT_MATVEC_ROWS moves that): x and the dequantized band are rounded to x's
   // dtype for a tensor-core GEMM (each value within half an ulp: 2^-8 relative for bf16).
