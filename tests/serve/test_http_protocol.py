@@ -291,10 +291,13 @@ def test_keep_alive_latency(srv):
 
 def test_disconnect_frees_cache(srv):
     before = srv.metrics()
-    for endpoint, body in [("/v1/completions", {"prompt": "Hello", "max_tokens": 200, "stream": True}),
+    # ignore_eos: each request could only end by its 200 tokens or by the cancel (an early end
+    # of text let one finish before a busy CI machine's worker saw its client leave).
+    for endpoint, body in [("/v1/completions", {"prompt": "Hello", "max_tokens": 200, "stream": True,
+                                                "ignore_eos": True}),
                            ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}],
-                                                     "max_tokens": 200, "stream": True}),
-                           ("/v1/completions", {"prompt": "Hello", "max_tokens": 200})]:
+                                                     "max_tokens": 200, "stream": True, "ignore_eos": True}),
+                           ("/v1/completions", {"prompt": "Hello", "max_tokens": 200, "ignore_eos": True})]:
         s = raw_socket(srv.port)
         s.sendall(http_request_bytes(endpoint, body))
         if body.get("stream"):
