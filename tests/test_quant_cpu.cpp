@@ -372,10 +372,10 @@ TEST(QuantCpuK, ActivationQuantizerIsGgmlsQ8_KRounding) {
 // the f64 product of the dequantized weight with the q8_K-dequantized activations.
 TEST(QuantCpuK, BlockDotsMatchScalarReferenceAndF64) {
   const int64_t N = 3;
-  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     for (int64_t K : {256, 768, 2304, 4096}) {
       const QuantTensor w =
-          type == GgmlType::Q5_K
+          type == GgmlType::Q2_K || type == GgmlType::Q3_K || type == GgmlType::Q5_K
               ? random_k_blocks(type, N, K, uint32_t(K))
               : quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 7, 0.5f), Shape{N, K}), type,
                          "w");
@@ -422,10 +422,10 @@ TEST(QuantCpuK, BlockDotsMatchScalarReferenceAndF64) {
 // for bit (the same integers, the same two roundings per super-block).
 TEST(QuantCpuK, TileKernelMatchesTheReference) {
   const int64_t N = 37;
-  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     for (int64_t K : {256, 2304}) {
       const QuantTensor w =
-          type == GgmlType::Q5_K
+          type == GgmlType::Q2_K || type == GgmlType::Q3_K || type == GgmlType::Q5_K
               ? random_k_blocks(type, N, K, uint32_t(K) + 3)
               : quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 5, 0.5f), Shape{N, K}), type,
                          "w");
@@ -453,31 +453,6 @@ TEST(QuantCpuK, TileKernelMatchesTheReference) {
         EXPECT_EQ(bad, 0);
       }
     }
-  }
-}
-
-// The K-quants without an integer kernel (q2_K, q3_K) take the f32 product with x rounded
-// to q8_K too, as ggml's CPU does for them: within f32 error of the f64 product.
-TEST(QuantCpuK, OtherKQuantsRoundActivationsToQ8_K) {
-  const int64_t M = 3, K = 512, N = 4;
-  for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K}) {
-    SCOPED_TRACE(ggml_type_name(type));
-    const QuantTensor w = random_k_blocks(type, N, K, 9);
-    const std::vector<float> wd = dequantize(w).to_vector<float>();
-    const std::vector<float> x = activations(M, K, 21);
-    const ActQ8K a = quantize_k(x, M, K, false);
-    const std::vector<float> y =
-        quant_matmul(Tensor::from_vector(x, Shape{M, K}), w, QuantActivation::Q8).to_vector<float>();
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        double exact = 0, mag = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const double xq = double(a.d[size_t((m * K + k) / 256)]) * a.qs[size_t(m * K + k)];
-          exact += double(wd[size_t(n * K + k)]) * xq;
-          mag += std::fabs(double(wd[size_t(n * K + k)]) * xq);
-        }
-        EXPECT_NEAR(y[size_t(m * N + n)], exact, 1e-5 * mag + 1e-6) << "m=" << m << " n=" << n;
-      }
   }
 }
 

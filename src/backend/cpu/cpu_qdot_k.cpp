@@ -77,7 +77,47 @@ struct RefSuper {
   int32_t offset;
 };
 
+// q2_K / q3_K (ggml's dequantize_row_q2_K / q3_K layouts, see qdot_k_impl.h's DecLow2).
+void ref_super_low2(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& o) {
+  const bool q3 = type == GgmlType::Q3_K;
+  int32_t scale[16], mk[16];
+  if (q3) {
+    constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+    uint32_t aux[4];
+    std::memcpy(aux, p + offsetof(BlockQ3_K, scales), 12);
+    const uint32_t tmp = aux[2];
+    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+    int8_t sc[16];
+    std::memcpy(sc, aux, 16);
+    for (int k = 0; k < 16; ++k) scale[k] = sc[k] - 32, mk[k] = 4 * scale[k];
+    o.d = o.fmin = f16_bits_at(p + offsetof(BlockQ3_K, d));
+  } else {
+    for (int k = 0; k < 16; ++k) {
+      const uint8_t sm = p[offsetof(BlockQ2_K, scales) + k];
+      scale[k] = sm & 0x0F;
+      mk[k] = sm >> 4;
+    }
+    o.d = f16_bits_at(p + offsetof(BlockQ2_K, d));
+    o.fmin = f16_bits_at(p + offsetof(BlockQ2_K, dmin));
+  }
+  const size_t qs_at = q3 ? offsetof(BlockQ3_K, qs) : offsetof(BlockQ2_K, qs);
+  for (int c = 0; c < 8; ++c)
+    for (int l = 0; l < 32; ++l) {
+      const int h = c / 4, j = c % 4, v = 32 * c + l;
+      int q = (p[qs_at + 32 * h + l] >> (2 * j)) & 3;
+      if (q3) q |= ((p[offsetof(BlockQ3_K, hmask) + l] >> c) & 1) << 2;
+      o.q[v] = uint8_t(q);
+      o.scale[v] = scale[v / 16];
+    }
+  o.offset = 0;
+  for (int k = 0; k < 16; ++k) o.offset += mk[k] * bsums[k];
+}
+
 void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& o) {
+  if (type == GgmlType::Q2_K || type == GgmlType::Q3_K) return ref_super_low2(type, p, bsums, o);
   if (type == GgmlType::Q6_K) {
     o.d = o.fmin = f16_bits_at(p + offsetof(BlockQ6_K, d));
     const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales));
@@ -116,9 +156,7 @@ void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& 
   }
 }
 
-size_t block_bytes(GgmlType type) {
-  return type == GgmlType::Q4_K ? sizeof(BlockQ4_K) : type == GgmlType::Q5_K ? sizeof(BlockQ5_K) : sizeof(BlockQ6_K);
-}
+size_t block_bytes(GgmlType type) { return ggml_type_info(type).block_bytes; }
 
 void ref_rows(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y, int64_t ys) {
   RefSuper o;
@@ -241,7 +279,10 @@ void quantize_act_k_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ
     }
 }
 
-bool has_k_kernel(GgmlType type) { return type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K; }
+bool has_k_kernel(GgmlType type) {
+  return type == GgmlType::Q2_K || type == GgmlType::Q3_K || type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
+         type == GgmlType::Q6_K;
+}
 
 void dot_rows_k(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, int R, float* y, int64_t y_stride,
                 bool simd) {

@@ -1,4 +1,4 @@
-// Integer dot products of K-quant weights (q4_K, q5_K, q6_K) against q8_K activations, the
+// Integer dot products of K-quant weights (q2_K ... q6_K) against q8_K activations, the
 // CPU quant_matmul's path for those types (cpu_qdot_k.cpp, cpu_qdot_k_avx512.cpp), as ggml's
 // CPU does them: x rounded to q8_K (one f32 scale per 256 values, ggml's
 // quantize_row_q8_K_ref bit for bit, with the sums of each 16 quants), and for each
@@ -9,11 +9,12 @@
 // kernels, the AVX-512 tile kernel), so all give the same floats bit for bit: per weight row,
 // activation row and super-block, the exact integer sum
 //   S = sum over the 256 values v of scale(v) * q(v) * x(v)
-// with q the unsigned stored quant (q4_K 0..15, q5_K 0..31, q6_K 0..63) and scale(v) its
+// with q the unsigned stored quant (q2_K 0..3, q3_K 0..7, q4_K 0..15, q5_K 0..31, q6_K 0..63)
+// and scale(v) its
 // sub-block's scale, and the exact integer offset O of the mins times the activation sums
-// (q4_K / q5_K: f_min = dmin, O = sum_j m_j * (the sum of the x quants of sub-block j)) or of
-// the 32 the stored quants are shifted by (q6_K: f_min = d, O = 32 * sum_k sc_k * (the sum
-// of the x quants of group k of 16)); then, super-block by super-block,
+// (q2_K / q4_K / q5_K: f_min = dmin, O = sum over sub-blocks of m * (the sum of their x
+// quants)) or of what the stored quants are shifted by (q3_K: 4, q6_K: 32; f_min = d, O =
+// shift * sum_k sc_k * (the sum of the x quants of group k of 16)); then, super-block by super-block,
 //   acc = fma(float(S), d_w * d_x, acc);  acc = fma(float(-O), f_min * d_x, acc)
 // and the result is acc. The kernels order the integer additions as they like (exact).
 #pragma once
@@ -39,7 +40,7 @@ struct ActQ8K {
 void resize_act_k(ActQ8K& a, int64_t M, int64_t K);
 void quantize_act_k_rows(const float* x, int64_t K, int64_t m0, int64_t m1, ActQ8K& a, bool simd = true);
 
-// Whether dot_rows_k has a kernel for this weight type (q4_K, q5_K, q6_K).
+// Whether dot_rows_k has a kernel for this weight type (q2_K, q3_K, q4_K, q5_K, q6_K).
 bool has_k_kernel(GgmlType type);
 
 // y[r * y_stride] = (weight row w: a.blocks super-blocks of `type`) . (activation row m0 + r)

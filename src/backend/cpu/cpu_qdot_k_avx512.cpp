@@ -185,8 +185,12 @@ bool avx512_dot_tile_k(GgmlType type, const uint8_t* w, size_t row_bytes, const 
     tile_k<DecK4<false>>(w, row_bytes, a, y, y_stride);
   else if (type == GgmlType::Q5_K)
     tile_k<DecK4<true>>(w, row_bytes, a, y, y_stride);
-  else
+  else if (type == GgmlType::Q6_K)
     tile_k<DecQ6K>(w, row_bytes, a, y, y_stride);
+  else if (type == GgmlType::Q2_K)
+    tile_k<DecLow2<false>>(w, row_bytes, a, y, y_stride);
+  else
+    tile_k<DecLow2<true>>(w, row_bytes, a, y, y_stride);
   return true;
 #else
   (void)type, (void)w, (void)row_bytes, (void)a, (void)y, (void)y_stride;

@@ -73,9 +73,9 @@ void CpuBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiva
       cpu::matmul_q8(static_cast<const float*>(xc.data()), M, K, wp, w.type, row_bytes, N, y);
       return;
     }
-    // Other weight types: the f32 product with x rounded as for the integer kernels, the
+    // Other weight types (q4_1, q5_0, q5_1): the f32 product with x rounded to q8_0, the
     // same value up to the f32 summation order.
-    xc = cpu::round_activations(xc, w.type);
+    xc = cpu::round_to_q8_0(xc);
   }
   const float* xp = static_cast<const float*>(xc.data());
   cpu::parallel_for(N, rows_grain(K * M), [&](int64_t n0, int64_t n1) {

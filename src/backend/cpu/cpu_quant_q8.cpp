@@ -97,22 +97,12 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
                        });
 }
 
-Tensor round_activations(const Tensor& x, GgmlType weight_type) {
-  Tensor out = Tensor::empty(x.shape(), DType::F32);
-  const auto* xp = static_cast<const float*>(x.data());
-  auto* yp = static_cast<float*>(out.mutable_data());
-  if (ggml_type_info(weight_type).block_elems == kQK_K) {
-    const int64_t K = x.dim(int64_t(x.rank()) - 1), M = x.numel() / K;
-    qdot::ActQ8K a;
-    qdot::resize_act_k(a, M, K);
-    qdot::quantize_act_k_rows(xp, K, 0, M, a);
-    for (int64_t i = 0; i < M * K; ++i) yp[i] = a.d[size_t(i / kQK_K)] * float(a.qs[size_t(i)]);
-    return out;
-  }
+Tensor round_to_q8_0(const Tensor& x) {
   const int64_t n = x.numel();
   std::vector<uint8_t> q(size_t(n / kQK) * sizeof(BlockQ8_0));
-  quantize_run(GgmlType::Q8_0, xp, q.data(), n);
-  dequantize_run(GgmlType::Q8_0, q.data(), yp, n);
+  Tensor out = Tensor::empty(x.shape(), DType::F32);
+  quantize_run(GgmlType::Q8_0, static_cast<const float*>(x.data()), q.data(), n);
+  dequantize_run(GgmlType::Q8_0, q.data(), static_cast<float*>(out.mutable_data()), n);
   return out;
 }
 

@@ -129,6 +129,74 @@ struct DecQ6K {
   }
 };
 
+// q2_K and q3_K: chunk c = 4h + j holds values 128h + 32j .. + 31, the 2 low bits of each from
+// bits 2j of qs[32h ..]; q3_K's third bit is bit c of hmask[l] (set: no -4, so the stored
+// 3-bit value is unsigned and the 4 goes to the offset). Scales per 16 values: q2_K's low
+// nibble of scales[k] (its high nibble the min), q3_K's 6-bit packed scale minus 32 (signed).
+inline void unpack_scales_q3(const uint8_t* packed, int8_t out[16]) {
+  constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+  uint32_t aux[4];
+  std::memcpy(aux, packed, 12);
+  const uint32_t tmp = aux[2];
+  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+  std::memcpy(out, aux, 16);
+  for (int k = 0; k < 16; ++k) out[k] = int8_t(out[k] - 32);
+}
+
+template <bool kQ3>
+struct DecLow2 {
+  using B = std::conditional_t<kQ3, BlockQ3_K, BlockQ2_K>;
+  static constexpr int kBytes = sizeof(B);
+  // The 16 per-group scales and offset factors (q2_K: m_k; q3_K: 4 * sc_k), as int16.
+  static void group_vectors(const uint8_t* p, __m256i& scale, __m256i& mk) {
+    if constexpr (kQ3) {
+      int8_t sc[16];
+      unpack_scales_q3(p + offsetof(BlockQ3_K, scales), sc);
+      scale = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+      mk = _mm256_slli_epi16(scale, 2);
+    } else {
+      const __m256i v =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ2_K, scales))));
+      scale = _mm256_and_si256(v, _mm256_set1_epi16(0x0F));
+      mk = _mm256_srli_epi16(v, 4);
+    }
+  }
+  static void decode(const uint8_t* p, SuperBlock& o) {
+    o.d = f16c_at(p + offsetof(B, d));
+    if constexpr (kQ3)
+      o.fmin = o.d;
+    else
+      o.fmin = f16c_at(p + offsetof(BlockQ2_K, dmin));
+    __m256i scale, mk;
+    group_vectors(p, scale, mk);
+    alignas(32) int16_t s16[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s16), scale);
+    o.sc16 = mk;  // the offset factors (offset4 below)
+    const __m256i three = _mm256_set1_epi8(3);
+    __m256i hm = _mm256_setzero_si256();
+    if constexpr (kQ3) hm = load32(p + offsetof(BlockQ3_K, hmask));
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(p + offsetof(B, qs) + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const int c = 4 * h + j;
+        __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * j), three);
+        if constexpr (kQ3)
+          q = _mm256_or_si256(q, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, c), _mm256_set1_epi8(1)), 2));
+        o.q[c] = q;
+        o.s[c] = _mm256_set_m128i(_mm_set1_epi16(s16[2 * c + 1]), _mm_set1_epi16(s16[2 * c]));
+      }
+    }
+  }
+  // The offset's 4 int32 lanes from the 16 factors (o.sc16) and the 16 sums of 16.
+  static __m128i offset4(const SuperBlock& o, const int16_t* bsums) {
+    const __m256i p = _mm256_madd_epi16(o.sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)));
+    return _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  }
+};
+
 // One activation row's super-block added to its sum (cpu_qdot_k.h): the integer sum of the
 // lanes times d_w * d_x, then the offset times f_min * d_x subtracted, each one rounding.
 // Both horizontal sums share their steps: [S, O, S, O] after two hadds, converted at once.
@@ -172,7 +240,11 @@ void k_dispatch(GgmlType type, const uint8_t* w, const ActQ8K& a, int64_t m0, in
       Kernel<N, DecK4<false>>::run(w, a, m0, y, ys);
     else if (type == GgmlType::Q5_K)
       Kernel<N, DecK4<true>>::run(w, a, m0, y, ys);
-    else
+    else if (type == GgmlType::Q6_K)
       Kernel<N, DecQ6K>::run(w, a, m0, y, ys);
+    else if (type == GgmlType::Q2_K)
+      Kernel<N, DecLow2<false>>::run(w, a, m0, y, ys);
+    else
+      Kernel<N, DecLow2<true>>::run(w, a, m0, y, ys);
   });
 }
