@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "backend/cpu/cpu_isa.h"
+#include "io/quant/block_decode.h"
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 #include "wick/error.h"
@@ -29,12 +30,6 @@ namespace wick::cpu::qdot {
 using namespace wick::quant;
 
 namespace {
-
-float f16_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return f16_value(bits);
-}
 
 // ---- scalar references ----------------------------------------------------------------
 

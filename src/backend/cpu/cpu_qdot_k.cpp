@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "backend/cpu/cpu_isa.h"
+#include "io/quant/block_decode.h"
 #include "io/quant/blocks.h"
 #include "io/quant/dequantize_row.h"
 #include "wick/error.h"
@@ -27,12 +28,6 @@ namespace wick::cpu::qdot {
 using namespace wick::quant;
 
 namespace {
-
-float f16_bits_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return f16_value(bits);
-}
 
 // ---- scalar references ----------------------------------------------------------------
 
@@ -82,26 +77,19 @@ void ref_super_low2(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSu
   const bool q3 = type == GgmlType::Q3_K;
   int32_t scale[16], mk[16];
   if (q3) {
-    constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-    uint32_t aux[4];
-    std::memcpy(aux, p + offsetof(BlockQ3_K, scales), 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-    int8_t sc[16];
-    std::memcpy(sc, aux, 16);
-    for (int k = 0; k < 16; ++k) scale[k] = sc[k] - 32, mk[k] = 4 * scale[k];
-    o.d = o.fmin = f16_bits_at(p + offsetof(BlockQ3_K, d));
+    for (int k = 0; k < 16; ++k) {
+      scale[k] = DecodeQ3_K::scale(p + offsetof(BlockQ3_K, scales), k);  // the dequantizer's
+      mk[k] = 4 * scale[k];
+    }
+    o.d = o.fmin = f16_at(p + offsetof(BlockQ3_K, d));
   } else {
     for (int k = 0; k < 16; ++k) {
       const uint8_t sm = p[offsetof(BlockQ2_K, scales) + k];
       scale[k] = sm & 0x0F;
       mk[k] = sm >> 4;
     }
-    o.d = f16_bits_at(p + offsetof(BlockQ2_K, d));
-    o.fmin = f16_bits_at(p + offsetof(BlockQ2_K, dmin));
+    o.d = f16_at(p + offsetof(BlockQ2_K, d));
+    o.fmin = f16_at(p + offsetof(BlockQ2_K, dmin));
   }
   const size_t qs_at = q3 ? offsetof(BlockQ3_K, qs) : offsetof(BlockQ2_K, qs);
   for (int c = 0; c < 8; ++c)
@@ -119,7 +107,7 @@ void ref_super_low2(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSu
 void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& o) {
   if (type == GgmlType::Q2_K || type == GgmlType::Q3_K) return ref_super_low2(type, p, bsums, o);
   if (type == GgmlType::Q6_K) {
-    o.d = o.fmin = f16_bits_at(p + offsetof(BlockQ6_K, d));
+    o.d = o.fmin = f16_at(p + offsetof(BlockQ6_K, d));
     const auto* sc = reinterpret_cast<const int8_t*>(p + offsetof(BlockQ6_K, scales));
     for (int h = 0; h < 2; ++h)
       for (int t = 0; t < 4; ++t)
@@ -140,8 +128,8 @@ void ref_super(GgmlType type, const uint8_t* p, const int16_t* bsums, RefSuper& 
   const size_t dmin_at = high ? offsetof(BlockQ5_K, dmin) : offsetof(BlockQ4_K, dmin);
   const size_t scales_at = high ? offsetof(BlockQ5_K, scales) : offsetof(BlockQ4_K, scales);
   const size_t qs_at = high ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs);
-  o.d = f16_bits_at(p + d_at);
-  o.fmin = f16_bits_at(p + dmin_at);
+  o.d = f16_at(p + d_at);
+  o.fmin = f16_at(p + dmin_at);
   o.offset = 0;
   for (int j = 0; j < 8; ++j) {
     uint8_t sc, m;

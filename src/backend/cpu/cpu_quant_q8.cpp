@@ -35,6 +35,19 @@ void rows_against_weights(int64_t M, int64_t n_first, int64_t N, int64_t K, cons
   });
 }
 
+// Prefill-sized products (4 or more rows of x, AVX-512 VNNI): tile(first row of a band,
+// its output column) over the whole bands of `band` weight rows, in parallel; returns how
+// many rows the bands covered (0 where it does not apply), the rest left to the row kernels.
+template <class Tile>
+int64_t tile_bands(int64_t M, int64_t N, int64_t band, const uint8_t* w, size_t row_bytes, float* y, Tile&& tile) {
+  if (M < 4 || !cpu_has_avx512_vnni()) return 0;
+  const int64_t bands = N / band;
+  cpu::parallel_for(bands, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) tile(w + size_t(b * band) * row_bytes, y + b * band);
+  });
+  return bands * band;
+}
+
 int64_t quantize_grain(int64_t K) { return std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(1, K)); }
 
 }  // namespace
@@ -49,19 +62,10 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
     qdot::resize_act_k(a, M, K);
     cpu::parallel_for(M, quantize_grain(K),
                       [&](int64_t m0, int64_t m1) { qdot::quantize_act_k_rows(x, K, m0, m1, a); });
-    // Prefill-sized products: the tile kernel over bands of kTileRows weight rows (AVX-512
-    // VNNI); the rows past the last band, and everything elsewhere, by the row kernel.
-    int64_t banded = 0;
-    if (M >= 4 && cpu_has_avx512_vnni()) {
-      const int64_t bands = N / qdot::kTileRows;
-      cpu::parallel_for(bands, 1, [&](int64_t b0, int64_t b1) {
-        for (int64_t band = b0; band < b1; ++band) {
-          const int64_t n = band * qdot::kTileRows;
-          qdot::avx512_dot_tile_k(type, w + size_t(n) * row_bytes, row_bytes, a, y + n, N);
-        }
-      });
-      banded = bands * qdot::kTileRows;
-    }
+    // The tile kernel over bands of weight rows, the row kernel for the rest.
+    const int64_t banded = tile_bands(M, N, qdot::kTileRows, w, row_bytes, y, [&](const uint8_t* band, float* out) {
+      qdot::avx512_dot_tile_k(type, band, row_bytes, a, out, N);
+    });
     rows_against_weights(
         M, banded, N, K, w, row_bytes, qdot::kMaxKRows, y,
         [&](const uint8_t* row, int64_t m, int r, float* out) { qdot::dot_rows_k(type, row, a, m, r, out, N); });
@@ -70,22 +74,12 @@ void matmul_q8(const float* x, int64_t M, int64_t K, const uint8_t* w, GgmlType 
   qdot::ActQ8 a;
   qdot::resize_act(a, M, K);
   cpu::parallel_for(M, quantize_grain(K), [&](int64_t m0, int64_t m1) { qdot::quantize_act_rows(x, K, m0, m1, a); });
-  // The wide AVX-512 VNNI kernel for prefill-sized products where the CPU has it (q8_0 /
-  // q4_0), else the AVX2 one (also for a few rows: the AVX2 kernel streams a decode step's
-  // weights faster, 1B Q4_0 tg 25.1 against 19.6 tok/s).
-  // Prefill-sized products: the tile kernel over bands of kTileRows8 weight rows (AVX-512
-  // VNNI); the rest by the row kernels.
-  int64_t banded = 0;
-  if (M >= 4 && cpu_has_avx512_vnni()) {
-    const int64_t bands = N / qdot::kTileRows8;
-    cpu::parallel_for(bands, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t band = b0; band < b1; ++band) {
-        const int64_t n = band * qdot::kTileRows8;
-        qdot::avx512_dot_tile(type, w + size_t(n) * row_bytes, row_bytes, a, y + n, N);
-      }
-    });
-    banded = bands * qdot::kTileRows8;
-  }
+  // The tile kernel over bands of weight rows; the rest by the wide AVX-512 VNNI row kernel
+  // past kMaxRows rows where the CPU has it, else the AVX2 one (also for a few rows: it
+  // streams a decode step's weights faster, 1B Q4_0 tg 25.1 against 19.6 tok/s).
+  const int64_t banded = tile_bands(M, N, qdot::kTileRows8, w, row_bytes, y, [&](const uint8_t* band, float* out) {
+    qdot::avx512_dot_tile(type, band, row_bytes, a, out, N);
+  });
   const bool wide = M > qdot::kMaxRows && qdot::has_wide_kernel(type) && qdot::wide_available();
   if (wide) qdot::prepare_wide(a);
   rows_against_weights(M, banded, N, K, w, row_bytes, wide ? qdot::kMaxWideRows : qdot::kMaxRows, y,
