@@ -7,6 +7,7 @@
 #include "wick/dtype.h"
 #include "wick/error.h"
 #include "wick/event.h"
+#include "wick/experts.h"
 #include "wick/graph.h"
 #include "wick/half.h"
 #include "wick/io.h"

@@ -15,7 +15,7 @@ int64_t pool_slots(const std::vector<KvCache::Layer>& pool) { return pool[0].k.d
 }  // namespace
 
 BatchDecoder::BatchDecoder(const CausalLM& model, bool cuda_graphs)
-    : model_(model), graphs_(cuda_graphs && model.device().is_cuda()) {}
+    : model_(model), graphs_(cuda_graphs && model.device().is_cuda() && model.graph_recordable()) {}
 
 int64_t BatchDecoder::lanes_for(int64_t n, int64_t slots) const {
   if (!graphs_) return n;  // nothing is recorded: no padding needed

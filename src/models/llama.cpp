@@ -21,14 +21,6 @@ namespace wick::models {
 
 namespace {
 
-// epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear either way;
-// a packed W's output is out_dtype (the LM head keeps f32).
-Tensor apply(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype, QuantActivation act,
-             const Tensor& residual = {}, const LinearEpilogue& e = {}) {
-  if (!w.quantized()) return linear(x, w.dense, bias, residual, e);
-  return quant_linear(x, w.packed, act, bias, residual, e, out_dtype);
-}
-
 // (B, KV, T, D) -> (B, KV * G, T, D), each key/value head repeated for its G query heads.
 Tensor repeat_kv(const Tensor& t, int64_t G) {
   if (G == 1) return t;
@@ -48,6 +40,12 @@ Tensor additive_mask(int64_t past, int64_t T, int64_t window, DType dtype, Devic
 }
 
 }  // namespace
+
+Tensor apply_weight(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype,
+                    QuantActivation act, const Tensor& residual, const LinearEpilogue& e) {
+  if (!w.quantized()) return linear(x, w.dense, bias, residual, e);
+  return quant_linear(x, w.packed, act, bias, residual, e, out_dtype);
+}
 
 // softmax(q k^T * scale [softcapped] + mask) v. Softcapping (Gemma 2) needs the scores,
 // so that path spells the attention out; the mask then carries causality too.
@@ -108,7 +106,7 @@ Tensor LlamaModel::head(const Tensor& y) const {
     logits = rms_norm_quant_linear(y, final_norm_, config_.rms_norm_eps, lm_head_.packed, quant_activation_, {}, {}, {},
                                    DType::F32);
   } else {
-    logits = apply(lm_head_, norm(y, final_norm_, final_norm_b_), {}, DType::F32, quant_activation_);
+    logits = apply_weight(lm_head_, norm(y, final_norm_, final_norm_b_), {}, DType::F32, quant_activation_);
   }
   if (config_.final_logit_softcap > 0) {
     const double cap = config_.final_logit_softcap;
@@ -129,7 +127,9 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
     return cat({rope(t.narrow(3, 0, R), cos, sin, c.rope.interleaved), t.narrow(3, R, D - R)}, 3);
   };
   auto lin = [&](const Weight& w, const Tensor& x, const Tensor& b, const Tensor& residual = {},
-                 const LinearEpilogue& e = {}) { return apply(w, x, b, dtype_, quant_activation_, residual, e); };
+                 const LinearEpilogue& e = {}) {
+    return apply_weight(w, x, b, dtype_, quant_activation_, residual, e);
+  };
   // Without sandwich norms the residual adds go into the epilogues of o and down.
   const bool fused_residual = !c.sandwich_norms;
   // norm then linear; one op for RMSNorms in the compute dtype (Gemma's, computed in f32,
@@ -163,10 +163,14 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
       k = lin(l.k, h, l.k_b);
       v = lin(l.v, h, l.v_b);
     }
-    if (q.rank() == 3) {  // not yet split into rotated heads
+    if (q.rank() == 3) {     // not yet split into rotated heads
+      if (c.qk_norm_full) {  // OLMoE: over the whole projection
+        q = norm(q, l.q_norm, {});
+        k = norm(k, l.k_norm, {});
+      }
       q = q.reshape({B, T, H, D});
       k = k.reshape({B, T, KV, D});
-      if (c.qk_norm) {
+      if (c.qk_norm && !c.qk_norm_full) {
         q = norm(q, l.q_norm, {});
         k = norm(k, l.k_norm, {});
       }
@@ -179,6 +183,11 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
       x = lin(l.o, ctx, l.o_b, x);
     } else {
       x = x + norm(lin(l.o, ctx, l.o_b), l.post_attn_norm, {});
+    }
+    if (c.moe_layers[li]) {
+      const Tensor y = moe_ffn(l, norm(x, l.ffn_norm, l.ffn_norm_b));
+      x = x + (fused_residual ? y : norm(y, l.post_ffw_norm, {}));
+      continue;
     }
     Tensor mid;
     if (!c.gated_mlp) {  // GPT-2: act(up) in the epilogue

@@ -30,7 +30,13 @@ struct LlamaArch {
   bool fused = false;                                  // qkv_proj / gate_up_proj stored fused (Phi-3)
   bool softcaps = false;                               // attention / final logit softcapping (Gemma 2)
   bool tie_default = false;                            // tie_word_embeddings when config.json omits it
-  bool gpt2 = false;  // GPT-2: LayerNorm, learned positions, a plain MLP, biases everywhere, its own names
+  bool gpt2 = false;          // GPT-2: LayerNorm, learned positions, a plain MLP, biases everywhere, its own names
+  bool qk_norm_full = false;  // OLMoE: q/k RMSNorm over the whole projection
+  // Mixture of experts: the router's picked weights renormalized (when config.json's
+  // norm_topk_prob is absent, and always in GGUF, as llama.cpp's graph for the arch), and a
+  // gated shared expert (Qwen2-MoE). GGUF files say they have experts by <arch>.expert_count.
+  bool moe_norm_topk = false;
+  bool shared_expert = false;
   SlidingPattern sliding = SlidingPattern::All;
   // GGUF: convert_hf_to_gguf.py permutes this arch's q/k rows for ggml's "NORM" rope, which
   // rotates adjacent pairs; the model then rotates pairs instead of un-permuting the rows.

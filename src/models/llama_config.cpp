@@ -137,7 +137,8 @@ void read_rope(const Json& j, LlamaConfig& c) {
 // Which layers slide: layer_types when the file lists them (and the arch reads them),
 // else the arch's pattern.
 void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
-  c.sliding_window = get_size(j, "sliding_window", 0);
+  const Json* window = find(j, "sliding_window");
+  c.sliding_window = window && *window == 0 ? 0 : get_size(j, "sliding_window", 0);  // 0: none (Qwen2-MoE)
   if (arch.sliding == SlidingPattern::FromLayer && !get_bool(j, "use_sliding_window", false)) c.sliding_window = 0;
   c.sliding_layers.assign(size_t(c.n_layer), false);
   if (c.sliding_window == 0) return;
@@ -157,6 +158,31 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
   const int64_t from = arch.sliding == SlidingPattern::FromLayer ? get_size(j, "max_window_layers", 0) : 0;
   for (int64_t i = 0; i < c.n_layer; ++i)
     c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate ? i % 2 == 0 : i >= from;
+}
+
+// Mixture of experts: num_local_experts (Mixtral, transformers 5) or num_experts, top-k, the
+// expert width (moe_intermediate_size, else intermediate_size), Qwen2-MoE's shared expert,
+// and which layers route (Qwen2/3-MoE: every decoder_sparse_step-th layer not in mlp_only_layers).
+void read_experts(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
+  const char* count_key = find(j, "num_local_experts") ? "num_local_experts" : "num_experts";
+  c.n_expert = get_size(j, count_key, 0);
+  c.moe_layers.assign(size_t(c.n_layer), false);
+  if (c.n_expert == 0) return;
+  c.n_expert_used = require_size(j, "num_experts_per_tok");
+  c.expert_ffn = get_size(j, "moe_intermediate_size", c.intermediate_size);
+  if (arch.shared_expert) c.shared_expert_ffn = get_size(j, "shared_expert_intermediate_size", 0);
+  c.norm_topk_prob = get_bool(j, "norm_topk_prob", arch.moe_norm_topk);
+  const int64_t step = get_size(j, "decoder_sparse_step", 1);
+  for (int64_t i = 0; i < c.n_layer; ++i) c.moe_layers[size_t(i)] = (i + 1) % step == 0;
+  if (const Json* dense = find(j, "mlp_only_layers")) {
+    WICK_CHECK(dense->is_array(), Format, kLlamaOp, ": config key 'mlp_only_layers' must be a list, got ",
+               json::brief(*dense));
+    for (const Json& e : *dense) {
+      WICK_CHECK(e.is_number_integer() && e.get<int64_t>() >= 0 && e.get<int64_t>() < c.n_layer, Format, kLlamaOp,
+                 ": config key 'mlp_only_layers' must hold layer numbers below ", c.n_layer, ", got ", json::brief(e));
+      c.moe_layers[size_t(e.get<int64_t>())] = false;
+    }
+  }
 }
 
 // GPT-2's config.json (GPT2Config's own key names, transformers' defaults): one head per
@@ -241,8 +267,15 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.bos_token_ids = get_ids(j, "bos_token_id");
   c.eos_token_ids = get_ids(j, "eos_token_id");
   c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
+  WICK_CHECK(!find(j, "clip_qkv"), Unsupported, kLlamaOp, ": config key 'clip_qkv' (clamped q/k/v) is not supported");
+  read_experts(j, *arch, c);
   finish_config(c, *arch, {"num_attention_heads", "num_key_value_heads", "head_dim", "partial_rotary_factor"});
   return c;
+}
+
+NameStyle name_style(const LlamaConfig& c) {
+  if (c.sandwich_norms) return NameStyle::Sandwich;
+  return c.arch == "mixtral" ? NameStyle::Mixtral : NameStyle::Plain;
 }
 
 void merge_generation_config(LlamaConfig& c, const std::string& text, const std::string& origin) {
@@ -277,6 +310,13 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
   c.gemma_norms = arch.gemma;
   c.sandwich_norms = arch.sandwich_norms;
   c.qk_norm = arch.qk_norm;
+  c.qk_norm_full = arch.qk_norm_full;
+  if (c.moe_layers.size() != size_t(c.n_layer)) c.moe_layers.assign(size_t(c.n_layer), false);
+  if (c.n_expert > 0) {
+    WICK_CHECK(c.n_expert_used >= 1 && c.n_expert_used <= c.n_expert, Format, kLlamaOp, ": ", c.n_expert_used,
+               " experts per token, but the model has ", c.n_expert);
+    WICK_CHECK(c.expert_ffn > 0, Format, kLlamaOp, ": the experts' feed-forward width must be positive");
+  }
   c.fused_qkv = c.fused_gate_up = arch.fused;
   c.layer_norm = c.learned_positions = arch.gpt2;
   c.gated_mlp = !arch.gpt2;

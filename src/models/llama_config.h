@@ -7,9 +7,13 @@
 #include <vector>
 
 #include "llama_arch.h"
+#include "llama_names.h"
 #include "wick/models/llama.h"
 
 namespace wick::models {
+
+// How the config's architecture spells its HF tensor names (llama_names.h).
+NameStyle name_style(const LlamaConfig& c);
 
 // The op name that the Llama family's errors start with.
 inline constexpr const char* kLlamaOp = "llama";
@@ -61,6 +65,11 @@ struct RopeTables {
 // with causal, query i sees keys j <= i + Tk - Tq (mask then undefined).
 Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                        bool causal);
+
+// epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear either way;
+// a packed W's output is out_dtype (the LM head keeps f32).
+Tensor apply_weight(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype,
+                    QuantActivation act, const Tensor& residual = {}, const LinearEpilogue& e = {});
 
 // Layer li's options of cache_attention: the model's scale and softcap, the layer's window.
 CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li);

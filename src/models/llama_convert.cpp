@@ -205,6 +205,9 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
   WICK_CHECK(!arch.gpt2, Unsupported, kConvertOp,
              ": GPT-2 folders are not written as GGUF yet (wick loads the folder itself, and the GGUF "
              "that llama.cpp's convert_hf_to_gguf.py writes of it)");
+  WICK_CHECK(c.n_expert == 0, Unsupported, kConvertOp, ": Mixture-of-Experts folders (", c.arch,
+             ") are not written as GGUF yet: wick loads the folder itself, and the GGUF that llama.cpp's "
+             "convert_hf_to_gguf.py writes of it");
   const SafetensorsFolder src(dir);
   WICK_CHECK(src.layer_count() == c.n_layer, Format, kConvertOp, ": config.json has ", c.n_layer,
              " layers but the checkpoint holds ", src.layer_count());
@@ -231,7 +234,7 @@ ConvertResult convert_to_gguf(const fs::path& dir, const fs::path& out, const Co
     // transformers' rotary buffers (older checkpoints save them); the tied head's copy.
     if (name.ends_with("rotary_emb.inv_freq")) continue;
     if (c.tie_embeddings && name == global_name(Global::LmHead, false)) continue;
-    const auto g = gguf_name_of(name, c.sandwich_norms);
+    const auto g = gguf_name_of(name, name_style(c));
     WICK_CHECK(g, Unsupported, kConvertOp, ": tensor '", name, "' has no GGUF name for ", c.arch);
     tw.add(name, g->name, g->part, [&opt, i, n = names.size()] {
       if (opt.on_tensor) opt.on_tensor(i + 1, n);

@@ -108,6 +108,25 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
   if (f.contains("rope_freqs.weight")) r.freq_factors = factors("rope_freqs.weight");  // llama3's rule
 }
 
+// Mixture of experts: <arch>.expert_count and expert_used_count; a layer routes when it has
+// a router (ffn_gate_inp), as llama.cpp's loaders for the MoE archs expect in every layer.
+void read_experts(const Keys& k, const gguf::File& f, const LlamaArch& arch, LlamaConfig& c) {
+  c.n_expert = k.integer("expert_count", 0).value_or(0);
+  c.moe_layers.assign(size_t(c.n_layer), false);
+  if (c.n_expert == 0) return;
+  c.n_expert_used = k.require_integer("expert_used_count");
+  c.expert_ffn = k.integer("expert_feed_forward_length").value_or(c.intermediate_size);
+  if (arch.shared_expert)
+    c.shared_expert_ffn = k.integer("expert_shared_feed_forward_length").value_or(c.intermediate_size);
+  c.norm_topk_prob = arch.moe_norm_topk;
+  if (const std::string key = k.key("expert_weights_norm"); f.has(key)) {
+    WICK_CHECK(f.get(key).holds<bool>(), Format, kLlamaOp, ": GGUF key '", key, "' must be a bool");
+    c.norm_topk_prob = f.get(key).get<bool>();
+  }
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    c.moe_layers[size_t(i)] = f.contains("blk." + std::to_string(i) + ".ffn_gate_inp.weight");
+}
+
 }  // namespace
 
 LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
@@ -179,6 +198,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   finish_config(c, *arch,
                 {k.key("attention.head_count"), k.key("attention.head_count_kv"), k.key("attention.key_length"),
                  k.key("rope.dimension_count")});
+  read_experts(k, f, *arch, c);
   // Phi-3 GGUFs may hold q/k/v separately (create_tensor_qkv accepts both).
   c.fused_qkv = f.contains("blk.0.attn_qkv.weight");
   c.fused_gate_up = arch->fused && !f.contains("blk.0.ffn_gate.weight");

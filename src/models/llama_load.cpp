@@ -32,7 +32,13 @@ struct Request {
   LlamaModel::Weight* matrix = nullptr;  // Kind::Matrix
   Tensor* vector = nullptr;              // Kind::Norm / Kind::Bias / Kind::Table
   StoredTensor stored;
+  // A stack of experts stored one tensor per expert (HF): their names, in order; stored
+  // then holds the first until load() stacks them.
+  std::vector<std::string> parts;
 };
+
+// Rows of a matrix or a stack of matrices (the product of all but the last dim).
+int64_t row_count(const Shape& s) { return s.numel() / s[s.rank() - 1]; }
 
 // The checkpoint's own float type on an accelerator (f16 for quantized files); f32 on the CPU.
 DType default_dtype(const LlamaConfig& c, const WeightSource& src, Device device) {
@@ -66,13 +72,13 @@ struct LlamaLoader {
   std::vector<Request> plan;
 
   void matrix(std::string name, Shape shape, LlamaModel::Weight& w) {
-    plan.push_back({std::move(name), std::move(shape), Kind::Matrix, &w, nullptr, {}});
+    plan.push_back({std::move(name), std::move(shape), Kind::Matrix, &w, nullptr, {}, {}});
   }
   void vector(std::string name, int64_t n, Kind kind, Tensor& t) {
-    plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}});
+    plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}, {}});
   }
   void table(std::string name, Shape shape, Tensor& t) {
-    plan.push_back({std::move(name), std::move(shape), Kind::Table, nullptr, &t, {}});
+    plan.push_back({std::move(name), std::move(shape), Kind::Table, nullptr, &t, {}, {}});
   }
 
   void make_plan() {
@@ -93,12 +99,21 @@ struct LlamaLoader {
       LlamaModel::Layer& l = m.layers_[size_t(i)];
       const std::string prefix = layer_prefix(i, g);
       auto name = [&](Part p, const char* suffix) {
-        return prefix + std::string(part_name(p, c.sandwich_norms, g)) + suffix;
+        return prefix + std::string(part_name(p, name_style(c), g)) + suffix;
       };
       auto linear = [&](Part p, Shape shape, LlamaModel::Weight& w, Tensor& b, bool bias) {
         const int64_t out = shape[0];
         matrix(name(p, ".weight"), std::move(shape), w);
         if (bias) vector(name(p, ".bias"), out, Kind::Bias, b);
+      };
+      // A stack of n_expert matrices: one GGUF tensor, or one HF tensor per expert.
+      auto experts = [&](Part p, int64_t out, int64_t in, LlamaModel::Weight& w) {
+        const Shape shape{c.n_expert, out, in};
+        if (g) return matrix(name(p, ".weight"), shape, w);
+        Request r{name(p, ".weight"), shape, Kind::Matrix, &w, nullptr, {}, {}};
+        for (int64_t e = 0; e < c.n_expert; ++e)
+          r.parts.push_back(prefix + expert_part_name(p, e, name_style(c), false) + ".weight");
+        plan.push_back(std::move(r));
       };
       vector(name(Part::AttnNorm, ".weight"), E, Kind::Norm, l.attn_norm);
       norm_bias(name(Part::AttnNorm, ".weight"), l.attn_norm_b);
@@ -111,14 +126,28 @@ struct LlamaLoader {
       }
       linear(Part::O, Shape{E, H * D}, l.o, l.o_b, c.o_bias);
       if (c.qk_norm) {
-        vector(name(Part::QNorm, ".weight"), D, Kind::Norm, l.q_norm);
-        vector(name(Part::KNorm, ".weight"), D, Kind::Norm, l.k_norm);
+        vector(name(Part::QNorm, ".weight"), c.qk_norm_full ? H * D : D, Kind::Norm, l.q_norm);
+        vector(name(Part::KNorm, ".weight"), c.qk_norm_full ? KV * D : D, Kind::Norm, l.k_norm);
       }
       vector(name(Part::FfnNorm, ".weight"), E, Kind::Norm, l.ffn_norm);
       norm_bias(name(Part::FfnNorm, ".weight"), l.ffn_norm_b);
       if (c.sandwich_norms) {
         vector(name(Part::PostAttnNorm, ".weight"), E, Kind::Norm, l.post_attn_norm);
         vector(name(Part::PostFfwNorm, ".weight"), E, Kind::Norm, l.post_ffw_norm);
+      }
+      if (c.moe_layers[size_t(i)]) {
+        const int64_t F = c.expert_ffn, S = c.shared_expert_ffn;
+        matrix(name(Part::Router, ".weight"), Shape{c.n_expert, E}, l.router);
+        experts(Part::GateExps, F, E, l.gate_exps);
+        experts(Part::UpExps, F, E, l.up_exps);
+        experts(Part::DownExps, E, F, l.down_exps);
+        if (S > 0) {  // the shared expert in the dense MLP's place
+          matrix(name(Part::SharedGate, ".weight"), Shape{S, E}, l.gate);
+          matrix(name(Part::SharedUp, ".weight"), Shape{S, E}, l.up);
+          matrix(name(Part::SharedDown, ".weight"), Shape{E, S}, l.down);
+          vector(name(Part::SharedExpertGate, ".weight"), E, Kind::Bias, l.shared_gate);
+        }
+        continue;
       }
       if (!c.gated_mlp) {
         linear(Part::Up, Shape{I, E}, l.up, l.up_b, c.mlp_bias);
@@ -136,19 +165,40 @@ struct LlamaLoader {
   size_t check_plan() {
     size_t bytes = 0;
     for (Request& r : plan) {
-      r.stored = src.get(r.name);
-      WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kLlamaOp, ": tensor '", src.stored_name(r.name),
-                 "' has shape ", r.stored.shape(), ", config implies ", r.shape);
+      if (!r.parts.empty()) {
+        check_parts(r);
+      } else {
+        r.stored = src.get(r.name);
+        // A vector stored as a (1, n) matrix (Qwen2-MoE's shared_expert_gate in HF).
+        if (r.kind != Kind::Matrix && r.stored.dense.defined() && r.stored.shape() == Shape{1, r.shape[0]})
+          r.stored.dense = r.stored.dense.reshape({r.shape[0]});
+        WICK_CHECK(r.stored.shape() == r.shape, ShapeMismatch, kLlamaOp, ": tensor '", src.stored_name(r.name),
+                   "' has shape ", r.stored.shape(), ", config implies ", r.shape);
+      }
       bytes += planned_bytes(r);
     }
     return bytes;
   }
 
+  // Each expert of a stack present with the expert's shape, all float of one dtype.
+  void check_parts(Request& r) {
+    const Shape one{r.shape[1], r.shape[2]};
+    for (const std::string& part : r.parts) {
+      const StoredTensor t = src.get(part);
+      WICK_CHECK(t.shape() == one, ShapeMismatch, kLlamaOp, ": tensor '", part, "' has shape ", t.shape(),
+                 ", config implies ", one);
+      WICK_CHECK(t.dense.defined() && (!r.stored.dense.defined() || t.dense.dtype() == r.stored.dense.dtype()), Format,
+                 kLlamaOp, ": the experts of '", r.name, "' must share one float dtype ('", part, "')");
+      if (!r.stored.dense.defined()) r.stored = t;
+    }
+  }
+
   size_t planned_bytes(const Request& r) const {
     if (r.kind != Kind::Matrix) return size_t(r.shape.numel()) * dtype_size(vector_dtype(r.kind));
     if (!r.stored.dense.defined()) return r.stored.packed.bytes.nbytes();
-    if (const auto q = quant_type_for(opt.quantize, r.shape[1]))
-      return ggml_row_bytes(*q, r.shape[1], kLlamaOp) * size_t(r.shape[0]);
+    const int64_t k = r.shape[r.shape.rank() - 1];
+    if (const auto q = quant_type_for(opt.quantize, k))
+      return ggml_row_bytes(*q, k, kLlamaOp) * size_t(row_count(r.shape));
     return size_t(r.shape.numel()) * dtype_size(matrix_dtype(r.stored.dense.dtype()));
   }
 
@@ -168,9 +218,14 @@ struct LlamaLoader {
       return;
     }
     LlamaModel::Weight& w = *r.matrix;
+    if (!r.parts.empty()) {  // one copy of the experts, stacked (E, out, in)
+      std::vector<Tensor> each;
+      for (const std::string& part : r.parts) each.push_back(src.get(part).dense.unsqueeze(0));
+      r.stored.dense = cat(each, 0);
+    }
     if (!r.stored.dense.defined()) {
       w.packed = r.stored.packed.to(dev);  // the mapping itself on the CPU
-    } else if (const auto q = quant_type_for(opt.quantize, r.shape[1])) {
+    } else if (const auto q = quant_type_for(opt.quantize, r.shape[r.shape.rank() - 1])) {
       w.packed = quantize(r.stored.dense.contiguous(), *q, r.name).to(dev);  // GPT-2's are transposed views
     } else {
       w.dense = r.stored.dense.to(matrix_dtype(r.stored.dense.dtype())).to(dev);  // zero-copy on the CPU

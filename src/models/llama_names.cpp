@@ -12,11 +12,18 @@ struct PartRow {
   std::string_view hf, gguf;
 };
 
-// Gemma 2 (sandwich) names its norms differently; its rows come first when sandwich is set.
+// Gemma 2 (sandwich) names its norms differently, Mixtral its MoE block; their rows come
+// first for their style.
 constexpr PartRow kSandwichRows[] = {
     {Part::FfnNorm, "pre_feedforward_layernorm", "ffn_norm"},
     {Part::PostAttnNorm, "post_attention_layernorm", "post_attention_norm"},
     {Part::PostFfwNorm, "post_feedforward_layernorm", "post_ffw_norm"},
+};
+constexpr PartRow kMixtralRows[] = {
+    {Part::Router, "block_sparse_moe.gate", "ffn_gate_inp"},
+    {Part::GateExps, "block_sparse_moe.experts.*.w1", "ffn_gate_exps"},
+    {Part::UpExps, "block_sparse_moe.experts.*.w3", "ffn_up_exps"},
+    {Part::DownExps, "block_sparse_moe.experts.*.w2", "ffn_down_exps"},
 };
 
 constexpr PartRow kRows[] = {
@@ -33,6 +40,14 @@ constexpr PartRow kRows[] = {
     {Part::Up, "mlp.up_proj", "ffn_up"},
     {Part::GateUp, "mlp.gate_up_proj", "ffn_up"},  // Phi-3: llama.cpp keeps it fused under ffn_up
     {Part::Down, "mlp.down_proj", "ffn_down"},
+    {Part::Router, "mlp.gate", "ffn_gate_inp"},
+    {Part::GateExps, "mlp.experts.*.gate_proj", "ffn_gate_exps"},
+    {Part::UpExps, "mlp.experts.*.up_proj", "ffn_up_exps"},
+    {Part::DownExps, "mlp.experts.*.down_proj", "ffn_down_exps"},
+    {Part::SharedGate, "mlp.shared_expert.gate_proj", "ffn_gate_shexp"},
+    {Part::SharedUp, "mlp.shared_expert.up_proj", "ffn_up_shexp"},
+    {Part::SharedDown, "mlp.shared_expert.down_proj", "ffn_down_shexp"},
+    {Part::SharedExpertGate, "mlp.shared_expert_gate", "ffn_gate_inp_shexp"},
 };
 
 struct GlobalRow {
@@ -46,9 +61,12 @@ constexpr GlobalRow kGlobals[] = {
 };
 
 template <class F>
-const PartRow* find_row(bool sandwich, F&& match) {
-  if (sandwich)
+const PartRow* find_row(NameStyle style, F&& match) {
+  if (style == NameStyle::Sandwich)
     for (const PartRow& r : kSandwichRows)
+      if (match(r)) return &r;
+  if (style == NameStyle::Mixtral)
+    for (const PartRow& r : kMixtralRows)
       if (match(r)) return &r;
   for (const PartRow& r : kRows)
     if (match(r)) return &r;
@@ -57,10 +75,16 @@ const PartRow* find_row(bool sandwich, F&& match) {
 
 }  // namespace
 
-std::string_view part_name(Part p, bool sandwich, bool gguf) {
-  const PartRow* r = find_row(sandwich, [&](const PartRow& row) { return row.part == p; });
+std::string_view part_name(Part p, NameStyle style, bool gguf) {
+  const PartRow* r = find_row(style, [&](const PartRow& row) { return row.part == p; });
   if (!r) return {};  // the post-norms outside Gemma 2: never planned
   return gguf ? r->gguf : r->hf;
+}
+
+std::string expert_part_name(Part p, int64_t e, NameStyle style, bool gguf) {
+  std::string name(part_name(p, style, gguf));
+  if (const size_t star = name.find('*'); star != std::string::npos) name.replace(star, 1, std::to_string(e));
+  return name;
 }
 
 std::string_view global_name(Global g, bool gguf) {
@@ -73,7 +97,7 @@ std::string layer_prefix(int64_t layer, bool gguf) {
   return (gguf ? "blk." : "model.layers.") + std::to_string(layer) + ".";
 }
 
-std::optional<GgufName> gguf_name_of(std::string_view hf, bool sandwich) {
+std::optional<GgufName> gguf_name_of(std::string_view hf, NameStyle style) {
   for (const GlobalRow& r : kGlobals)
     if (r.hf == hf) return GgufName{std::string(r.gguf), std::nullopt};
   constexpr std::string_view kLayers = "model.layers.";
@@ -87,7 +111,7 @@ std::optional<GgufName> gguf_name_of(std::string_view hf, bool sandwich) {
   if (dot == std::string_view::npos) return std::nullopt;
   const std::string_view part = hf.substr(0, dot), suffix = hf.substr(dot);  // ".weight" / ".bias"
   if (suffix != ".weight" && suffix != ".bias") return std::nullopt;
-  const PartRow* r = find_row(sandwich, [&](const PartRow& row) { return row.hf == part; });
+  const PartRow* r = find_row(style, [&](const PartRow& row) { return row.hf == part; });
   if (!r) return std::nullopt;
   return GgufName{layer_prefix(layer, true) + std::string(r->gguf) + std::string(suffix), r->part};
 }

@@ -9,12 +9,44 @@
 
 namespace wick::models {
 
-// The per-layer tensors.
-enum class Part { AttnNorm, Q, K, V, Qkv, O, QNorm, KNorm, FfnNorm, PostAttnNorm, PostFfwNorm, Gate, Up, GateUp, Down };
+// The per-layer tensors. A MoE layer has a router, stacked experts (in HF one tensor per
+// expert, "mlp.experts.*.gate_proj" with * the expert's number; in GGUF one 3-D tensor) and,
+// in Qwen2-MoE, a shared expert and its sigmoid gate.
+enum class Part {
+  AttnNorm,
+  Q,
+  K,
+  V,
+  Qkv,
+  O,
+  QNorm,
+  KNorm,
+  FfnNorm,
+  PostAttnNorm,
+  PostFfwNorm,
+  Gate,
+  Up,
+  GateUp,
+  Down,
+  Router,
+  GateExps,
+  UpExps,
+  DownExps,
+  SharedGate,
+  SharedUp,
+  SharedDown,
+  SharedExpertGate
+};
 
-// A layer tensor's name within its layer ("self_attn.q_proj" / "attn_q"). sandwich: Gemma 2,
-// whose HF post_attention_layernorm follows attention instead of preceding the MLP.
-std::string_view part_name(Part p, bool sandwich, bool gguf);
+// Where an architecture's HF names differ from the common ones: Gemma 2, whose HF
+// post_attention_layernorm follows attention instead of preceding the MLP; Mixtral, whose
+// MoE block is "block_sparse_moe" with experts w1 / w3 / w2.
+enum class NameStyle : uint8_t { Plain, Sandwich, Mixtral };
+
+// A layer tensor's name within its layer ("self_attn.q_proj" / "attn_q").
+std::string_view part_name(Part p, NameStyle style, bool gguf);
+// Expert e's HF name of an expert part ("mlp.experts.3.gate_proj"); the GGUF name when gguf.
+std::string expert_part_name(Part p, int64_t e, NameStyle style, bool gguf);
 
 // The whole-model tensors.
 enum class Global { Embedding, FinalNorm, LmHead };
@@ -30,6 +62,6 @@ struct GgufName {
   std::string name;
   std::optional<Part> part;
 };
-std::optional<GgufName> gguf_name_of(std::string_view hf_name, bool sandwich);
+std::optional<GgufName> gguf_name_of(std::string_view hf_name, NameStyle style);
 
 }  // namespace wick::models

@@ -19,7 +19,8 @@
 namespace wick::test {
 
 inline const std::vector<std::string>& llama_fixtures() {
-  static const std::vector<std::string> names = {"llama3", "llama2", "mistral", "qwen2", "qwen3", "gemma2", "phi3"};
+  static const std::vector<std::string> names = {"llama3", "llama2", "mistral", "qwen2", "qwen3", "gemma2", "phi3",
+                                                     "mixtral", "qwen2moe", "qwen3moe", "olmoe"};
   return names;
 }
 

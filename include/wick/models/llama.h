@@ -1,4 +1,5 @@
-// The Llama family of decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2/2.5, Qwen3, Gemma 2, Phi-3)
+// The Llama family of decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2/2.5, Qwen3, Gemma 2, Phi-3,
+// and the Mixture-of-Experts Mixtral, Qwen2-MoE, Qwen3-MoE and OLMoE)
 // from Hugging Face folders (config.json + safetensors, sharded or not) or llama.cpp GGUF
 // files (float or block-quantized weights), and GPT-2. One generic pre-norm decoder: RMSNorm
 // (LayerNorm), rotary (learned) positions, grouped-query attention, a gated (plain) MLP; what
@@ -73,6 +74,17 @@ struct LlamaConfig {
   // table added to the token embedding instead of rotary positions, and a plain MLP
   // down(act(up(x))) instead of the gated one.
   bool layer_norm = false, learned_positions = false, gated_mlp = true;
+  // OLMoE: the q/k RMSNorm spans the whole projection (H * D, KV * D), not each head.
+  bool qk_norm_full = false;
+  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE): in the layers moe_layers marks,
+  // a router (n_expert logits) picks n_expert_used experts per token, softmax-weighted (over
+  // all n_expert logits; with norm_topk_prob the picked weights renormalized to sum to 1);
+  // each expert is a gated MLP of expert_ffn. shared_expert_ffn > 0 (Qwen2-MoE): a dense gated
+  // MLP of that width beside them, its output scaled by sigmoid(x . shared_gate). Other
+  // layers keep the dense MLP of intermediate_size.
+  int64_t n_expert = 0, n_expert_used = 0, expert_ffn = 0, shared_expert_ffn = 0;
+  bool norm_topk_prob = false;
+  std::vector<bool> moe_layers;  // n_layer entries (all false without experts)
   // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
   std::vector<int32_t> bos_token_ids, eos_token_ids;
   std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
@@ -120,6 +132,7 @@ class LlamaModel final : public CausalLM {
   Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // llama_batch.cpp
   // llama_batch_decode.cpp
   bool batch_decode_supported() const override { return true; }
+  bool graph_recordable() const override { return config_.n_expert == 0; }  // mul_mat_id groups on the host
   void decode_batch_step(BatchDecodeState& s) const override;
   void reserve_cache(KvCache& cache) const override;
   int64_t exact_span(int64_t past) const override;
@@ -141,6 +154,10 @@ class LlamaModel final : public CausalLM {
     Tensor attn_norm_b, ffn_norm_b;  // LayerNorm biases (GPT-2)
     Weight q, k, v, qkv, o, gate, up, gate_up, down;
     Tensor q_b, k_b, v_b, qkv_b, o_b, gate_b, up_b, gate_up_b, down_b;
+    // A MoE layer: the router (n_expert, hidden) and the stacked experts (n_expert, out, in);
+    // gate/up/down above then hold the shared expert (if any), scaled by sigmoid(x . shared_gate).
+    Weight router, gate_exps, up_exps, gate_up_exps, down_exps;
+    Tensor shared_gate;  // (hidden)
   };
 
  protected:
@@ -157,6 +174,8 @@ class LlamaModel final : public CausalLM {
   // The decoder blocks over x (B, T, E) with cos/sin (T, dims/2) of the positions; attend
   // gets q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
   Tensor blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const;
+  // A MoE layer's feed-forward output for h (B, T, hidden), normalized already (llama_moe.cpp).
+  Tensor moe_ffn(const Layer& l, const Tensor& h) const;
   // The masks of one sequence's attention: T queries at positions [past, past + T).
   struct SeqMasks {
     int64_t past = 0, T = 0;

@@ -84,6 +84,31 @@ FIXTURES = {
                                     rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.5,
                                     short_factor=[1.0, 1.25, 1.5, 2.0], long_factor=[1.0, 2.0, 4.0, 8.0])),
              7, torch.float32, None),
+    # Mixture of experts. Mixtral: 8 experts, top 2, renormalized; its GGUF is written as llama.
+    "mixtral": ("MixtralConfig", dict(num_local_experts=8, num_experts_per_tok=2, tie_word_embeddings=False,
+                                      sliding_window=None, rope_parameters=dict(rope_type="default",
+                                                                                rope_theta=10000.0)),
+                9, torch.float32, None),
+    # Qwen2-MoE: 6 experts of 32, top 2, not renormalized, q/k/v biases, a shared expert of 48
+    # scaled by its sigmoid gate.
+    "qwen2moe": ("Qwen2MoeConfig", dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=48, norm_topk_prob=False,
+                                        use_sliding_window=False, tie_word_embeddings=False,
+                                        rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+                 10, torch.float32, None),
+    # Qwen3-MoE: 8 experts of 32, top 3, renormalized, per-head q/k norms. (No mlp_only_layers:
+    # convert_hf_to_gguf.py cannot name a dense layer's MLP in a qwen3moe file.)
+    "qwen3moe": ("Qwen3MoeConfig", dict(num_experts=8, num_experts_per_tok=3, moe_intermediate_size=32,
+                                        norm_topk_prob=True, use_sliding_window=False,
+                                        tie_word_embeddings=False,
+                                        rope_parameters=dict(rope_type="default", rope_theta=1000000.0)),
+                 11, torch.float32, None),
+    # OLMoE: 8 experts, top 2, not renormalized, q/k norms over the whole projection (4 KV
+    # heads: llama.cpp's OLMoE sizes k_norm by the hidden size).
+    "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, norm_topk_prob=False, num_key_value_heads=4,
+                                  tie_word_embeddings=False, pad_token_id=0,
+                                  rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+              13, torch.float32, None),
 }
 
 PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for i in range(40)]]
@@ -98,6 +123,10 @@ def perturb(model, seed, std=0.15):
                 p.copy_((0.0 if gemma else 1.0) + 0.2 * torch.randn(p.shape, generator=g))
             elif gemma and "embed_tokens" in name:  # scaled by sqrt(64) = 8 on the way in
                 p.copy_(0.05 * torch.randn(p.shape, generator=g))
+            elif name.endswith((".mlp.gate.weight", ".block_sparse_moe.gate.weight")):
+                # MoE routers: a wide spread of scores, so that no token's choice of experts is
+                # close enough for bf16 rounding (the bf16 test) to flip it.
+                p.copy_(1.5 * torch.randn(p.shape, generator=g))
             elif name.endswith(".bias"):
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
             else:
@@ -139,7 +168,7 @@ def convert(src, out, outtype, llama_cpp):
     import convert_hf_to_gguf as conv
     import conversion
     from conversion import base
-    for module in ("llama", "qwen", "gemma", "phi"):  # the model classes register on import
+    for module in ("llama", "qwen", "gemma", "phi", "olmo"):  # the model classes register on import
         __import__(f"conversion.{module}")
     tokens = [t for t, _ in sorted(json.load(open(os.path.join(src, "tokenizer.json")))["model"]["vocab"].items(),
                                    key=lambda kv: kv[1])]
@@ -164,6 +193,25 @@ def convert(src, out, outtype, llama_cpp):
         sys.argv = argv
 
 
+def routing_margin(model, k):
+    """The smallest gap, over every token and MoE layer of both prompts, between a router's
+    k-th and (k+1)-th largest logit: bf16 rounding must not change any token's experts."""
+    gaps, hooks = [], []
+    for name, m in model.named_modules():
+        if name.endswith((".mlp.gate", ".block_sparse_moe.gate")):
+            def hook(mod, inp, out):
+                logits = (out[0] if isinstance(out, tuple) else out).reshape(-1, mod.weight.shape[0]).float()
+                top = torch.topk(logits, k + 1, dim=-1).values
+                gaps.append(float((top[:, k - 1] - top[:, k]).min()))
+            hooks.append(m.register_forward_hook(hook))
+    with torch.no_grad():
+        for p in PROMPTS:
+            model(torch.tensor([p]))
+    for h in hooks:
+        h.remove()
+    return min(gaps)
+
+
 def oracle(model, greedy_prompt):
     out = {}
     with torch.no_grad():
@@ -182,15 +230,27 @@ def oracle(model, greedy_prompt):
 
 def make(name, spec, llama_cpp):
     cls_name, kwargs, seed, save_dtype, shard = spec
-    torch.manual_seed(seed)
     cfg = getattr(transformers, cls_name)(**{**BASE, **kwargs})
-    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
-    perturb(model, seed)
-    # Round the weights through the saved dtype, so the oracle sees exactly the stored ones,
-    # into a fresh f32 model: .to(bf16) would round the rotary inv_freq buffers as well.
-    rounded = {k: v.to(save_dtype).float() for k, v in model.state_dict().items()}
-    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
-    model.load_state_dict(rounded)
+    k = getattr(cfg, "num_experts_per_tok", None)
+    # MoE fixtures: the first of seed, seed + 1000, ... whose routers choose every token's
+    # experts by a margin of at least 0.1 in logits, so that bf16 rounding cannot flip a choice.
+    for attempt in range(100):
+        torch.manual_seed(seed + 1000 * attempt)
+        model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+        perturb(model, seed + 1000 * attempt)
+        # Round the weights through the saved dtype, so the oracle sees exactly the stored ones,
+        # into a fresh f32 model: .to(bf16) would round the rotary inv_freq buffers as well.
+        rounded = {key: v.to(save_dtype).float() for key, v in model.state_dict().items()}
+        model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+        model.load_state_dict(rounded)
+        if not k:
+            break
+        routing = routing_margin(model, k)
+        if routing >= 0.1:
+            print(name, "seed", seed + 1000 * attempt, "min routing margin", round(routing, 4))
+            break
+    else:
+        raise AssertionError(f"{name}: no seed gives a routing margin of 0.1")
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,99 @@
+// mul_mat_id (wick/experts.h): the rows of x multiplied by the experts ids names, grouped by
+// expert so that each expert's rows go through one dense or packed product.
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "wick/error.h"
+#include "wick/experts.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+namespace {
+
+constexpr const char* kOp = "mul_mat_id";
+
+// The pairs (token, slot) of ids, grouped by expert: `rows` the row of x each pair reads (in
+// grouped order), `order` the pair each grouped row is, `counts` the pairs of each expert.
+struct Grouping {
+  std::vector<int64_t> rows, order, counts;
+};
+
+Grouping group_pairs(const Tensor& ids, int64_t experts, bool per_slot) {
+  const int64_t N = ids.dim(0), k = ids.dim(1);
+  const std::vector<int64_t> id = ids.to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+  Grouping g;
+  g.counts.assign(size_t(experts), 0);
+  for (size_t p = 0; p < id.size(); ++p) {
+    WICK_CHECK(id[p] >= 0 && id[p] < experts, IndexOutOfRange, kOp, ": ids[", int64_t(p) / k, ", ", int64_t(p) % k,
+               "] is ", id[p], ", outside [0, ", experts, ")");
+    ++g.counts[size_t(id[p])];
+  }
+  std::vector<int64_t> start(size_t(experts), 0);
+  for (size_t e = 1; e < start.size(); ++e) start[e] = start[e - 1] + g.counts[e - 1];
+  g.order.assign(size_t(N * k), 0);
+  g.rows.assign(size_t(N * k), 0);
+  for (int64_t p = 0; p < N * k; ++p) {
+    const int64_t at = start[size_t(id[size_t(p)])]++;
+    g.order[size_t(at)] = p;
+    g.rows[size_t(at)] = per_slot ? p : p / k;
+  }
+  return g;
+}
+
+// The shared checks, then the grouped products: product(e, rows of x) -> (rows, M').
+Tensor grouped(const Tensor& x, const Shape& w_shape, Device w_device, const Tensor& ids,
+               const std::function<Tensor(int64_t, const Tensor&)>& product) {
+  WICK_CHECK(x.defined() && ids.defined(), InvalidArgument, kOp, ": x and ids must be defined");
+  WICK_CHECK(w_shape.rank() == 3, ShapeMismatch, kOp, ": experts must have shape (E, M, K), got ", w_shape);
+  WICK_CHECK(ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (tokens, k), got ", ids.shape());
+  WICK_CHECK(ids.dtype() == DType::U32 || ids.dtype() == DType::I64, DTypeMismatch, kOp,
+             ": ids must be u32 or i64, got ", ids.dtype());
+  const int64_t N = ids.dim(0), k = ids.dim(1), E = w_shape[0], K = w_shape[2];
+  const bool per_slot = x.rank() == 3;
+  WICK_CHECK((x.rank() == 2 && x.dim(0) == N && x.dim(1) == K) ||
+                 (per_slot && x.dim(0) == N && x.dim(1) == k && x.dim(2) == K),
+             ShapeMismatch, kOp, ": x must have shape (", N, ", ", K, ") or (", N, ", ", k, ", ", K, ") for ids ",
+             ids.shape(), " and experts ", w_shape, ", got ", x.shape());
+  WICK_CHECK(x.device() == w_device && ids.device() == w_device, DeviceMismatch, kOp, ": x is on ", x.device(),
+             ", experts on ", w_device, ", ids on ", ids.device());
+  WICK_CHECK(N > 0 && k > 0, InvalidArgument, kOp, ": ids must name at least one expert per token, got ", ids.shape());
+  const Grouping g = group_pairs(ids, E, per_slot);
+  const Tensor rows = Tensor::from_vector(g.rows, Shape{N * k}).to(x.device());
+  const Tensor picked = index_select(x.reshape({-1, K}), 0, rows);
+  std::vector<Tensor> parts;
+  for (int64_t e = 0, at = 0; e < E; at += g.counts[size_t(e)], ++e)
+    if (g.counts[size_t(e)] > 0) parts.push_back(product(e, picked.narrow(0, at, g.counts[size_t(e)])));
+  const Tensor y = parts.size() == 1 ? parts[0] : cat(parts, 0);
+  // Back to pair order: grouped row i is pair order[i], so pair p is grouped row inverse[p].
+  std::vector<int64_t> inverse(g.order.size());
+  for (size_t i = 0; i < g.order.size(); ++i) inverse[size_t(g.order[i])] = int64_t(i);
+  const Tensor back = Tensor::from_vector(inverse, Shape{N * k}).to(x.device());
+  return index_select(y, 0, back).reshape({N, k, y.dim(1)});
+}
+
+}  // namespace
+
+QuantTensor expert_matrix(const QuantTensor& w, int64_t e) {
+  WICK_CHECK(w.shape.rank() == 3, ShapeMismatch, kOp, ": experts must have shape (E, M, K), got ", w.shape);
+  WICK_CHECK(e >= 0 && e < w.shape[0], IndexOutOfRange, kOp, ": expert ", e, " outside [0, ", w.shape[0], ")");
+  const size_t bytes = ggml_row_bytes(w.type, w.shape[2], kOp) * size_t(w.shape[1]);
+  return QuantTensor{w.name, w.type, Shape{w.shape[1], w.shape[2]}, w.bytes.slice(size_t(e) * bytes, bytes)};
+}
+
+Tensor mul_mat_id(const Tensor& x, const Tensor& w, const Tensor& ids, const LinearEpilogue& epilogue) {
+  WICK_CHECK(w.defined(), InvalidArgument, kOp, ": experts must be defined");
+  return grouped(x, w.shape(), w.device(), ids,
+                 [&](int64_t e, const Tensor& rows) { return linear(rows, w.select(0, e), {}, {}, epilogue); });
+}
+
+Tensor mul_mat_id(const Tensor& x, const QuantTensor& w, const Tensor& ids, QuantActivation act,
+                  const LinearEpilogue& epilogue, std::optional<DType> out_dtype) {
+  WICK_CHECK(w.bytes.defined(), InvalidArgument, kOp, ": experts must be defined");
+  return grouped(x, w.shape, w.device(), ids, [&](int64_t e, const Tensor& rows) {
+    return quant_linear(rows, expert_matrix(w, e), act, {}, {}, epilogue, out_dtype);
+  });
+}
+
+}  // namespace wick
