@@ -7,6 +7,9 @@ weights' values do not matter (wick vs llama.cpp on the same file).
 
 Shapes: `1b` is Llama-3.2-1B's layers (hidden 2048, 16 layers, 32 heads, 8 KV heads, FFN 8192),
 `8b` Llama-3-8B's (4096, 32, 32, 8, 14336), `tiny` a 4-layer 256-wide model for smoke tests;
+Mixture-of-Experts shapes: `olmoe` OLMoE-1B-7B's (2048, 16 layers, 16 heads, 64 experts of 1024,
+top 8), `qwen3moe` Qwen3-30B-A3B's (2048, 48, 32 heads of 128, 4 KV heads, 128 experts of 768,
+top 8, its 151,936-token vocabulary), `tinymoe` a 4-layer qwen3moe for smoke tests;
 each with GPT-2's vocabulary (50257 tokens, from tests/data/gpt2-tokenizer) and an untied output
 head, as in issue 22's llama.cpp figures. Quantized files come from llama.cpp's
 `llama-quantize FILE OUT Q4_K_M` on the f16 file (nothing of llama.cpp is committed).
@@ -26,6 +29,15 @@ SHAPES = {
     "tiny": dict(hidden=256, layers=4, heads=8, kv_heads=2, ffn=768),
     "1b": dict(hidden=2048, layers=16, heads=32, kv_heads=8, ffn=8192),
     "8b": dict(hidden=4096, layers=32, heads=32, kv_heads=8, ffn=14336),
+    # Mixture of experts: OLMoE-1B-7B (q/k norms over the whole projection) and Qwen3-30B-A3B
+    # (head dim 128 != hidden / heads, per-head q/k norms, 151,936 tokens: the GPT-2
+    # vocabulary padded with control tokens), each layer a router and stacked experts.
+    "olmoe": dict(arch="olmoe", hidden=2048, layers=16, heads=16, kv_heads=16, ffn=1024, experts=64, used=8,
+                  qk_norm="full"),
+    "qwen3moe": dict(arch="qwen3moe", hidden=2048, layers=48, heads=32, kv_heads=4, head_dim=128, ffn=6144,
+                     expert_ffn=768, experts=128, used=8, qk_norm="head", vocab=151936),
+    "tinymoe": dict(arch="qwen3moe", hidden=256, layers=4, heads=8, kv_heads=2, ffn=768, expert_ffn=256, experts=16,
+                    used=4, qk_norm="head"),
 }
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB_DIR = os.path.join(HERE, "..", "tests", "data", "gpt2-tokenizer")
@@ -41,16 +53,28 @@ def gpt2_vocab():
 
 
 def tensor_plan(s, vocab):
-    h, f, kvd = s["hidden"], s["ffn"], s["hidden"] // s["heads"] * s["kv_heads"]
+    h, f = s["hidden"], s["ffn"]
+    d = s.get("head_dim", h // s["heads"])
+    qd, kvd = d * s["heads"], d * s["kv_heads"]
     yield "token_embd.weight", (vocab, h)
     for i in range(s["layers"]):
         p = f"blk.{i}."
         yield p + "attn_norm.weight", (h,)
-        yield p + "attn_q.weight", (h, h)
+        yield p + "attn_q.weight", (qd, h)
         yield p + "attn_k.weight", (kvd, h)
         yield p + "attn_v.weight", (kvd, h)
-        yield p + "attn_output.weight", (h, h)
+        yield p + "attn_output.weight", (h, qd)
+        if s.get("qk_norm"):
+            yield p + "attn_q_norm.weight", (qd if s["qk_norm"] == "full" else d,)
+            yield p + "attn_k_norm.weight", (kvd if s["qk_norm"] == "full" else d,)
         yield p + "ffn_norm.weight", (h,)
+        if s.get("experts"):
+            e, ef = s["experts"], s.get("expert_ffn", f)
+            yield p + "ffn_gate_inp.weight", (e, h)
+            yield p + "ffn_gate_exps.weight", (e, ef, h)
+            yield p + "ffn_up_exps.weight", (e, ef, h)
+            yield p + "ffn_down_exps.weight", (e, h, ef)
+            continue
         yield p + "ffn_gate.weight", (f, h)
         yield p + "ffn_up.weight", (f, h)
         yield p + "ffn_down.weight", (h, f)
@@ -71,10 +95,16 @@ def main():
     if a.layers:
         s["layers"] = a.layers
     tokens, merges = gpt2_vocab()
+    types = [TokenType.NORMAL] * len(tokens)
+    if s.get("vocab", len(tokens)) > len(tokens):  # the real vocabulary's size: control tokens pad it
+        pad = s["vocab"] - len(tokens)
+        tokens += [f"<|pad_{i}|>" for i in range(pad)]
+        types += [TokenType.CONTROL] * pad
     rng = np.random.default_rng(a.seed)
     pool = (rng.standard_normal(1 << 24) * 0.02).astype(np.float32)
 
-    w = GGUFWriter(a.out, "llama")
+    arch = s.get("arch", "llama")
+    w = GGUFWriter(a.out, arch)
     w.add_name(f"random-llama-{a.shape}")
     w.add_block_count(s["layers"])
     w.add_context_length(a.context)
@@ -84,13 +114,22 @@ def main():
     w.add_head_count_kv(s["kv_heads"])
     w.add_rope_freq_base(500000.0)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_dimension_count(s["hidden"] // s["heads"])
+    head_dim = s.get("head_dim", s["hidden"] // s["heads"])
+    w.add_rope_dimension_count(head_dim)
+    if "head_dim" in s:
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    if s.get("experts"):
+        w.add_expert_count(s["experts"])
+        w.add_expert_used_count(s["used"])
+        if "expert_ffn" in s:
+            w.add_expert_feed_forward_length(s["expert_ffn"])
     w.add_vocab_size(len(tokens))
     w.add_file_type({"f32": 0, "f16": 1, "bf16": 32}[a.dtype])
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("gpt-2")
     w.add_token_list(tokens)
-    w.add_token_types([TokenType.NORMAL] * len(tokens))
+    w.add_token_types(types)
     w.add_token_merges(merges)
     w.add_bos_token_id(50256)
     w.add_eos_token_id(50256)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "backend/backend.h"
 #include "support/devices.h"
 #include "support/linear_reference.h"
 #include "support/thrown.h"
@@ -107,6 +108,8 @@ TEST_P(MulMatId, FloatExpertsMatchTheReference) {
   check({.per_slot = true, .glu = true});
   check({.N = 5, .k = 1, .one_expert = true});  // every row to expert 3, the others unused
   check({.N = 1, .k = 4, .E = 8});              // a decode step: one token, top 4 of 8
+  // More pairs than a CUDA call takes on the device: grouped by expert on the host there too.
+  check({.N = 600, .k = 2, .E = 6, .M = 8, .K = 32});
 }
 
 TEST_P(MulMatId, PackedExpertsMatchTheReference) {
@@ -133,6 +136,27 @@ TEST_P(MulMatId, QuantizedActivationsStayWithinTheirRounding) {
   EXPECT_LE(err, 2e-2 * scale);
 }
 
+TEST_P(MulMatId, TheBackendEntryIsThePerPairProduct) {
+  // The op table's entry (what CUDA runs for a decode step; the CPU's runs quant_matmul pair
+  // by pair) against the front end's result, bit for bit on the CPU.
+  const QuantTensor w = quantize(Tensor::from_vector(test::random_normal(5 * 16 * 64, 5, 0.3f), Shape{5, 16, 64}),
+                                 GgmlType::Q8_0, "experts")
+                            .to(dev());
+  const Tensor x = Tensor::from_vector(test::random_normal(3 * 2 * 64, 6, 1.0f), Shape{3, 2, 64}).to(dev());
+  const Tensor ids = Tensor::from_vector(std::vector<int64_t>{4, 1, 1, 0, 2, 4}, Shape{3, 2}).to(dev());
+  const Tensor want = mul_mat_id(x, w, ids, QuantActivation::F32);
+  const Tensor got = Tensor::empty(Shape{6, 16}, DType::F32, dev());
+  backend_for(dev()).mul_mat_id(x.reshape({6, 64}), w, ids, true, QuantActivation::F32, got);
+  const double err = max(abs(got.reshape({3, 2, 16}) - want)).to(DType::F64).to_vector<double>()[0];
+  EXPECT_LE(err, dev().is_cpu() ? 0.0 : 1e-4);
+  const Tensor bad = Tensor::from_vector(std::vector<int64_t>{4, 1, 5, 0, 2, 4}, Shape{3, 2}).to(dev());
+  EXPECT_EQ(test::thrown_kind([&] {
+              backend_for(dev()).mul_mat_id(x.reshape({6, 64}), w, bad, true, QuantActivation::F32, got);
+              (void)got.to(Device::cpu());  // CUDA reports at the next synchronization
+            }),
+            ErrorKind::IndexOutOfRange);
+}
+
 TEST_P(MulMatId, BadInputsAreClearErrors) {
   using test::thrown_kind;
   const Tensor w = zeros(Shape{4, 8, 16}, DType::F32, dev());
@@ -140,8 +164,14 @@ TEST_P(MulMatId, BadInputsAreClearErrors) {
   auto ids = [&](std::vector<int64_t> v, Shape s) { return Tensor::from_vector(v, s).to(dev()); };
   const Tensor good = ids({0, 1, 2, 3, 1, 0}, Shape{3, 2});
   EXPECT_EQ(mul_mat_id(x, w, good).shape(), Shape({3, 2, 8}));
-  EXPECT_EQ(thrown_kind([&] { mul_mat_id(x, w, ids({0, 1, 2, 4, 1, 0}, Shape{3, 2})); }), ErrorKind::IndexOutOfRange);
-  EXPECT_EQ(thrown_kind([&] { mul_mat_id(x, w, ids({0, 1, -1, 3, 1, 0}, Shape{3, 2})); }), ErrorKind::IndexOutOfRange);
+  EXPECT_EQ(thrown_kind([&] {
+              (void)mul_mat_id(x, w, ids({0, 1, 2, 4, 1, 0}, Shape{3, 2})).to(Device::cpu());
+            }),
+            ErrorKind::IndexOutOfRange);
+  EXPECT_EQ(thrown_kind([&] {
+              (void)mul_mat_id(x, w, ids({0, 1, -1, 3, 1, 0}, Shape{3, 2})).to(Device::cpu());
+            }),
+            ErrorKind::IndexOutOfRange);
   EXPECT_EQ(thrown_kind([&] { mul_mat_id(x, w, ids({0, 1, 2}, Shape{3})); }), ErrorKind::ShapeMismatch);
   EXPECT_EQ(thrown_kind([&] { mul_mat_id(x, w, good.to(DType::F32)); }), ErrorKind::DTypeMismatch);
   EXPECT_EQ(thrown_kind([&] {

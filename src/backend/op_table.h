@@ -126,7 +126,12 @@
   X(quant_linear, (const LinearParams& p, const Tensor& x, const Tensor& norm, const QuantTensor& w,             \
                    QuantActivation act, const Tensor& bias, const Tensor& residual, const Tensor& out))          \
   /* src contiguous float (rows of out.row_elems()) into out's preallocated bytes, ggml's reference encoders */  \
-  X(quantize, (const Tensor& src, const QuantTensor& out))
+  X(quantize, (const Tensor& src, const QuantTensor& out))                                                       \
+  /* out (P, M) f32, P = N k pairs: row p = x[p / k] (x (N, K)) or x[p] (per_slot, x (N k, K)), contiguous       \
+     f32/f16/bf16, times expert ids[p] of w (E, M, K), packed or a float type viewed as blocks; ids (N, k)       \
+     i64 / u32 contiguous, values the backend checks (IndexOutOfRange); act as quant_matmul's */                 \
+  X(mul_mat_id,                                                                                                  \
+    (const Tensor& x, const QuantTensor& w, const Tensor& ids, bool per_slot, QuantActivation act, const Tensor& out))
 
 // ---- the rows of the support table: X(id, dtypes) -------------------------------------
 // One row per op a user calls, after the family sub-ops (generated from the lists above).
@@ -165,4 +170,5 @@
   X(dequantize, kQuantActivationDTypes)   \
   X(quant_matmul, kQuantActivationDTypes) \
   X(quant_linear, kQuantActivationDTypes) \
-  X(quantize, kQuantActivationDTypes)
+  X(quantize, kQuantActivationDTypes)     \
+  X(mul_mat_id, kQuantActivationDTypes)

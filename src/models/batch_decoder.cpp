@@ -15,7 +15,7 @@ int64_t pool_slots(const std::vector<KvCache::Layer>& pool) { return pool[0].k.d
 }  // namespace
 
 BatchDecoder::BatchDecoder(const CausalLM& model, bool cuda_graphs)
-    : model_(model), graphs_(cuda_graphs && model.device().is_cuda() && model.graph_recordable()) {}
+    : model_(model), graphs_(cuda_graphs && model.device().is_cuda()) {}
 
 int64_t BatchDecoder::lanes_for(int64_t n, int64_t slots) const {
   if (!graphs_) return n;  // nothing is recorded: no padding needed
@@ -54,7 +54,7 @@ BatchDecoder::Recorded& BatchDecoder::recording(const KvCache& pooled_cache, int
   if (auto it = steps_.find(lanes); it != steps_.end()) return it->second;
   Recorded r;
   r.state = model_.begin_batch_decode(pooled_cache, lanes);
-  if (graphs_) {
+  if (graphs_ && model_.graph_recordable(lanes)) {
     // Recorded, not run: the first replay computes the first step.
     r.graph = CudaGraph::capture(model_.device(), [&] { model_.decode_batch_step(r.state); });
   }

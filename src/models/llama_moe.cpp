@@ -10,6 +10,10 @@
 
 namespace wick::models {
 
+bool LlamaModel::graph_recordable(int64_t lanes) const {
+  return config_.n_expert == 0 || mul_mat_id_on_device(device_, lanes * config_.n_expert_used);
+}
+
 Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
   const LlamaConfig& c = config_;
   const Tensor x = h.reshape({-1, c.hidden_size});

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "backend/backend.h"
 #include "wick/error.h"
 #include "wick/experts.h"
 #include "wick/ops.h"
@@ -42,9 +43,40 @@ Grouping group_pairs(const Tensor& ids, int64_t experts, bool per_slot) {
   return g;
 }
 
-// The shared checks, then the grouped products: product(e, rows of x) -> (rows, M').
+// The most (token, slot) pairs a CUDA call runs pair by pair on the device (no grouping on
+// the host, so no synchronization): a decode step's, up to 128 sequences at top 8.
+constexpr int64_t kDevicePairs = 1024;
+
+bool is_half_or_f32(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }
+
+// Float experts (E, M, K), contiguous, seen as blocks of their ggml float type (the backend
+// entry's form).
+QuantTensor float_blocks(const Tensor& w) {
+  const GgmlType type = w.dtype() == DType::F32   ? GgmlType::F32
+                        : w.dtype() == DType::F16 ? GgmlType::F16
+                                                  : GgmlType::BF16;
+  const size_t offset = size_t(static_cast<const uint8_t*>(w.data()) - static_cast<const uint8_t*>(w.storage_data()));
+  return QuantTensor{"experts", type, w.shape(), w.storage().slice(offset, w.nbytes())};
+}
+
+// The backend's per-pair product where the device takes it (mul_mat_id_on_device), else an
+// undefined tensor.
+Tensor on_device(const Tensor& x, const QuantTensor& w, const Tensor& ids, QuantActivation act, const LinearEpilogue& e,
+                 DType out_dtype) {
+  const int64_t N = ids.dim(0), k = ids.dim(1), K = w.shape[2];
+  if (!mul_mat_id_on_device(x.device(), N * k) || K % 8 != 0 || K > 12288 ||
+      (act == QuantActivation::Q8 && K % 32 != 0))
+    return {};
+  const Tensor y = Tensor::empty(Shape{N * k, w.shape[1]}, DType::F32, x.device());
+  backend_for(x.device()).mul_mat_id(x.contiguous().reshape({-1, K}), w, ids.contiguous(), x.rank() == 3, act, y);
+  return linear_epilogue(y, {}, {}, e, out_dtype).reshape({N, k, -1});
+}
+
+// The shared checks, then the device's per-pair path where it applies, else the grouped
+// products: product(e, rows of x) -> (rows, M').
 Tensor grouped(const Tensor& x, const Shape& w_shape, Device w_device, const Tensor& ids,
-               const std::function<Tensor(int64_t, const Tensor&)>& product) {
+               const std::function<Tensor(int64_t, const Tensor&)>& product,
+               const std::function<Tensor()>& device_path) {
   WICK_CHECK(x.defined() && ids.defined(), InvalidArgument, kOp, ": x and ids must be defined");
   WICK_CHECK(w_shape.rank() == 3, ShapeMismatch, kOp, ": experts must have shape (E, M, K), got ", w_shape);
   WICK_CHECK(ids.rank() == 2, ShapeMismatch, kOp, ": ids must have shape (tokens, k), got ", ids.shape());
@@ -59,6 +91,7 @@ Tensor grouped(const Tensor& x, const Shape& w_shape, Device w_device, const Ten
   WICK_CHECK(x.device() == w_device && ids.device() == w_device, DeviceMismatch, kOp, ": x is on ", x.device(),
              ", experts on ", w_device, ", ids on ", ids.device());
   WICK_CHECK(N > 0 && k > 0, InvalidArgument, kOp, ": ids must name at least one expert per token, got ", ids.shape());
+  if (Tensor y = device_path(); y.defined()) return y;
   const Grouping g = group_pairs(ids, E, per_slot);
   const Tensor rows = Tensor::from_vector(g.rows, Shape{N * k}).to(x.device());
   const Tensor picked = index_select(x.reshape({-1, K}), 0, rows);
@@ -75,6 +108,8 @@ Tensor grouped(const Tensor& x, const Shape& w_shape, Device w_device, const Ten
 
 }  // namespace
 
+bool mul_mat_id_on_device(Device device, int64_t pairs) { return device.is_cuda() && pairs <= kDevicePairs; }
+
 QuantTensor expert_matrix(const QuantTensor& w, int64_t e) {
   WICK_CHECK(w.shape.rank() == 3, ShapeMismatch, kOp, ": experts must have shape (E, M, K), got ", w.shape);
   WICK_CHECK(e >= 0 && e < w.shape[0], IndexOutOfRange, kOp, ": expert ", e, " outside [0, ", w.shape[0], ")");
@@ -84,16 +119,27 @@ QuantTensor expert_matrix(const QuantTensor& w, int64_t e) {
 
 Tensor mul_mat_id(const Tensor& x, const Tensor& w, const Tensor& ids, const LinearEpilogue& epilogue) {
   WICK_CHECK(w.defined(), InvalidArgument, kOp, ": experts must be defined");
-  return grouped(x, w.shape(), w.device(), ids,
-                 [&](int64_t e, const Tensor& rows) { return linear(rows, w.select(0, e), {}, {}, epilogue); });
+  return grouped(
+      x, w.shape(), w.device(), ids,
+      [&](int64_t e, const Tensor& rows) { return linear(rows, w.select(0, e), {}, {}, epilogue); },
+      [&] {
+        if (!w.is_contiguous() || !is_half_or_f32(x.dtype()) || !is_half_or_f32(w.dtype())) return Tensor();
+        return on_device(x, float_blocks(w), ids, QuantActivation::F32, epilogue, x.dtype());
+      });
 }
 
 Tensor mul_mat_id(const Tensor& x, const QuantTensor& w, const Tensor& ids, QuantActivation act,
                   const LinearEpilogue& epilogue, std::optional<DType> out_dtype) {
   WICK_CHECK(w.bytes.defined(), InvalidArgument, kOp, ": experts must be defined");
-  return grouped(x, w.shape, w.device(), ids, [&](int64_t e, const Tensor& rows) {
-    return quant_linear(rows, expert_matrix(w, e), act, {}, {}, epilogue, out_dtype);
-  });
+  return grouped(
+      x, w.shape, w.device(), ids,
+      [&](int64_t e, const Tensor& rows) {
+        return quant_linear(rows, expert_matrix(w, e), act, {}, {}, epilogue, out_dtype);
+      },
+      [&] {
+        if (!is_half_or_f32(x.dtype())) return Tensor();
+        return on_device(x, w, ids, act, epilogue, out_dtype.value_or(x.dtype()));
+      });
 }
 
 }  // namespace wick

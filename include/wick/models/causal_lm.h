@@ -167,11 +167,11 @@ class CausalLM {
   // records a step per lane count as a CUDA graph). Models without it return false and
   // callers use forward_batch.
   virtual bool batch_decode_supported() const { return false; }
-  // Whether decode_batch_step launches the same work whatever the values (reads nothing on
-  // the host), so that a CUDA graph can record it. Not so for a step that synchronizes (the
-  // Mixture-of-Experts layers group tokens by expert on the host): BatchDecoder then runs
-  // its steps op by op.
-  virtual bool graph_recordable() const { return true; }
+  // Whether decode_batch_step over `lanes` lanes launches the same work whatever the values
+  // (reads nothing on the host), so that a CUDA graph can record it. Not so for a step that
+  // synchronizes (Mixture-of-Experts layers past mul_mat_id_on_device's pairs group tokens
+  // by expert on the host): BatchDecoder then runs that step op by op.
+  virtual bool graph_recordable(int64_t lanes) const { return true; }
   // The state of a step of `lanes` (>= 1) sequences of the pool that pooled_cache belongs to
   // (batch_decode.cpp: the same for every model).
   BatchDecodeState begin_batch_decode(const KvCache& pooled_cache, int64_t lanes) const;

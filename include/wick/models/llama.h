@@ -132,7 +132,7 @@ class LlamaModel final : public CausalLM {
   Tensor forward_batch(std::span<const BatchSequence> seqs) const override;  // llama_batch.cpp
   // llama_batch_decode.cpp
   bool batch_decode_supported() const override { return true; }
-  bool graph_recordable() const override { return config_.n_expert == 0; }  // mul_mat_id groups on the host
+  bool graph_recordable(int64_t lanes) const override;  // llama_moe.cpp
   void decode_batch_step(BatchDecodeState& s) const override;
   void reserve_cache(KvCache& cache) const override;
   int64_t exact_span(int64_t past) const override;

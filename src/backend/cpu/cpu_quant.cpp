@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu_quant_q8.h"
 #include "backend/cpu/thread_pool.h"
 #include "io/quant/dequantize_row.h"
+#include "wick/experts.h"
 
 namespace wick {
 
@@ -85,6 +86,23 @@ void CpuBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiva
       for (int64_t m = 0; m < M; ++m) y[m * N + n] = dot(xp + m * K, row.data(), K);
     }
   });
+}
+
+}  // namespace wick
+
+namespace wick {
+
+// Pair by pair through quant_matmul (the front end groups pairs by expert on the CPU
+// instead; this entry is the op table's reference form of the per-pair product).
+void CpuBackend::mul_mat_id(const Tensor& x, const QuantTensor& w, const Tensor& ids, bool per_slot,
+                            QuantActivation act, const Tensor& out) {
+  const int64_t E = w.shape[0], k = ids.dim(1), P = out.dim(0);
+  const std::vector<int64_t> id = ids.to(DType::I64).to_vector<int64_t>();
+  for (int64_t p = 0; p < P; ++p)
+    WICK_CHECK(id[size_t(p)] >= 0 && id[size_t(p)] < E, IndexOutOfRange, "mul_mat_id: ids[", p / k, ", ", p % k,
+               "] is ", id[size_t(p)], ", outside [0, ", E, ")");
+  for (int64_t p = 0; p < P; ++p)
+    quant_matmul(x.narrow(0, per_slot ? p : p / k, 1), expert_matrix(w, id[size_t(p)]), act, out.narrow(0, p, 1));
 }
 
 }  // namespace wick

@@ -25,6 +25,7 @@ const char* index_op_name(int32_t op) {
     case IndexOpId::CacheAttentionSlot: return "cache_attention (blocks)";
     case IndexOpId::CacheWriteSlot: return "cache_write_ (blocks)";
     case IndexOpId::CacheWritePosition: return "cache_write_ (positions)";
+    case IndexOpId::MulMatId: return "mul_mat_id (ids)";
     default: return "index op";
   }
 }

@@ -34,7 +34,8 @@ enum class IndexOpId : int32_t {
   CacheAttentionSlot,
   CacheAttentionLength,
   CacheWriteSlot,
-  CacheWritePosition
+  CacheWritePosition,
+  MulMatId
 };
 
 class CudaBackend final : public Backend {
