@@ -6,8 +6,8 @@
 // Work split: block (g, p) computes rows [g R, g R + R) of pair p's output, R = 2 rows per
 // warp; the block first stages the pair's x row in shared memory as f32 (x rounded to q8_0
 // when act says so, by quant_round_q8 before the launch), then each warp walks its rows'
-// packed bytes, 8 values per lane per step (decode8_affine: a * sum u x + b * sum x), and
-// reduces across the warp. Every weight byte of the experts a pair uses is read once per
+// packed bytes, 8 values per lane per step (decode8, the dequantizer's values), and reduces
+// across the warp. Every weight byte of the experts a pair uses is read once per
 // pair: pairs that share an expert read it again (the host-grouped path of mul_mat_id.cpp
 // reads it once per step, but synchronizes), which is why the front end takes this kernel
 // for a decode step's few pairs only.
@@ -45,17 +45,15 @@ __global__ void __launch_bounds__(kWarps * 32)
   const uint8_t* base = w + size_t(e) * expert_bytes;
   float acc[kRowsPerWarp] = {};
   for (int64_t e0 = int64_t(lane) * 8; e0 < K; e0 += 32 * 8) {
-    float xsum = 0;
-    for (int j = 0; j < 8; ++j) xsum += xs[e0 + j];
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
       if (m0 + r >= M) break;
-      float u[8], a, b;
-      quant::decode8_affine<D>(base + size_t(m0 + r) * row_bytes, e0, u, a, b);
-      float s = 0;
+      // decode8 reads the packed bytes where they are (global memory); the affine form's
+      // byte reads are for rows staged in shared memory (quant_matvec.cuh).
+      float v[8];
+      quant::decode8<D>(base + size_t(m0 + r) * row_bytes, e0, v);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) s = fmaf(u[j], xs[e0 + j], s);
-      acc[r] = fmaf(a, s, fmaf(b, xsum, acc[r]));
+      for (int j = 0; j < 8; ++j) acc[r] = fmaf(v[j], xs[e0 + j], acc[r]);
     }
   }
 #pragma unroll
