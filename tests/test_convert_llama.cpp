@@ -34,8 +34,8 @@ namespace fs = std::filesystem;
 using models::convert_to_gguf;
 using models::ConvertOptions;
 using models::LlamaModel;
+using test::llama_dense_fixtures;
 using test::llama_dir;
-using test::llama_fixtures;
 using test::llama_ids;
 using test::llama_oracle;
 using test::llama_rel_error;
@@ -82,9 +82,25 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(ConvertLlama, F32GgufGivesTheFolderLogits) {
   TempDir tmp("convert_f32");
-  for (const auto& name : llama_fixtures()) {
+  for (const auto& name : llama_dense_fixtures()) {
     const LlamaModel m = LlamaModel::load(convert(name, tmp));
     EXPECT_LE(max_rel(m, name), 1e-5) << name;
+  }
+}
+
+TEST(ConvertLlama, MixtureOfExpertsFoldersAreAClearError) {
+  // Not written yet (the loader reads the folder itself): Unsupported naming the arch, no file.
+  TempDir tmp("convert_moe");
+  for (const char* name : {"mixtral", "qwen2moe", "qwen3moe", "olmoe"}) {
+    const fs::path out = tmp.path / (std::string(name) + ".gguf");
+    try {
+      convert_to_gguf(llama_dir(name), out, {});
+      ADD_FAILURE() << name << " converted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << name;
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(out)) << name;
   }
 }
 
@@ -93,7 +109,7 @@ TEST(ConvertLlama, QuantizedGgufStaysCloseToTheFolderLogits) {
   // and give the same tensors. Measured: 3.4e-2 (llama3) to 6.3e-2 (gemma2) over both
   // prompts; 8e-2 as test_llama allows for q8_0 with rounded activations.
   TempDir tmp("convert_q");
-  for (const auto& name : llama_fixtures()) {
+  for (const auto& name : llama_dense_fixtures()) {
     const fs::path q8 = convert(name, tmp, GgmlType::Q8_0);
     const LlamaModel m = LlamaModel::load(q8);
     EXPECT_LE(max_rel(m, name), 8e-2) << name;
@@ -118,7 +134,7 @@ TEST(ConvertLlama, QuantizedGgufStaysCloseToTheFolderLogits) {
 // Metadata and tensors against convert_hf_to_gguf.py's output of the same folder.
 TEST(ConvertLlama, MatchesConvertHfToGguf) {
   TempDir tmp("convert_ref");
-  for (const auto& name : llama_fixtures()) {
+  for (const auto& name : llama_dense_fixtures()) {
     // llama2 is stored in bf16, and its reference was written as bf16.
     const GgmlType type = name == "llama2" ? GgmlType::BF16 : GgmlType::F32;
     const gguf::File got = gguf::File::open(convert(name, tmp, type));
@@ -282,7 +298,7 @@ TEST(ConvertLlama, LlamaCppLoadsTheFile) {
   if (!bin || !fs::exists(fs::path(bin) / "llama-cli"))
     GTEST_SKIP() << "set WICK_LLAMA_CPP_BIN to a llama.cpp build/bin with llama-cli to run this";
   TempDir tmp("convert_lcpp");
-  for (const auto& name : llama_fixtures()) {
+  for (const auto& name : llama_dense_fixtures()) {
     for (const GgmlType type : {GgmlType::F32, GgmlType::Q8_0}) {
       const fs::path out = convert(name, tmp, type);
       EXPECT_EQ(llama_cli_status(bin, out), name == "phi3" ? llama_cli_status(bin, llama_dir(name) / "model.gguf") : 0)

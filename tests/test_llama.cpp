@@ -1,8 +1,10 @@
 // The Llama family end to end against transformers (tests/data/llama/gen_llama.py): one
 // tiny random checkpoint per architecture (llama3 rope + tied, llama2 untied bf16, mistral
 // sliding window 8 + linear rope + shards, qwen2 biases + yarn, qwen3 q/k norm, gemma2
-// softcaps + alternating window + sandwich norms, phi3 fused + partial rotary + longrope), loaded from
-// the HF folder and from the GGUF that llama.cpp's convert_hf_to_gguf.py wrote.
+// softcaps + alternating window + sandwich norms, gemma3 five local layers (own rope base) to one
+// global (linear rope) + q/k norms, phi3 fused + partial rotary + longrope; the Mixture-of-
+// Experts mixtral, qwen2moe (shared expert), qwen3moe and olmoe), loaded from the HF folder
+// and from the GGUF that llama.cpp's convert_hf_to_gguf.py wrote.
 //
 // Tolerances: max |wick - oracle| over a prompt's logits relative to its largest |logit|.
 // Measured on the CPU: f32 <= 4.6e-6 (limit 1e-4); f16 <= 4.8e-3 (limit 2e-2); bf16 <= 6.6e-2

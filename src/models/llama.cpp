@@ -115,12 +115,13 @@ Tensor LlamaModel::head(const Tensor& y) const {
   return logits;
 }
 
-Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const {
+Tensor LlamaModel::blocks(Tensor x, const Rotary& rot, const Attend& attend) const {
   const LlamaConfig& c = config_;
   const int64_t B = x.dim(0), T = x.dim(1), H = c.n_head, KV = c.n_kv_head, D = c.head_dim;
   const int64_t R = c.rope.dims;
   // (B, heads, T, D) rotated over its first R dims; the rest (partial rotary) passes through.
-  // Learned positions (GPT-2, no cos/sin): as it is.
+  // Learned positions (GPT-2, no cos/sin): as it is. cos/sin: the layer's pair.
+  Tensor cos, sin;
   auto rotate = [&](const Tensor& t) {
     if (!cos.defined()) return t;
     if (R == D) return rope(t, cos, sin, c.rope.interleaved);
@@ -144,6 +145,9 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
   };
   for (size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
+    const bool local = rot.cos_local.defined() && c.sliding_layers[li];
+    cos = local ? rot.cos_local : rot.cos;
+    sin = local ? rot.sin_local : rot.sin;
     Tensor q, k, v;
     if (l.qkv.present()) {  // the checkpoint's (Phi-3) or fused at load (llama_load.cpp)
       const Tensor qkv = norm_lin(x, l.attn_norm, l.attn_norm_b, l.qkv, l.qkv_b, {});
@@ -207,13 +211,18 @@ Tensor LlamaModel::blocks(Tensor x, const Tensor& cos, const Tensor& sin, const 
   return x;
 }
 
-std::pair<Tensor, Tensor> LlamaModel::rope_rows(int64_t past, int64_t T) const {
+LlamaModel::Rotary LlamaModel::rope_rows(int64_t past, int64_t T) const {
   if (!rope_) return {};  // learned positions (GPT-2): no rotary rows
   const RopeTables::Rows r = rope_->at_least(past + T);
   const bool long_rows = r.cos_long.defined() && past + T > config_.rope.original_context;
   const Tensor& c = long_rows ? r.cos_long : r.cos;
   const Tensor& s = long_rows ? r.sin_long : r.sin;
-  return {c.narrow(0, past, T), s.narrow(0, past, T)};
+  Rotary rot{c.narrow(0, past, T), s.narrow(0, past, T), {}, {}};
+  if (r.cos_local.defined()) {
+    rot.cos_local = r.cos_local.narrow(0, past, T);
+    rot.sin_local = r.sin_local.narrow(0, past, T);
+  }
+  return rot;
 }
 
 LlamaModel::SeqMasks LlamaModel::seq_masks(int64_t past, int64_t T) const {
@@ -283,8 +292,7 @@ Tensor LlamaModel::forward(const Tensor& ids, KvCache* cache, bool last_only) co
   const SeqMasks masks = seq_masks(past, T);
   const Tensor positions = c.learned_positions ? arange(past, past + T, 1, DType::I64, device_) : Tensor();
   const Tensor x = embed(ids.to(device_), positions);
-  const auto [cos, sin] = rope_rows(past, T);
-  Tensor y = blocks(x, cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+  Tensor y = blocks(x, rope_rows(past, T), [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
     return attend_seq(li, q, k, v, cache, masks);
   });
   const int64_t Tk = past + T;

@@ -13,9 +13,10 @@ namespace wick::models {
 
 // Which layers use the sliding window when a config gives one.
 enum class SlidingPattern : uint8_t {
-  All,        // Mistral, Phi-3: every layer
-  Alternate,  // Gemma 2: even layers (0, 2, ...), odd ones attend globally
-  FromLayer,  // Qwen2/3: use_sliding_window, layers >= max_window_layers
+  All,         // Mistral, Phi-3: every layer
+  Alternate,   // Gemma 2: even layers (0, 2, ...), odd ones attend globally
+  FromLayer,   // Qwen2/3: use_sliding_window, layers >= max_window_layers
+  EverySixth,  // Gemma 3: five sliding layers, then a global one (5, 11, ...; sliding_window_pattern)
 };
 
 struct LlamaArch {
@@ -32,6 +33,7 @@ struct LlamaArch {
   bool tie_default = false;                            // tie_word_embeddings when config.json omits it
   bool gpt2 = false;          // GPT-2: LayerNorm, learned positions, a plain MLP, biases everywhere, its own names
   bool qk_norm_full = false;  // OLMoE: q/k RMSNorm over the whole projection
+  bool local_rope = false;    // Gemma 3: sliding layers rotate with their own base (rope_local_theta)
   // Mixture of experts: the router's picked weights renormalized (when config.json's
   // norm_topk_prob is absent, and always in GGUF, as llama.cpp's graph for the arch), and a
   // gated shared expert (Qwen2-MoE). GGUF files say they have experts by <arch>.expert_count.

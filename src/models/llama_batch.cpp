@@ -26,25 +26,29 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
   for (const size_t i : pooled.others) masks[i] = seq_masks(p.past[i], p.count[i]);
   int64_t longest = 0;
   for (size_t i = 0; i < n; ++i) longest = std::max(longest, p.past[i] + p.count[i]);
-  Tensor cos, sin;
+  Rotary rot;
   if (config_.learned_positions) {
     // GPT-2: no rotary rows; embed() adds each token's position row.
   } else if (config_.rope.scaling != RopeScaling::LongRope) {
     // One gather of every token's row by its position (one kernel, not one per sequence).
     const RopeTables::Rows r = rope_->at_least(longest);
     const Tensor pos = p.positions.reshape({p.total});
-    cos = index_select(r.cos, 0, pos);
-    sin = index_select(r.sin, 0, pos);
+    rot.cos = index_select(r.cos, 0, pos);
+    rot.sin = index_select(r.sin, 0, pos);
+    if (r.cos_local.defined()) {
+      rot.cos_local = index_select(r.cos_local, 0, pos);
+      rot.sin_local = index_select(r.sin_local, 0, pos);
+    }
   } else {
     // LongRope picks the factor set per sequence (by its length): each sequence's rows.
     std::vector<Tensor> cos_parts, sin_parts;
     for (size_t i = 0; i < n; ++i) {
-      auto [c, s] = rope_rows(p.past[i], p.count[i]);
-      cos_parts.push_back(c);
-      sin_parts.push_back(s);
+      const Rotary r = rope_rows(p.past[i], p.count[i]);
+      cos_parts.push_back(r.cos);
+      sin_parts.push_back(r.sin);
     }
-    cos = n == 1 ? cos_parts[0] : cat(cos_parts, 0);
-    sin = n == 1 ? sin_parts[0] : cat(sin_parts, 0);
+    rot.cos = n == 1 ? cos_parts[0] : cat(cos_parts, 0);
+    rot.sin = n == 1 ? sin_parts[0] : cat(sin_parts, 0);
   }
   // A sequence attending on its own: through its cache's rows, or over its keys written
   // through its block table (and gathered from its blocks when earlier positions exist).
@@ -54,7 +58,7 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
     return attend_seq(li, q, all_k, all_v, nullptr, masks[i]);
   };
   const Tensor y =
-      blocks(embed(p.ids, p.positions), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+      blocks(embed(p.ids, p.positions), rot, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
         return batch::attend_batch(p, pooled, li, cache_options(config_, li), q, k, v,
                                    [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
                                      return attend_one(li, i, qi, ki, vi);

@@ -16,7 +16,15 @@ namespace wick::models {
 namespace {
 
 // BatchDecodeState::extra: the rotary tables (the long set of LongRoPE when there is one).
-enum BatchExtra : size_t { kBatchCos, kBatchSin, kBatchCosLong, kBatchSinLong, kBatchExtras };
+enum BatchExtra : size_t {
+  kBatchCos,
+  kBatchSin,
+  kBatchCosLong,
+  kBatchSinLong,
+  kBatchCosLocal,
+  kBatchSinLocal,
+  kBatchExtras
+};
 
 }  // namespace
 
@@ -30,6 +38,8 @@ std::vector<Tensor> LlamaModel::batch_decode_tables(int64_t n) const {
   t[kBatchSin] = rope.sin;
   t[kBatchCosLong] = rope.cos_long;
   t[kBatchSinLong] = rope.sin_long;
+  t[kBatchCosLocal] = rope.cos_local;
+  t[kBatchSinLocal] = rope.sin_local;
   return t;
 }
 
@@ -39,20 +49,24 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
              ": the batched decode state does not come from begin_batch_decode");
   const int64_t L = s.lanes;
   const batch::DecodeInputs in = batch::decode_inputs(s);
-  Tensor cos, sin;  // none with learned positions (GPT-2): embed() adds them
+  Rotary rot;  // none with learned positions (GPT-2): embed() adds them
   if (rope_) {
-    cos = embedding(in.positions, s.extra[kBatchCos]);
-    sin = embedding(in.positions, s.extra[kBatchSin]);
+    rot.cos = embedding(in.positions, s.extra[kBatchCos]);
+    rot.sin = embedding(in.positions, s.extra[kBatchSin]);
     if (s.extra[kBatchCosLong].defined()) {  // longrope: the long set once a sequence passes the original context
       const Tensor is_long =
           ge(in.positions, full(Shape{L}, c.rope.original_context, DType::I64, device_)).unsqueeze(1);
-      cos = where(is_long, embedding(in.positions, s.extra[kBatchCosLong]), cos);
-      sin = where(is_long, embedding(in.positions, s.extra[kBatchSinLong]), sin);
+      rot.cos = where(is_long, embedding(in.positions, s.extra[kBatchCosLong]), rot.cos);
+      rot.sin = where(is_long, embedding(in.positions, s.extra[kBatchSinLong]), rot.sin);
+    }
+    if (s.extra[kBatchCosLocal].defined()) {
+      rot.cos_local = embedding(in.positions, s.extra[kBatchCosLocal]);
+      rot.sin_local = embedding(in.positions, s.extra[kBatchSinLocal]);
     }
   }
   const std::vector<KvCache::Layer>& pool = *s.pool;
   const Tensor y =
-      blocks(embed(in.ids, in.positions), cos, sin, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
+      blocks(embed(in.ids, in.positions), rot, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
         // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
         auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
         return batch::pooled_attention(pool[li], rows(q), rows(k), rows(v), in.blocks, in.positions, in.lengths,

@@ -86,6 +86,19 @@ void read_rope(const Json& j, LlamaConfig& c) {
   }
   static const Json kEmpty = Json::object();
   if (params) WICK_CHECK(params->is_object(), Format, kLlamaOp, ": config key '", pkey, "' must be an object");
+  // transformers 5's form per layer type (Gemma 3): {"full_attention": {...}, "sliding_attention": {...}}.
+  if (params && params->contains("full_attention")) {
+    if (const Json* local = find(*params, "sliding_attention")) {
+      WICK_CHECK(local->is_object(), Format, kLlamaOp, ": config key '", pkey, ".sliding_attention' must be an object");
+      const std::string type = get_string(*local, "rope_type");
+      WICK_CHECK(type.empty() || type == "default", Unsupported, kLlamaOp, ": rope type '", type,
+                 "' of the sliding layers is not supported (default)");
+      c.rope_local_theta = get_number(*local, "rope_theta", 10000.0);
+    }
+    params = find(*params, "full_attention");
+    WICK_CHECK(params && params->is_object(), Format, kLlamaOp, ": config key '", pkey,
+               ".full_attention' must be an object");
+  }
   const Json& p = params ? *params : kEmpty;
   RopeConfig& r = c.rope;
   r.theta = get_number(p, "rope_theta", get_number(j, "rope_theta", 10000.0));
@@ -156,8 +169,11 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
     return;
   }
   const int64_t from = arch.sliding == SlidingPattern::FromLayer ? get_size(j, "max_window_layers", 0) : 0;
+  const int64_t pattern = get_size(j, "sliding_window_pattern", 6);  // Gemma 3's files before layer_types
   for (int64_t i = 0; i < c.n_layer; ++i)
-    c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate ? i % 2 == 0 : i >= from;
+    c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate    ? i % 2 == 0
+                                  : arch.sliding == SlidingPattern::EverySixth ? (i + 1) % pattern != 0
+                                                                               : i >= from;
 }
 
 // Mixture of experts: num_local_experts (Mixtral, transformers 5) or num_experts, top-k, the
@@ -250,6 +266,9 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.context_length = get_size(j, "max_position_embeddings", 2048);
   c.rms_norm_eps = get_number(j, "rms_norm_eps", 1e-6);
   read_rope(j, c);
+  // Gemma 3's local base: transformers 4's key, else the per-type rope_parameters' (above).
+  if (arch->local_rope && c.rope_local_theta == 0) c.rope_local_theta = get_number(j, "rope_local_base_freq", 10000.0);
+  if (!arch->local_rope) c.rope_local_theta = 0;
   read_sliding(j, *arch, c);
   const char* act_key = find(j, "hidden_activation") ? "hidden_activation" : "hidden_act";
   const std::string act = get_string(j, act_key);
@@ -259,7 +278,7 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.qkv_bias = arch->qkv_bias || attention_bias;
   c.o_bias = attention_bias && !arch->qkv_bias;
   c.mlp_bias = get_bool(j, "mlp_bias", false);
-  if (arch->softcaps) {
+  if (arch->gemma) {  // Gemma 2 and 3 (softcaps null in Gemma 3's files)
     c.attn_logit_softcap = get_number(j, "attn_logit_softcapping", 0.0);
     c.final_logit_softcap = get_number(j, "final_logit_softcapping", 0.0);
     c.attention_scale = 1.0 / std::sqrt(get_number(j, "query_pre_attn_scalar", 256.0));

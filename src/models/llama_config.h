@@ -43,6 +43,7 @@ double rope_attention_factor(const RopeConfig& r);
 struct RopeTables {
   struct Rows {
     Tensor cos, sin, cos_long, sin_long;  // the long pair only for longrope
+    Tensor cos_local, sin_local;          // the sliding layers' pair (rope_local_theta)
   };
   RopeTables(const LlamaConfig& c, DType dtype, Device device);
   // Tables of at least `rows` rows (rows <= the context length).
@@ -51,9 +52,9 @@ struct RopeTables {
   static size_t initial_bytes(const LlamaConfig& c, DType dtype);
 
  private:
-  Tensor table(const std::vector<double>& inv, int64_t rows, bool sine) const;
+  Tensor table(const std::vector<double>& inv, int64_t rows, bool sine, double scale) const;
   std::mutex mutex_;
-  std::vector<double> inv_, inv_long_;
+  std::vector<double> inv_, inv_long_, inv_local_;
   double scale_ = 1.0;
   int64_t context_ = 0, rows_ = 0;
   DType dtype_;

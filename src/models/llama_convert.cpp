@@ -81,10 +81,14 @@ void add_hyperparameters(gguf::Writer& w, const LlamaConfig& c, const LlamaArch&
   if (arch.softcaps) {
     set_f32(w, key("attn_logit_softcapping"), c.attn_logit_softcap);
     set_f32(w, key("final_logit_softcapping"), c.final_logit_softcap);
-    // convert_hf_to_gguf.py drops query_pre_attn_scalar and llama.cpp guesses it from the
-    // model size; the scale itself keeps the model exact (llama.cpp reads it too).
-    set_f32(w, key("attention.scale"), c.attention_scale);
   }
+  // Gemma 3 softcaps only the final logits, when its config.json says so.
+  if (arch.local_rope && c.final_logit_softcap > 0) set_f32(w, key("final_logit_softcapping"), c.final_logit_softcap);
+  // convert_hf_to_gguf.py drops query_pre_attn_scalar and llama.cpp guesses it from the
+  // model size; the scale itself keeps the model exact (llama.cpp reads it too).
+  if (arch.gemma) set_f32(w, key("attention.scale"), c.attention_scale);
+  // Gemma 3's sliding layers' rotary base.
+  if (arch.local_rope) set_f32(w, key("rope.freq_base_swa"), c.rope_local_theta);
   const RopeConfig& r = c.rope;
   switch (r.scaling) {
     case RopeScaling::Linear:

@@ -175,14 +175,28 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   if (arch->sliding == SlidingPattern::Alternate && c.sliding_window == 0 && !k.has("attention.sliding_window"))
     c.sliding_window = 4096;
   if (arch->sliding == SlidingPattern::FromLayer || name == "llama") c.sliding_window = 0;
+  // llama.cpp: Gemma 3 slides in five layers of six (attention.sliding_window_pattern when
+  // the file has it), rotating them with base 10000 (rope.freq_base_swa when the file has it),
+  // and softcaps only the final logits, when the file says so.
+  const int64_t pattern = k.integer("attention.sliding_window_pattern").value_or(6);
   for (int64_t i = 0; i < c.n_layer; ++i)
-    c.sliding_layers[size_t(i)] = arch->sliding == SlidingPattern::Alternate ? i % 2 == 0 : true;
+    c.sliding_layers[size_t(i)] = arch->sliding == SlidingPattern::Alternate    ? i % 2 == 0
+                                  : arch->sliding == SlidingPattern::EverySixth ? (i + 1) % pattern != 0
+                                                                                : true;
+  if (arch->local_rope) {
+    c.rope_local_theta = k.number("rope.freq_base_swa").value_or(10000.0);
+    c.final_logit_softcap = k.number("final_logit_softcapping").value_or(0.0);
+  }
   if (arch->softcaps) {
     c.attn_logit_softcap = k.number("attn_logit_softcapping").value_or(50.0);
     c.final_logit_softcap = k.number("final_logit_softcapping").value_or(30.0);
+  }
+  if (arch->gemma) {
     // convert_hf_to_gguf.py drops query_pre_attn_scalar; llama.cpp derives it from the
-    // model size (27B: hidden / heads, else the head dim). attention.scale overrides.
-    const double scalar = c.n_layer == 46 ? double(c.hidden_size / c.n_head) : double(c.head_dim);
+    // model size (the 27B models, Gemma 2's 46 layers and Gemma 3's 62: hidden / heads;
+    // else the head dim). attention.scale overrides.
+    const bool big = (arch->softcaps && c.n_layer == 46) || (arch->local_rope && c.n_layer == 62);
+    const double scalar = big ? double(c.hidden_size / c.n_head) : double(c.head_dim);
     c.attention_scale = k.number("attention.scale").value_or(1.0 / std::sqrt(scalar));
   } else if (const auto s = k.number("attention.scale"); s && *s > 0) {
     c.attention_scale = *s;

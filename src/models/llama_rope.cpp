@@ -89,21 +89,27 @@ RopeTables::RopeTables(const LlamaConfig& c, DType dtype, Device device)
       dtype_(dtype),
       device_(device) {
   if (c.rope.scaling == RopeScaling::LongRope) inv_long_ = rope_inv_freq(c.rope, true);
+  if (c.rope_local_theta > 0) {
+    RopeConfig local;
+    local.theta = c.rope_local_theta;
+    local.dims = c.rope.dims;
+    inv_local_ = rope_inv_freq(local);
+  }
   (void)at_least(std::min(context_, kFirstRows));
 }
 
 size_t RopeTables::initial_bytes(const LlamaConfig& c, DType dtype) {
-  const size_t tables = c.rope.scaling == RopeScaling::LongRope ? 4 : 2;
+  const size_t tables = c.rope.scaling == RopeScaling::LongRope || c.rope_local_theta > 0 ? 4 : 2;
   return tables * size_t(std::min(c.context_length, kFirstRows) * (c.rope.dims / 2)) * dtype_size(dtype);
 }
 
-Tensor RopeTables::table(const std::vector<double>& inv, int64_t rows, bool sine) const {
+Tensor RopeTables::table(const std::vector<double>& inv, int64_t rows, bool sine, double scale) const {
   const int64_t n = int64_t(inv.size());
   std::vector<float> t(static_cast<size_t>(rows * n));
   for (int64_t p = 0; p < rows; ++p)
     for (int64_t i = 0; i < n; ++i) {
       const double a = double(p) * inv[size_t(i)];
-      t[size_t(p * n + i)] = float((sine ? std::sin(a) : std::cos(a)) * scale_);
+      t[size_t(p * n + i)] = float((sine ? std::sin(a) : std::cos(a)) * scale);
     }
   return Tensor::from_vector(t, Shape{rows, n}).to(dtype_).to(device_);
 }
@@ -112,10 +118,14 @@ RopeTables::Rows RopeTables::at_least(int64_t rows) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (rows > rows_) {
     const int64_t n = std::min(context_, std::max(rows, 2 * rows_));
-    tables_ = {table(inv_, n, false), table(inv_, n, true), {}, {}};
+    tables_ = {table(inv_, n, false, scale_), table(inv_, n, true, scale_), {}, {}, {}, {}};
     if (!inv_long_.empty()) {
-      tables_.cos_long = table(inv_long_, n, false);
-      tables_.sin_long = table(inv_long_, n, true);
+      tables_.cos_long = table(inv_long_, n, false, scale_);
+      tables_.sin_long = table(inv_long_, n, true, scale_);
+    }
+    if (!inv_local_.empty()) {  // no scaling: the local layers' factor is 1
+      tables_.cos_local = table(inv_local_, n, false, 1.0);
+      tables_.sin_local = table(inv_local_, n, true, 1.0);
     }
     rows_ = n;
   }

@@ -19,8 +19,16 @@
 namespace wick::test {
 
 inline const std::vector<std::string>& llama_fixtures() {
-  static const std::vector<std::string> names = {"llama3", "llama2", "mistral", "qwen2", "qwen3", "gemma2", "phi3",
-                                                     "mixtral", "qwen2moe", "qwen3moe", "olmoe"};
+  static const std::vector<std::string> names = {"llama3", "llama2", "mistral", "qwen2",    "qwen3",    "gemma2",
+                                                 "phi3",   "gemma3", "mixtral", "qwen2moe", "qwen3moe", "olmoe"};
+  return names;
+}
+
+// The fixtures without experts: what `wick convert` writes (MoE folders are refused).
+inline std::vector<std::string> llama_dense_fixtures() {
+  std::vector<std::string> names;
+  for (const std::string& n : llama_fixtures())
+    if (n != "mixtral" && n != "qwen2moe" && n != "qwen3moe" && n != "olmoe") names.push_back(n);
   return names;
 }
 

@@ -57,6 +57,9 @@ struct LlamaConfig {
   int64_t intermediate_size = 0, context_length = 0;
   double rms_norm_eps = 1e-6;
   RopeConfig rope;
+  // Gemma 3: the sliding layers rotate with their own base (rope_local_base_freq, no
+  // scaling); 0: every layer rotates with `rope`.
+  double rope_local_theta = 0;
   int64_t sliding_window = 0;        // keys a query sees in a sliding layer (itself included); 0: none
   std::vector<bool> sliding_layers;  // n_layer entries: whether the layer uses the window
   double attn_logit_softcap = 0;     // Gemma 2: scores = cap * tanh(scores / cap); 0: off
@@ -167,13 +170,18 @@ class LlamaModel final : public CausalLM {
  private:
   friend struct LlamaLoader;
   using Attend = std::function<Tensor(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v)>;
+  // The rotary rows of the tokens: cos/sin (T, dims/2), and the local pair of the sliding
+  // layers (Gemma 3) when the config has one. All undefined with learned positions (GPT-2).
+  struct Rotary {
+    Tensor cos, sin, cos_local, sin_local;
+  };
   // The token embeddings of ids (B, T) at positions (T) (learned positions added).
   Tensor embed(const Tensor& ids, const Tensor& positions) const;
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b) const;  // the config's norm
   Tensor head(const Tensor& y) const;
-  // The decoder blocks over x (B, T, E) with cos/sin (T, dims/2) of the positions; attend
-  // gets q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
-  Tensor blocks(Tensor x, const Tensor& cos, const Tensor& sin, const Attend& attend) const;
+  // The decoder blocks over x (B, T, E) with the rotary rows of the positions; attend gets
+  // q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
+  Tensor blocks(Tensor x, const Rotary& rot, const Attend& attend) const;
   // A MoE layer's feed-forward output for h (B, T, hidden), normalized already (llama_moe.cpp).
   Tensor moe_ffn(const Layer& l, const Tensor& h) const;
   // The masks of one sequence's attention: T queries at positions [past, past + T).
@@ -198,7 +206,7 @@ class LlamaModel final : public CausalLM {
   // (llama_rope.cpp): a config may claim a context of billions of positions.
   std::shared_ptr<RopeTables> rope_;
   // The cos/sin rows of positions [past, past + T) for a sequence of past + T positions.
-  std::pair<Tensor, Tensor> rope_rows(int64_t past, int64_t T) const;
+  Rotary rope_rows(int64_t past, int64_t T) const;
   std::vector<Layer> layers_;
   size_t weight_bytes_ = 0;
 };

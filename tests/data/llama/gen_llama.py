@@ -20,7 +20,7 @@ committed beside the weights (with tokenizer_config.json), so that wick's own co
 set_vocab() is the GPT-2 path (the real ones want sentencepiece files), and the
 pre-tokenizer hash check (which knows only published tokenizers) answers "gpt-2". Gemma 2:
 the converter drops query_pre_attn_scalar (llama.cpp derives it from the model size), so
-the generator also writes gemma2.attention.scale, which wick reads when present.
+the generator also writes gemma2.attention.scale (gemma3's too), which wick reads when present.
 
 Usage: python3 gen_llama.py --llama-cpp DIR [--llama-cpp-build BUILD] [NAME ...]
        DIR: llama.cpp's source, e.g. from `pip download --no-binary :all: --no-deps
@@ -76,6 +76,16 @@ FIXTURES = {
                                     hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6,
                                     rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
                6, torch.float32, None),
+    # Gemma 3 (text): six layers, five sliding (window 6, rope base 10000) then a global one (base
+    # 1e6, linear scaling 2), per-head q/k norms of (1 + w), Gemma 2's sandwich norms without its
+    # softcaps, query_pre_attn_scalar 16 != head_dim 32, tied.
+    "gemma3": ("Gemma3TextConfig", dict(num_hidden_layers=6, head_dim=32, query_pre_attn_scalar=16, sliding_window=6,
+                                        hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6,
+                                        rope_parameters=dict(
+                                            sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+                                            full_attention=dict(rope_type="linear", factor=2.0,
+                                                                rope_theta=1000000.0))),
+               14, torch.float32, None),
     # Phi-3 (128k style): fused qkv_proj and gate_up_proj, partial rotary (half of each head),
     # longrope with an original context of 32: prompt0 (24) stays on the short factors,
     # prompt1 (40) and its greedy continuation use the long ones.
@@ -175,16 +185,14 @@ def convert(src, out, outtype, llama_cpp):
     base.TextModel.get_vocab_base = lambda self: (tokens, [gguf_normal(base)] * len(tokens), "gpt-2")
     for cls in base.ModelBase._model_classes[base.ModelType.TEXT].values():
         cls.set_vocab = lambda self: self._set_vocab_gpt2()
-    gemma2 = conversion.gemma.Gemma2Model
-    if not getattr(gemma2, "_wick_scale", False):
-        orig = gemma2.set_gguf_parameters
+    for gemma in (conversion.gemma.Gemma2Model, conversion.gemma.Gemma3Model):
+        if not getattr(gemma, "_wick_scale", False):
+            def with_scale(self, orig=gemma.set_gguf_parameters):
+                orig(self)
+                self.gguf_writer.add_attention_scale(self.hparams["query_pre_attn_scalar"] ** -0.5)
 
-        def with_scale(self):
-            orig(self)
-            self.gguf_writer.add_attention_scale(self.hparams["query_pre_attn_scalar"] ** -0.5)
-
-        gemma2.set_gguf_parameters = with_scale
-        gemma2._wick_scale = True
+            gemma.set_gguf_parameters = with_scale
+            gemma._wick_scale = True
     argv = sys.argv
     sys.argv = ["convert_hf_to_gguf.py", src, "--outfile", out, "--outtype", outtype]
     try:
