@@ -112,6 +112,91 @@ TEST(LlamaBadInput, HfConfigs) {
                "projections wider than 2147483647");
 }
 
+TEST(LlamaBadInput, MixtureOfExpertsConfigs) {
+  // What the MoE keys decide, read back, and their errors.
+  TempDir d("moe_cfg");
+  const fs::path cfg = d.path / "config.json";
+  const nlohmann::json good = read_json(llama_dir("qwen3moe") / "config.json");
+  auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    write_json(cfg, j);
+    return LlamaConfig::from_hf_json_file(cfg);
+  };
+  const LlamaConfig base = config([](auto&) {});
+  EXPECT_EQ(base.n_expert, 8);
+  EXPECT_EQ(base.n_expert_used, 3);
+  EXPECT_EQ(base.expert_ffn, 32);
+  EXPECT_TRUE(base.norm_topk_prob);
+  EXPECT_EQ(base.moe_layers, std::vector<bool>({true, true}));
+  // Dense layers: every decoder_sparse_step-th layer routes, mlp_only_layers never do.
+  EXPECT_EQ(config([](auto& j) { j["decoder_sparse_step"] = 2; }).moe_layers, std::vector<bool>({false, true}));
+  EXPECT_EQ(config([](auto& j) { j["mlp_only_layers"] = {1}; }).moe_layers, std::vector<bool>({true, false}));
+  EXPECT_FALSE(config([](auto& j) { j["norm_topk_prob"] = false; }).norm_topk_prob);
+  auto parse = [&](const std::function<void(nlohmann::json&)>& edit) { return [=] { (void)config(edit); }; };
+  expect_error(parse([](auto& j) { j["num_experts_per_tok"] = 9; }), ErrorKind::Format,
+               "llama: 9 experts per token, but the model has 8");
+  expect_error(parse([](auto& j) { j.erase("num_experts_per_tok"); }), ErrorKind::Format,
+               "llama: config.json has no 'num_experts_per_tok'");
+  expect_error(parse([](auto& j) { j["mlp_only_layers"] = {2}; }), ErrorKind::Format,
+               "llama: config key 'mlp_only_layers' must hold layer numbers below 2, got 2");
+  expect_error(parse([](auto& j) { j["mlp_only_layers"] = "1"; }), ErrorKind::Format,
+               "llama: config key 'mlp_only_layers' must be a list, got \"1\"");
+  {  // a ninth expert the checkpoint does not hold, and experts narrower than the config says
+    TempDir w("moe_weights");
+    const auto p = with_config(w, "qwen3moe", [](auto& j) { j["num_local_experts"] = 9; });
+    expect_error([&] { load(p); }, ErrorKind::ShapeMismatch,
+                 "llama: tensor 'model.layers.0.mlp.gate.weight' has shape [8, 64], config implies [9, 64]");
+    TempDir w2("moe_weights2");
+    const auto p2 = with_config(w2, "qwen3moe", [](auto& j) { j["moe_intermediate_size"] = 16; });
+    expect_error([&] { load(p2); }, ErrorKind::ShapeMismatch,
+                 "llama: tensor 'model.layers.0.mlp.experts.0.gate_proj.weight' has shape [32, 64], config implies "
+                 "[16, 64]");
+  }
+  // OLMoE's clamped q/k/v is refused, not ignored.
+  const nlohmann::json olmoe = read_json(llama_dir("olmoe") / "config.json");
+  expect_error(
+      [&] {
+        nlohmann::json j = olmoe;
+        j["clip_qkv"] = 8.0;
+        write_json(cfg, j);
+        (void)LlamaConfig::from_hf_json_file(cfg);
+      },
+      ErrorKind::Unsupported, "llama: config key 'clip_qkv' (clamped q/k/v) is not supported");
+}
+
+TEST(LlamaBadInput, Gemma3Configs) {
+  // Which layers slide and which base they rotate with: transformers 5's layer_types and
+  // per-type rope_parameters, and transformers 4's sliding_window_pattern and
+  // rope_local_base_freq.
+  TempDir d("gemma3_cfg");
+  const fs::path cfg = d.path / "config.json";
+  const nlohmann::json good = read_json(llama_dir("gemma3") / "config.json");
+  auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    write_json(cfg, j);
+    return LlamaConfig::from_hf_json_file(cfg);
+  };
+  const LlamaConfig v5 = config([](auto&) {});
+  EXPECT_EQ(v5.sliding_layers, std::vector<bool>({true, true, true, true, true, false}));
+  EXPECT_EQ(v5.rope_local_theta, 10000.0);
+  EXPECT_EQ(v5.rope.theta, 1e6);
+  EXPECT_EQ(v5.rope.scaling, models::RopeScaling::Linear);
+  EXPECT_EQ(v5.attention_scale, 0.25);
+  const LlamaConfig v4 = config([](auto& j) {
+    j.erase("layer_types");
+    j["sliding_window_pattern"] = 3;
+    j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 2e6}};
+    j["rope_local_base_freq"] = 5000.0;
+  });
+  EXPECT_EQ(v4.sliding_layers, std::vector<bool>({true, true, false, true, true, false}));
+  EXPECT_EQ(v4.rope_local_theta, 5000.0);
+  EXPECT_EQ(v4.rope.theta, 2e6);
+  expect_error([&] { (void)config([](auto& j) { j["rope_parameters"]["sliding_attention"]["rope_type"] = "yarn"; }); },
+               ErrorKind::Unsupported, "llama: rope type 'yarn' of the sliding layers is not supported (default)");
+}
+
 TEST(LlamaBadInput, HfWeights) {
   {  // the config's sizes against the tensors
     TempDir d("shape");

@@ -268,10 +268,32 @@ struct LlamaLoader {
     for (Tensor* b : biases) *b = {};
     return true;
   }
+  // The experts' gate and up stacks (E, F, K) as one (E, 2F, K) of [gate_e; up_e] per expert,
+  // so that a MoE layer multiplies both in one mul_mat_id with a glu epilogue. Packed stacks
+  // are joined expert by expert (bytes (E, F * row) side by side) when they share a type.
+  static void join_experts(LlamaModel::Weight& gate, LlamaModel::Weight& up, LlamaModel::Weight& into) {
+    if (!gate.present() || gate.quantized() != up.quantized()) return;
+    if (!gate.quantized()) {
+      into.dense = cat({gate.dense, up.dense}, 1);
+    } else {
+      const QuantTensor& g = gate.packed;
+      const QuantTensor& u = up.packed;
+      if (g.type != u.type || g.shape != u.shape) return;
+      const int64_t E = g.shape[0], per_expert = int64_t(g.bytes.nbytes()) / E;
+      auto bytes = [&](const QuantTensor& q) {
+        return Tensor::from_buffer(q.bytes.view(DType::U8, Shape{E, per_expert}));
+      };
+      const Tensor joined = cat({bytes(g), bytes(u)}, 1);
+      into.packed = QuantTensor{g.name, g.type, Shape{E, 2 * g.shape[1], g.shape[2]}, joined.storage()};
+    }
+    gate = {};
+    up = {};
+  }
   void fuse_projections() {
     for (LlamaModel::Layer& l : m.layers_) {
       if (!l.qkv.present()) join({&l.q, &l.k, &l.v}, {&l.q_b, &l.k_b, &l.v_b}, l.qkv, l.qkv_b);
       if (!l.gate_up.present()) join({&l.gate, &l.up}, {&l.gate_b, &l.up_b}, l.gate_up, l.gate_up_b);
+      join_experts(l.gate_exps, l.up_exps, l.gate_up_exps);
     }
   }
   void run() {

@@ -34,7 +34,9 @@ Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
   } else {
     mid = activate(experts(l.gate_exps, x, {}), c.activation) * experts(l.up_exps, x, {});
   }
-  Tensor y = sum(experts(l.down_exps, mid, {}) * weights.to(dtype_).unsqueeze(2), {1});
+  // The k outputs of each token weighted and summed as one batched product, (N, 1, k) @ (N, k, H).
+  const Tensor out = experts(l.down_exps, mid, {});
+  Tensor y = matmul(weights.to(dtype_).unsqueeze(1), out).reshape({x.dim(0), c.hidden_size});
   if (l.down.present()) {  // the shared expert
     Tensor s;
     if (l.gate_up.present()) {
