@@ -106,7 +106,7 @@ TEST_P(MulMatId, FloatExpertsMatchTheReference) {
   check({.x_dtype = DType::BF16, .w_dtype = DType::BF16, .per_slot = true});
   check({.per_slot = true, .glu = true});
   check({.N = 5, .k = 1, .one_expert = true});  // every row to expert 3, the others unused
-  check({.N = 1, .k = 4, .E = 8});  // a decode step: one token, top 4 of 8 (pair by pair on every device)
+  check({.N = 1, .k = 4, .E = 8});              // a decode step: one token, top 4 of 8 (pair by pair on every device)
   // More pairs than a CUDA call takes on the device: grouped by expert on the host there too.
   check({.N = 600, .k = 2, .E = 6, .M = 8, .K = 32});
 }
@@ -134,6 +134,35 @@ TEST_P(MulMatId, QuantizedActivationsStayWithinTheirRounding) {
   const double err = max(abs(exact - rounded)).to(DType::F64).to_vector<double>()[0];
   EXPECT_GT(err, 0.0);  // the rounding happened
   EXPECT_LE(err, 2e-2 * scale);
+}
+
+TEST_P(MulMatId, JoinedGateAndUpExpertsTakeOneGluProduct) {
+  // What the CUDA loader does with a MoE layer's gate and up stacks: joined per expert, one
+  // product with a glu epilogue equals act(gate) * up from the two stacks.
+  auto stack = [&](uint32_t seed) {
+    return quantize(Tensor::from_vector(test::random_normal(6 * 24 * 64, seed, 0.3f), Shape{6, 24, 64}), GgmlType::Q8_0,
+                    "experts")
+        .to(dev());
+  };
+  const QuantTensor gate = stack(8), up = stack(9);
+  const QuantTensor joined = join_experts(gate, up);
+  ASSERT_EQ(joined.shape, Shape({6, 48, 64}));
+  const Tensor x = Tensor::from_vector(test::random_normal(5 * 64, 10, 1.0f), Shape{5, 64}).to(dev());
+  const Tensor ids = Tensor::from_vector(std::vector<int64_t>{5, 0, 2, 3, 1, 5, 4, 2, 0, 1}, Shape{5, 2}).to(dev());
+  const Tensor fused = mul_mat_id(x, joined, ids, QuantActivation::F32, {.act = Activation::Silu, .glu = true});
+  const Tensor apart = activate(mul_mat_id(x, gate, ids, QuantActivation::F32), Activation::Silu) *
+                       mul_mat_id(x, up, ids, QuantActivation::F32);
+  ASSERT_EQ(fused.shape(), Shape({5, 2, 24}));
+  const double scale = max(abs(apart)).to(DType::F64).to_vector<double>()[0];
+  EXPECT_LE(max(abs(fused - apart)).to(DType::F64).to_vector<double>()[0], 1e-5 * scale);
+  EXPECT_EQ(test::thrown_kind([&] {
+              join_experts(gate, quantize(zeros(Shape{6, 24, 32}, DType::F32), GgmlType::Q8_0));
+            }),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(test::thrown_kind([&] {
+              join_experts(gate, quantize(zeros(Shape{6, 24, 64}, DType::F32), GgmlType::Q4_0).to(dev()));
+            }),
+            ErrorKind::DTypeMismatch);
 }
 
 TEST_P(MulMatId, BadInputsAreClearErrors) {

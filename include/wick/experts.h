@@ -35,6 +35,11 @@ Tensor mul_mat_id(const Tensor& x, const QuantTensor& w, const Tensor& ids, Quan
 // the host (so that a CUDA graph can record it).
 bool mul_mat_id_on_device(Device device, int64_t pairs);
 
+// Stacks a (E, Ma, K) and b (E, Mb, K) of one packed type as one (E, Ma + Mb, K), expert e's
+// rows a_e then b_e: the gate and up experts joined for one product with a glu epilogue. A
+// copy on their device; ShapeMismatch / DTypeMismatch when the stacks do not pair up.
+QuantTensor join_experts(const QuantTensor& a, const QuantTensor& b);
+
 // Expert e of a stack (E, M, K): a view (M, K) of its bytes, no copy.
 QuantTensor expert_matrix(const QuantTensor& w, int64_t e);
 

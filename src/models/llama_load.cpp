@@ -10,6 +10,7 @@
 #include "matrix_dtype.h"
 #include "wick/build_info.h"
 #include "wick/error.h"
+#include "wick/experts.h"
 #include "wick/gguf.h"
 #include "wick/memory.h"
 #include "wick/models/llama.h"
@@ -35,6 +36,7 @@ struct Request {
   // A stack of experts stored one tensor per expert (HF): their names, in order; stored
   // then holds the first until load() stacks them.
   std::vector<std::string> parts;
+  bool f32 = false;  // a float matrix kept in f32 whatever the compute dtype (MoE routers)
 };
 
 // Rows of a matrix or a stack of matrices (the product of all but the last dim).
@@ -72,13 +74,13 @@ struct LlamaLoader {
   std::vector<Request> plan;
 
   void matrix(std::string name, Shape shape, LlamaModel::Weight& w) {
-    plan.push_back({std::move(name), std::move(shape), Kind::Matrix, &w, nullptr, {}, {}});
+    plan.push_back({std::move(name), std::move(shape), Kind::Matrix, &w, nullptr, {}, {}, false});
   }
   void vector(std::string name, int64_t n, Kind kind, Tensor& t) {
-    plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}, {}});
+    plan.push_back({std::move(name), Shape{n}, kind, nullptr, &t, {}, {}, false});
   }
   void table(std::string name, Shape shape, Tensor& t) {
-    plan.push_back({std::move(name), std::move(shape), Kind::Table, nullptr, &t, {}, {}});
+    plan.push_back({std::move(name), std::move(shape), Kind::Table, nullptr, &t, {}, {}, false});
   }
 
   void make_plan() {
@@ -110,7 +112,7 @@ struct LlamaLoader {
       auto experts = [&](Part p, int64_t out, int64_t in, LlamaModel::Weight& w) {
         const Shape shape{c.n_expert, out, in};
         if (g) return matrix(name(p, ".weight"), shape, w);
-        Request r{name(p, ".weight"), shape, Kind::Matrix, &w, nullptr, {}, {}};
+        Request r{name(p, ".weight"), shape, Kind::Matrix, &w, nullptr, {}, {}, false};
         for (int64_t e = 0; e < c.n_expert; ++e)
           r.parts.push_back(prefix + expert_part_name(p, e, name_style(c), false) + ".weight");
         plan.push_back(std::move(r));
@@ -138,6 +140,7 @@ struct LlamaLoader {
       if (c.moe_layers[size_t(i)]) {
         const int64_t F = c.expert_ffn, S = c.shared_expert_ffn;
         matrix(name(Part::Router, ".weight"), Shape{c.n_expert, E}, l.router);
+        plan.back().f32 = true;  // routing decisions in f32 (llama_moe.cpp)
         experts(Part::GateExps, F, E, l.gate_exps);
         experts(Part::UpExps, F, E, l.up_exps);
         experts(Part::DownExps, E, F, l.down_exps);
@@ -199,7 +202,7 @@ struct LlamaLoader {
     const int64_t k = r.shape[r.shape.rank() - 1];
     if (const auto q = quant_type_for(opt.quantize, k))
       return ggml_row_bytes(*q, k, kLlamaOp) * size_t(row_count(r.shape));
-    return size_t(r.shape.numel()) * dtype_size(matrix_dtype(r.stored.dense.dtype()));
+    return size_t(r.shape.numel()) * dtype_size(r.f32 ? DType::F32 : matrix_dtype(r.stored.dense.dtype()));
   }
 
   // A float matrix's dtype once loaded (matrix_dtype.h).
@@ -225,6 +228,8 @@ struct LlamaLoader {
     }
     if (!r.stored.dense.defined()) {
       w.packed = r.stored.packed.to(dev);  // the mapping itself on the CPU
+    } else if (r.f32) {
+      w.dense = r.stored.dense.to(DType::F32).to(dev);
     } else if (const auto q = quant_type_for(opt.quantize, r.shape[r.shape.rank() - 1])) {
       w.packed = quantize(r.stored.dense.contiguous(), *q, r.name).to(dev);  // GPT-2's are transposed views
     } else {
@@ -276,15 +281,8 @@ struct LlamaLoader {
     if (!gate.quantized()) {
       into.dense = cat({gate.dense, up.dense}, 1);
     } else {
-      const QuantTensor& g = gate.packed;
-      const QuantTensor& u = up.packed;
-      if (g.type != u.type || g.shape != u.shape) return;
-      const int64_t E = g.shape[0], per_expert = int64_t(g.bytes.nbytes()) / E;
-      auto bytes = [&](const QuantTensor& q) {
-        return Tensor::from_buffer(q.bytes.view(DType::U8, Shape{E, per_expert}));
-      };
-      const Tensor joined = cat({bytes(g), bytes(u)}, 1);
-      into.packed = QuantTensor{g.name, g.type, Shape{E, 2 * g.shape[1], g.shape[2]}, joined.storage()};
+      if (gate.packed.type != up.packed.type || gate.packed.shape != up.packed.shape) return;
+      into.packed = wick::join_experts(gate.packed, up.packed);
     }
     gate = {};
     up = {};

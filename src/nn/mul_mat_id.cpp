@@ -123,6 +123,22 @@ QuantTensor expert_matrix(const QuantTensor& w, int64_t e) {
   return QuantTensor{w.name, w.type, Shape{w.shape[1], w.shape[2]}, w.bytes.slice(size_t(e) * bytes, bytes)};
 }
 
+QuantTensor join_experts(const QuantTensor& a, const QuantTensor& b) {
+  WICK_CHECK(a.shape.rank() == 3 && b.shape.rank() == 3 && a.shape[0] == b.shape[0] && a.shape[2] == b.shape[2],
+             ShapeMismatch, "join_experts: stacks must have shapes (E, Ma, K) and (E, Mb, K), got ", a.shape, " and ",
+             b.shape);
+  WICK_CHECK(a.type == b.type, DTypeMismatch, "join_experts: the stacks are ", ggml_type_name(a.type), " and ",
+             ggml_type_name(b.type));
+  WICK_CHECK(a.device() == b.device(), DeviceMismatch, "join_experts: the stacks are on ", a.device(), " and ",
+             b.device());
+  const int64_t E = a.shape[0];
+  auto bytes = [&](const QuantTensor& q) {  // (E, bytes per expert)
+    return Tensor::from_buffer(q.bytes.view(DType::U8, Shape{E, int64_t(q.bytes.nbytes()) / E}));
+  };
+  const Tensor joined = cat({bytes(a), bytes(b)}, 1);
+  return QuantTensor{a.name, a.type, Shape{E, a.shape[1] + b.shape[1], a.shape[2]}, joined.storage()};
+}
+
 Tensor mul_mat_id(const Tensor& x, const Tensor& w, const Tensor& ids, const LinearEpilogue& epilogue) {
   WICK_CHECK(w.defined(), InvalidArgument, kOp, ": experts must be defined");
   return grouped(
