@@ -362,17 +362,127 @@ def make_quant(llama_cpp, build):
     save_file(exp, os.path.join(d, "expected.safetensors"))
 
 
+# The quantized MoE fixture: a 256-wide Qwen3-MoE layer (4 experts of 256, top 2, per-head
+# q/k norms) so that every matrix takes the K types' 256-value blocks; llama-quantize's Q4_K_M
+# and Q8_0 of it (experts packed as ffn_*_exps), llama.cpp's own CPU logits of prompt0 for
+# each, and transformers' logits on each file's weights dequantized by gguf-py (the exact
+# oracle). The seed search keeps every routing margin >= 0.1 on the dequantized weights of
+# both files too, so no rounding can change a token's experts.
+MOE_QUANT_NAME = "moe_quant"
+MOE_QUANT_TYPES = ["Q4_K_M", "Q8_0"]
+
+
+def moe_dequantized_state(path, cfg, llama_cpp):
+    """The HF state dict (transformers 5's fused expert layout) of a qwen3moe GGUF's weights,
+    dequantized by gguf-py (qwen3moe q/k rows are not permuted)."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(llama_cpp, "gguf-py"))
+    import gguf
+    from gguf.quants import dequantize
+    parts = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+             "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "attn_q_norm": "self_attn.q_norm",
+             "attn_k_norm": "self_attn.k_norm", "ffn_norm": "post_attention_layernorm", "ffn_gate_inp": "mlp.gate"}
+    state, experts = {}, {}
+    for t in gguf.GGUFReader(path).tensors:
+        w = torch.from_numpy(np.array(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(
+            [int(x) for x in reversed(t.shape)]).copy())
+        if t.name == "token_embd.weight":
+            state["model.embed_tokens.weight"] = w
+        elif t.name == "output_norm.weight":
+            state["model.norm.weight"] = w
+        elif t.name == "output.weight":
+            state["lm_head.weight"] = w
+        else:
+            _, layer, part, _ = t.name.split(".")
+            if part.endswith("_exps"):
+                experts[(layer, part)] = w
+            else:
+                state[f"model.layers.{layer}.{parts[part]}.weight"] = w
+    for layer in {l for l, _ in experts}:
+        state[f"model.layers.{layer}.mlp.experts.gate_up_proj"] = torch.cat(
+            [experts[(layer, "ffn_gate_exps")], experts[(layer, "ffn_up_exps")]], dim=1)
+        state[f"model.layers.{layer}.mlp.experts.down_proj"] = experts[(layer, "ffn_down_exps")]
+    return state
+
+
+def make_moe_quant(llama_cpp, build, quantize_bin):
+    import subprocess
+    import numpy as np
+    cfg = transformers.Qwen3MoeConfig(**{**BASE, "hidden_size": 256, "intermediate_size": 256, "num_hidden_layers": 1,
+                                         "head_dim": 64, "num_experts": 4, "num_experts_per_tok": 2,
+                                         "moe_intermediate_size": 256, "norm_topk_prob": True,
+                                         "tie_word_embeddings": False, "use_sliding_window": False,
+                                         "rope_parameters": dict(rope_type="default", rope_theta=10000.0)})
+    d = os.path.join(HERE, MOE_QUANT_NAME)
+    lib = os.path.join(build, "bin")
+    with tempfile.TemporaryDirectory() as tmp:
+        tool = os.path.join(tmp, "llamacpp_logits")
+        subprocess.check_call(["c++", "-O2", "-std=c++17", os.path.join(HERE, "llamacpp_logits.cpp"),
+                               "-I" + os.path.join(llama_cpp, "include"),
+                               "-I" + os.path.join(llama_cpp, "ggml", "include"), "-L" + lib,
+                               "-Wl,-rpath," + lib, "-lllama", "-lggml", "-lggml-base", "-o", tool])
+        for attempt in range(100):
+            seed = 15 + 1000 * attempt
+            torch.manual_seed(seed)
+            model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+            perturb(model, seed, std=0.03)
+            with torch.no_grad():  # routers drawn wide (as perturb does for the small fixtures)
+                for name, p in model.named_parameters():
+                    if name.endswith(".mlp.gate.weight"):
+                        p.copy_(0.5 * torch.randn(p.shape, generator=torch.Generator().manual_seed(seed)))
+            folder = os.path.join(tmp, f"hf{attempt}")
+            model.save_pretrained(folder)
+            write_tokenizer(folder)
+            f32 = os.path.join(tmp, f"f32-{attempt}.gguf")
+            convert(folder, f32, "f32", llama_cpp)
+            files, margins = {}, []
+            for q in MOE_QUANT_TYPES:
+                out = os.path.join(tmp, f"model-{q}-{attempt}.gguf")
+                subprocess.check_call([quantize_bin, f32, out, q], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                deq = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+                deq.load_state_dict(moe_dequantized_state(out, cfg, llama_cpp))
+                margins.append(routing_margin(deq, cfg.num_experts_per_tok))
+                files[q] = (out, deq)
+            margins.append(routing_margin(model, cfg.num_experts_per_tok))
+            if min(margins) >= 0.1:
+                break
+        else:
+            raise AssertionError("moe_quant: no seed gives a routing margin of 0.1")
+        print(MOE_QUANT_NAME, "seed", seed, "min routing margin", round(min(margins), 4))
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        exp = {"prompt0": torch.tensor(PROMPTS[0], dtype=torch.int64)}
+        with torch.no_grad():
+            exp["logits_hf"] = model(torch.tensor([PROMPTS[0]])).logits[0].float().contiguous()
+        for q, (out, deq) in files.items():
+            shutil.copy(out, os.path.join(d, f"model-{q}.gguf"))
+            raw = subprocess.check_output([tool, out] + [str(t) for t in PROMPTS[0]], stderr=subprocess.DEVNULL)
+            exp[f"logits_{q}"] = torch.from_numpy(
+                np.frombuffer(raw, dtype=np.float32).reshape(len(PROMPTS[0]), VOCAB).copy())
+            with torch.no_grad():
+                exp[f"logits_deq_{q}"] = deq(torch.tensor([PROMPTS[0]])).logits[0].float().contiguous()
+            rel = lambda a, b: float((a - b).abs().max() / b.abs().max())
+            top1 = float((exp[f"logits_{q}"].argmax(-1) == exp[f"logits_deq_{q}"].argmax(-1)).float().mean())
+            print(MOE_QUANT_NAME, q, "llama.cpp vs dequantized transformers", rel(exp[f"logits_{q}"],
+                  exp[f"logits_deq_{q}"]), "top-1 agreement", top1)
+    save_file(exp, os.path.join(d, "expected.safetensors"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, help="llama.cpp source folder (has convert_hf_to_gguf.py)")
     ap.add_argument("--llama-cpp-build", help="a CPU build of it (bin/llama-quantize, libllama): writes " + QUANT_NAME)
+    ap.add_argument("--llama-quantize", help="llama-quantize to use instead of the build's (moe_quant)")
     ap.add_argument("names", nargs="*", default=list(FIXTURES))
     args = ap.parse_args()
     for name in args.names:
-        if name != QUANT_NAME:
+        if name not in (QUANT_NAME, MOE_QUANT_NAME):
             make(name, FIXTURES[name], os.path.abspath(args.llama_cpp))
     if args.llama_cpp_build and (QUANT_NAME in args.names or not args.names):
         make_quant(os.path.abspath(args.llama_cpp), os.path.abspath(args.llama_cpp_build))
+    if args.llama_cpp_build and (MOE_QUANT_NAME in args.names or not args.names):
+        quantize_bin = args.llama_quantize or os.path.join(os.path.abspath(args.llama_cpp_build), "bin", "llama-quantize")
+        make_moe_quant(os.path.abspath(args.llama_cpp), os.path.abspath(args.llama_cpp_build), quantize_bin)
 
 
 if __name__ == "__main__":
