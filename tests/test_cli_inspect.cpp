@@ -187,6 +187,29 @@ TEST(InspectModel, FolderAndConvertedGgufAgree) {
   EXPECT_TRUE(b["chat_template"].is_null());
 }
 
+TEST(InspectModel, ExpertsAndLocalRopeAreSummarized) {
+  // A MoE folder and the GGUF llama.cpp's converter wrote of it agree on the experts; Gemma 3
+  // names its sliding layers' rotary base.
+  const auto folder = nlohmann::json::parse(run_cli("inspect --json " + data_path("llama/qwen2moe")).out)["model"];
+  const auto gguf =
+      nlohmann::json::parse(run_cli("inspect --json " + data_path("llama/qwen2moe/model.gguf")).out)["model"];
+  const nlohmann::json want = {{"count", 6},       {"per_token", 2},      {"ffn", 32},
+                               {"shared_ffn", 48}, {"normalized", false}, {"layers", 2}};
+  EXPECT_EQ(folder["hyperparameters"]["experts"], want);
+  EXPECT_EQ(gguf["hyperparameters"]["experts"], want);
+  const auto text = run_cli("inspect " + data_path("llama/qwen2moe"));
+  EXPECT_NE(text.out.find("experts: 6, 2 per token, ffn 32, a shared expert of 48, in 2 of 2 layers"),
+            std::string::npos)
+      << text.out;
+  const auto gemma3 = run_cli("inspect " + data_path("llama/gemma3/model.gguf"));
+  for (const char* line : {"sliding window: 6 on 5 of 6 layers",
+                           "scaling linear (factor 2.0), sliding layers theta "
+                           "10000.0"})
+    EXPECT_NE(gemma3.out.find(line), std::string::npos) << line << "\n" << gemma3.out;
+  const auto dense = nlohmann::json::parse(run_cli("inspect --json " + data_path("llama/llama3")).out)["model"];
+  EXPECT_TRUE(dense["hyperparameters"]["experts"].is_null());
+}
+
 TEST(InspectModel, GPT2FoldersAndGgufsAreRowsOfTheArchitectureTable) {
   for (const std::string path : {data_path("gpt2/tiny2l"), data_path("gpt2/tiny2l/model.gguf")}) {
     const auto r = run_cli("inspect --json " + path);

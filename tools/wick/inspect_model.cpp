@@ -42,6 +42,19 @@ Json config_json(const models::LlamaConfig& c) {
     rope = {{"theta", r.theta}, {"dims", r.dims}, {"scaling", scaling_name(r)}};
     if (r.scaling != models::RopeScaling::None) rope["factor"] = r.factor;
     if (r.original_context) rope["original_context"] = r.original_context;
+    if (c.rope_local_theta > 0) rope["local_theta"] = c.rope_local_theta;  // Gemma 3's sliding layers
+  }
+  // Mixture of experts (null in --json without).
+  Json experts = nullptr;
+  if (c.n_expert > 0) {
+    size_t routed = 0;
+    for (const bool m : c.moe_layers) routed += m;
+    experts = {{"count", c.n_expert},
+               {"per_token", c.n_expert_used},
+               {"ffn", c.expert_ffn},
+               {"shared_ffn", c.shared_expert_ffn},
+               {"normalized", c.norm_topk_prob},
+               {"layers", routed}};
   }
   return {{"layers", c.n_layer},
           {"hidden", c.hidden_size},
@@ -56,7 +69,8 @@ Json config_json(const models::LlamaConfig& c) {
           {"sliding_layers", sliding},
           {"attn_logit_softcap", c.attn_logit_softcap},
           {"final_logit_softcap", c.final_logit_softcap},
-          {"tied_embeddings", c.tie_embeddings}};
+          {"tied_embeddings", c.tie_embeddings},
+          {"experts", experts}};
 }
 
 // Tensors, parameters and bytes per storage type.
@@ -190,12 +204,19 @@ void print_model_summary(const Json& s) {
               << r["scaling"].get<std::string>();
     if (r.contains("factor")) std::cout << " (factor " << r["factor"] << ")";
     if (r.contains("original_context")) std::cout << ", original context " << r["original_context"];
+    if (r.contains("local_theta")) std::cout << ", sliding layers theta " << r["local_theta"];
   }
   std::cout << "\n  sliding window: ";
   if (h["sliding_window"].get<int64_t>() == 0) {
     std::cout << "none\n";
   } else {
     std::cout << h["sliding_window"] << " on " << h["sliding_layers"] << " of " << h["layers"] << " layers\n";
+  }
+  if (const Json& e = h["experts"]; !e.is_null()) {
+    std::cout << "  experts: " << e["count"] << ", " << e["per_token"] << " per token"
+              << (e["normalized"].get<bool>() ? " (weights renormalized)" : "") << ", ffn " << e["ffn"];
+    if (e["shared_ffn"].get<int64_t>() > 0) std::cout << ", a shared expert of " << e["shared_ffn"];
+    std::cout << ", in " << e["layers"] << " of " << h["layers"] << " layers\n";
   }
   if (h["attn_logit_softcap"].get<double>() != 0 || h["final_logit_softcap"].get<double>() != 0)
     std::cout << "  softcaps: attention " << h["attn_logit_softcap"] << ", final " << h["final_logit_softcap"] << '\n';
