@@ -102,7 +102,7 @@ Tensor LlamaModel::norm(const Tensor& x, const Tensor& w, const Tensor& b) const
 
 Tensor LlamaModel::head(const Tensor& y) const {
   Tensor logits;
-  if (lm_head_.quantized() && !config_.gemma_norms && !config_.layer_norm) {  // the final norm inside the head's kernel
+  if (lm_head_.quantized() && norm_fuses()) {  // the final norm inside the head's kernel
     logits = rms_norm_quant_linear(y, final_norm_, config_.rms_norm_eps, lm_head_.packed, quant_activation_, {}, {}, {},
                                    DType::F32);
   } else {
@@ -138,7 +138,7 @@ Tensor LlamaModel::blocks(Tensor x, const Rotary& rot, const Attend& attend) con
   // matrix-vector kernel.
   auto norm_lin = [&](const Tensor& t, const Tensor& g, const Tensor& gb, const Weight& w, const Tensor& b,
                       const LinearEpilogue& e) {
-    if (c.gemma_norms || c.layer_norm) return lin(w, norm(t, g, gb), b, {}, e);
+    if (!norm_fuses()) return lin(w, norm(t, g, gb), b, {}, e);
     if (w.quantized())
       return rms_norm_quant_linear(t, g, c.rms_norm_eps, w.packed, quant_activation_, b, {}, e, dtype_);
     return rms_norm_linear(t, g, c.rms_norm_eps, w.dense, b, {}, e);

@@ -178,6 +178,9 @@ class LlamaModel final : public CausalLM {
   // The token embeddings of ids (B, T) at positions (T) (learned positions added).
   Tensor embed(const Tensor& ids, const Tensor& positions) const;
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b) const;  // the config's norm
+  // Whether norm() is an RMSNorm in the compute dtype, which the next product can take in its
+  // kernel (rms_norm_linear / rms_norm_quant_linear); Gemma's f32 norms and LayerNorms are not.
+  bool norm_fuses() const { return !config_.gemma_norms && !config_.layer_norm; }
   Tensor head(const Tensor& y) const;
   // The decoder blocks over x (B, T, E) with the rotary rows of the positions; attend gets
   // q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
