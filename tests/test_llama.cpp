@@ -221,32 +221,6 @@ TEST_P(Llama, QuantizedWeightsStayCloseToTheOracle) {
   EXPECT_LE(llama_rel_error(step_row(d.step(o.prompts[1][2])), a.select(0, 0), 2, 1), 1e-5);
 }
 
-TEST_P(Llama, KQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {
-  // llama-quantize's Q4_K_M (q4_K, q6_K) and Q4_0 (q4_0, q6_K embedding) of a 256-wide llama
-  // with a tied, quantized embedding (gen_llama.py). Exact f32 activations: transformers on
-  // the GGUF's dequantized weights within 1e-4 (measured 5.6e-7). ggml's q8 activations:
-  // llama.cpp's own CPU logits (q8 activation blocks and an f16 KV cache) within 3e-2
-  // (measured 1.5e-2 Q4_K_M, 8.5e-3 Q4_0; llama.cpp itself is 1.4e-2 and 8.4e-3 from the
-  // exact result).
-  const auto e = safetensors::load(llama_dir("llama_quant") / "expected.safetensors");
-  const auto p = e.at("prompt0").to_vector<int64_t>();
-  const std::vector<int32_t> prompt(p.begin(), p.end());
-  const int64_t T = int64_t(prompt.size());
-  for (const std::string q : {"Q4_K_M", "Q4_0"})
-    for (const QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
-      LlamaLoadOptions opt;
-      opt.device = dev();
-      opt.dtype = DType::F32;
-      opt.quant_activation = act;
-      const LlamaModel m = LlamaModel::load(llama_dir("llama_quant") / ("model-" + q + ".gguf"), opt);
-      const Tensor logits = m.forward(llama_ids(prompt));
-      if (act == QuantActivation::F32)
-        EXPECT_LE(llama_rel_error(logits, e.at("logits_deq_" + q), 0, T), 1e-4) << q;
-      else
-        EXPECT_LE(llama_rel_error(logits, e.at("logits_" + q), 0, T), 3e-2) << q;
-    }
-}
-
 // Share of rows whose argmax agrees.
 double top1_agreement(const Tensor& got, const Tensor& want) {
   const auto g = argmax(got.select(0, 0).to(Device::cpu()).to(DType::F32), -1).to_vector<int64_t>();
@@ -254,6 +228,45 @@ double top1_agreement(const Tensor& got, const Tensor& want) {
   int64_t same = 0;
   for (size_t i = 0; i < w.size(); ++i) same += g[i] == w[i];
   return double(same) / double(w.size());
+}
+
+// A llama_quant-style fixture (gen_llama.py): each of its llama-quantize files loaded with
+// exact activations, within 1e-4 of transformers on the file's dequantized weights
+// (logits_deq_<type>), and with q8 activations, within q8_bound of llama.cpp's own CPU logits
+// (logits_<type>) and, where min_top1 is given, with the same top-1 token at that share of
+// the positions at least.
+void check_quant_fixture(Device dev, const std::string& fixture, std::initializer_list<const char*> types,
+                         double q8_bound, std::optional<double> min_top1 = {}, std::optional<int64_t> experts = {}) {
+  const auto e = safetensors::load(llama_dir(fixture) / "expected.safetensors");
+  const auto p = e.at("prompt0").to_vector<int64_t>();
+  const std::vector<int32_t> prompt(p.begin(), p.end());
+  const int64_t T = int64_t(prompt.size());
+  for (const std::string q : types)
+    for (const QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
+      LlamaLoadOptions opt;
+      opt.device = dev;
+      opt.dtype = DType::F32;
+      opt.quant_activation = act;
+      const LlamaModel m = LlamaModel::load(llama_dir(fixture) / ("model-" + q + ".gguf"), opt);
+      if (experts) ASSERT_EQ(m.config().n_expert, *experts);
+      const Tensor logits = m.forward(llama_ids(prompt));
+      if (act == QuantActivation::F32) {
+        EXPECT_LE(llama_rel_error(logits, e.at("logits_deq_" + q), 0, T), 1e-4) << q;
+      } else {
+        EXPECT_LE(llama_rel_error(logits, e.at("logits_" + q), 0, T), q8_bound) << q;
+        if (min_top1) EXPECT_GE(top1_agreement(logits, e.at("logits_" + q)), *min_top1) << q;
+      }
+    }
+}
+
+TEST_P(Llama, KQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {
+  // llama-quantize's Q4_K_M (q4_K, q6_K) and Q4_0 (q4_0, q6_K embedding) of a 256-wide llama
+  // with a tied, quantized embedding (gen_llama.py). Exact f32 activations: transformers on
+  // the GGUF's dequantized weights within 1e-4 (measured 5.6e-7). ggml's q8 activations:
+  // llama.cpp's own CPU logits (q8 activation blocks and an f16 KV cache) within 3e-2
+  // (measured 1.5e-2 Q4_K_M, 8.5e-3 Q4_0; llama.cpp itself is 1.4e-2 and 8.4e-3 from the
+  // exact result).
+  check_quant_fixture(dev(), "llama_quant", {"Q4_K_M", "Q4_0"}, 3e-2);
 }
 
 TEST_P(Llama, MoeQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {
@@ -264,26 +277,7 @@ TEST_P(Llama, MoeQuantGgufsMatchTheirDequantizedWeightsAndLlamaCpp) {
   // 2.5e-2 / 4.8e-2 from the exact result itself) and the same top-1 token at 90% of the
   // positions at least (measured 23 and 24 of 24; llama.cpp agrees with the exact result at
   // 23 and 24 of 24 too).
-  const auto e = safetensors::load(llama_dir("moe_quant") / "expected.safetensors");
-  const auto p = e.at("prompt0").to_vector<int64_t>();
-  const std::vector<int32_t> prompt(p.begin(), p.end());
-  const int64_t T = int64_t(prompt.size());
-  for (const std::string q : {"Q4_K_M", "Q8_0"})
-    for (const QuantActivation act : {QuantActivation::F32, QuantActivation::Q8}) {
-      LlamaLoadOptions opt;
-      opt.device = dev();
-      opt.dtype = DType::F32;
-      opt.quant_activation = act;
-      const LlamaModel m = LlamaModel::load(llama_dir("moe_quant") / ("model-" + q + ".gguf"), opt);
-      ASSERT_EQ(m.config().n_expert, 4);
-      const Tensor logits = m.forward(llama_ids(prompt));
-      if (act == QuantActivation::F32) {
-        EXPECT_LE(llama_rel_error(logits, e.at("logits_deq_" + q), 0, T), 1e-4) << q;
-      } else {
-        EXPECT_LE(llama_rel_error(logits, e.at("logits_" + q), 0, T), 5e-2) << q;
-        EXPECT_GE(top1_agreement(logits, e.at("logits_" + q)), 0.9) << q;
-      }
-    }
+  check_quant_fixture(dev(), "moe_quant", {"Q4_K_M", "Q8_0"}, 5e-2, 0.9, 4);
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(Llama);

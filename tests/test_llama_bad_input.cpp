@@ -112,16 +112,21 @@ TEST(LlamaBadInput, HfConfigs) {
                "projections wider than 2147483647");
 }
 
+// Fixture `name`'s config.json through edit, written to path and read back.
+LlamaConfig edited_config(const fs::path& path, const std::string& name,
+                          const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = read_json(llama_dir(name) / "config.json");
+  edit(j);
+  write_json(path, j);
+  return LlamaConfig::from_hf_json_file(path);
+}
+
 TEST(LlamaBadInput, MixtureOfExpertsConfigs) {
   // What the MoE keys decide, read back, and their errors.
   TempDir d("moe_cfg");
   const fs::path cfg = d.path / "config.json";
-  const nlohmann::json good = read_json(llama_dir("qwen3moe") / "config.json");
-  auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = good;
-    edit(j);
-    write_json(cfg, j);
-    return LlamaConfig::from_hf_json_file(cfg);
+  const auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
+    return edited_config(cfg, "qwen3moe", edit);
   };
   const LlamaConfig base = config([](auto&) {});
   EXPECT_EQ(base.n_expert, 8);
@@ -154,15 +159,8 @@ TEST(LlamaBadInput, MixtureOfExpertsConfigs) {
                  "[16, 64]");
   }
   // OLMoE's clamped q/k/v is refused, not ignored.
-  const nlohmann::json olmoe = read_json(llama_dir("olmoe") / "config.json");
-  expect_error(
-      [&] {
-        nlohmann::json j = olmoe;
-        j["clip_qkv"] = 8.0;
-        write_json(cfg, j);
-        (void)LlamaConfig::from_hf_json_file(cfg);
-      },
-      ErrorKind::Unsupported, "llama: config key 'clip_qkv' (clamped q/k/v) is not supported");
+  expect_error([&] { (void)edited_config(cfg, "olmoe", [](auto& j) { j["clip_qkv"] = 8.0; }); }, ErrorKind::Unsupported,
+               "llama: config key 'clip_qkv' (clamped q/k/v) is not supported");
 }
 
 TEST(LlamaBadInput, Gemma3Configs) {
@@ -170,13 +168,8 @@ TEST(LlamaBadInput, Gemma3Configs) {
   // per-type rope_parameters, and transformers 4's sliding_window_pattern and
   // rope_local_base_freq.
   TempDir d("gemma3_cfg");
-  const fs::path cfg = d.path / "config.json";
-  const nlohmann::json good = read_json(llama_dir("gemma3") / "config.json");
-  auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = good;
-    edit(j);
-    write_json(cfg, j);
-    return LlamaConfig::from_hf_json_file(cfg);
+  const auto config = [&](const std::function<void(nlohmann::json&)>& edit) {
+    return edited_config(d.path / "config.json", "gemma3", edit);
   };
   const LlamaConfig v5 = config([](auto&) {});
   EXPECT_EQ(v5.sliding_layers, std::vector<bool>({true, true, true, true, true, false}));

@@ -140,6 +140,16 @@ constexpr std::array kArchs = {
 
 }  // namespace
 
+bool layer_slides(SlidingPattern pattern, int64_t i, int64_t every, int64_t from) {
+  switch (pattern) {
+    case SlidingPattern::Alternate: return i % 2 == 0;
+    case SlidingPattern::EverySixth: return (i + 1) % every != 0;
+    case SlidingPattern::FromLayer: return i >= from;
+    case SlidingPattern::All: break;
+  }
+  return true;
+}
+
 const LlamaArch* find_arch_hf(std::string_view architecture, std::string_view model_type) {
   for (const LlamaArch& a : kArchs)
     for (const std::string_view hf : a.hf_architectures)

@@ -51,6 +51,11 @@ struct LlamaArch {
   bool gguf_sliding_window = false;  // <arch>.attention.sliding_window (0 when none)
 };
 
+// Whether layer i uses the window under pattern: Alternate the even layers, EverySixth all but
+// every `every`-th (Gemma 3's sliding_window_pattern), FromLayer those from layer `from` on
+// (Qwen2/3's max_window_layers; 0: all), All every layer.
+bool layer_slides(SlidingPattern pattern, int64_t i, int64_t every, int64_t from);
+
 // The row for an HF config (its architectures[0], else its model_type) or a GGUF
 // general.architecture; nullptr when none matches.
 const LlamaArch* find_arch_hf(std::string_view architecture, std::string_view model_type);

@@ -170,10 +170,7 @@ void read_sliding(const Json& j, const LlamaArch& arch, LlamaConfig& c) {
   }
   const int64_t from = arch.sliding == SlidingPattern::FromLayer ? get_size(j, "max_window_layers", 0) : 0;
   const int64_t pattern = get_size(j, "sliding_window_pattern", 6);  // Gemma 3's files before layer_types
-  for (int64_t i = 0; i < c.n_layer; ++i)
-    c.sliding_layers[size_t(i)] = arch.sliding == SlidingPattern::Alternate    ? i % 2 == 0
-                                  : arch.sliding == SlidingPattern::EverySixth ? (i + 1) % pattern != 0
-                                                                               : i >= from;
+  for (int64_t i = 0; i < c.n_layer; ++i) c.sliding_layers[size_t(i)] = layer_slides(arch.sliding, i, pattern, from);
 }
 
 // Mixture of experts: num_local_experts (Mixtral, transformers 5) or num_experts, top-k, the

@@ -179,10 +179,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   // the file has it), rotating them with base 10000 (rope.freq_base_swa when the file has it),
   // and softcaps only the final logits, when the file says so.
   const int64_t pattern = k.integer("attention.sliding_window_pattern").value_or(6);
-  for (int64_t i = 0; i < c.n_layer; ++i)
-    c.sliding_layers[size_t(i)] = arch->sliding == SlidingPattern::Alternate    ? i % 2 == 0
-                                  : arch->sliding == SlidingPattern::EverySixth ? (i + 1) % pattern != 0
-                                                                                : true;
+  for (int64_t i = 0; i < c.n_layer; ++i) c.sliding_layers[size_t(i)] = layer_slides(arch->sliding, i, pattern, 0);
   if (arch->local_rope) {
     c.rope_local_theta = k.number("rope.freq_base_swa").value_or(10000.0);
     c.final_logit_softcap = k.number("final_logit_softcapping").value_or(0.0);

@@ -1,7 +1,6 @@
 // mul_mat_id (wick/experts.h): the rows of x multiplied by the experts ids names, grouped by
 // expert so that each expert's rows go through one dense or packed product.
 #include <functional>
-#include <numeric>
 #include <vector>
 
 #include "core/checks.h"

@@ -88,10 +88,6 @@ void CpuBackend::quant_matmul(const Tensor& x, const QuantTensor& w, QuantActiva
   });
 }
 
-}  // namespace wick
-
-namespace wick {
-
 // Pair by pair through quant_matmul (the front end groups pairs by expert on the CPU
 // instead; this entry is the op table's reference form of the per-pair product).
 void CpuBackend::mul_mat_id(const Tensor& x, const QuantTensor& w, const Tensor& ids, bool per_slot,
