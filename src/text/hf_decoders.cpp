@@ -22,7 +22,7 @@ const std::unordered_map<char32_t, uint8_t>& char_bytes() {
 
 class ByteLevelDecoder : public Decoder {
  public:
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode mode) const override {
     const auto& map = char_bytes();
     std::string bytes;
     for (const std::string& t : tokens) {
@@ -38,7 +38,7 @@ class ByteLevelDecoder : public Decoder {
       }
       if (!mapped) bytes.resize(mark), bytes += t;
     }
-    tokens.assign(1, to_valid_utf8(bytes));
+    tokens.assign(1, mode == ByteMode::Raw ? bytes : to_valid_utf8(bytes));
   }
 };
 
@@ -48,7 +48,7 @@ class MetaspaceDecoder : public Decoder {
       : replacement_(get_or<std::string>(j, "replacement", "\u2581", "Metaspace")) {
     strip_first_ = prepend_scheme(j) != PrependScheme::Never;
   }
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode) const override {
     for (size_t i = 0; i < tokens.size(); ++i) {
       // HF drops every replacement character of the first token, not only a leading one.
       std::string out;
@@ -72,13 +72,13 @@ class MetaspaceDecoder : public Decoder {
 
 class ByteFallbackDecoder : public Decoder {
  public:
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode mode) const override {
     std::vector<std::string> out;
     std::string bytes;
     size_t n_bytes = 0;
     auto flush = [&] {
       if (!n_bytes) return;
-      if (to_valid_utf8(bytes) == bytes)
+      if (mode == ByteMode::Raw || to_valid_utf8(bytes) == bytes)
         out.push_back(bytes);
       else
         for (size_t k = 0; k < n_bytes; ++k) out.emplace_back("\xEF\xBF\xBD");
@@ -115,7 +115,7 @@ class ByteFallbackDecoder : public Decoder {
 
 class Fuse : public Decoder {
  public:
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode) const override {
     std::string all;
     for (const auto& t : tokens) all += t;
     tokens.assign(1, std::move(all));
@@ -128,7 +128,7 @@ class StripDecoder : public Decoder {
       : content_(get_field<std::string>(j, "content", "Strip")),
         start_(get_or(j, "start", size_t(0), "Strip")),
         stop_(get_or(j, "stop", size_t(0), "Strip")) {}
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode) const override {
     if (content_.empty()) return;
     for (std::string& t : tokens) {
       size_t b = 0, e = t.size();
@@ -148,7 +148,7 @@ class StripDecoder : public Decoder {
 class ReplaceDecoder : public Decoder {
  public:
   explicit ReplaceDecoder(const json& j) : replace_(make_normalizer(j)) {}  // same fields as the normalizer
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode) const override {
     for (std::string& t : tokens) replace_->normalize(t);
   }
 
@@ -161,7 +161,7 @@ class WordPieceDecoder : public Decoder {
   explicit WordPieceDecoder(const json& j)
       : prefix_(get_or<std::string>(j, "prefix", "##", "WordPiece")),
         cleanup_(get_or(j, "cleanup", true, "WordPiece")) {}
-  void decode(std::vector<std::string>& tokens) const override {
+  void decode(std::vector<std::string>& tokens, ByteMode) const override {
     for (size_t i = 0; i < tokens.size(); ++i) {
       std::string& t = tokens[i];
       if (i > 0) t = t.starts_with(prefix_) ? t.substr(prefix_.size()) : " " + t;
@@ -194,8 +194,8 @@ class WordPieceDecoder : public Decoder {
 class DecoderSequence : public Decoder {
  public:
   explicit DecoderSequence(std::vector<std::unique_ptr<Decoder>> parts) : parts_(std::move(parts)) {}
-  void decode(std::vector<std::string>& tokens) const override {
-    for (const auto& p : parts_) p->decode(tokens);
+  void decode(std::vector<std::string>& tokens, ByteMode mode) const override {
+    for (const auto& p : parts_) p->decode(tokens, mode);
   }
 
  private:

@@ -237,11 +237,28 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
     for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
     return hf::to_valid_utf8(out);
   }
-  p.decoder->decode(tokens);
+  p.decoder->decode(tokens, hf::ByteMode::ValidUtf8);
   std::string out;
   for (const auto& t : tokens) out += t;
   // GGUF token strings are bytes: keep the result valid UTF-8 whatever the vocabulary holds.
   return hf::to_valid_utf8(out);
+}
+
+std::string Tokenizer::token_bytes(int32_t id) const {
+  const hf::Pipeline& p = *impl_->p;
+  if (const hf::AddedToken* t = p.added.by_id(id)) return t->text;
+  const std::string& piece = token(id);
+  if (!p.decoder) return piece;
+  const auto raw = [&](std::vector<std::string> tokens) {
+    p.decoder->decode(tokens, hf::ByteMode::Raw);
+    std::string out;
+    for (const auto& t : tokens) out += t;
+    return out;
+  };
+  // Decoders drop a leading space of the first token only (Metaspace, Strip): decode the
+  // token after itself and keep what the second copy adds.
+  const std::string once = raw({piece}), twice = raw({piece, piece});
+  return twice.starts_with(once) ? twice.substr(once.size()) : once;
 }
 
 std::string Tokenizer::DecodeStream::push(int32_t id) {

@@ -46,11 +46,15 @@ class Model {
   virtual size_t merges() const { return 0; }
 };
 
+enum class ByteMode { ValidUtf8, Raw };
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
   // HF's decode_chain: token strings in, strings out (joined by the caller).
-  virtual void decode(std::vector<std::string>& tokens) const = 0;
+  // Raw: bytes as the tokens hold them, pieces of a UTF-8 character included (what a
+  // grammar matches); ValidUtf8: what decode() returns (broken characters as U+FFFD).
+  virtual void decode(std::vector<std::string>& tokens, ByteMode mode) const = 0;
 };
 
 class PostProcessor {

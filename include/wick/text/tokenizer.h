@@ -102,6 +102,9 @@ class Tokenizer {
   size_t vocab_size() const;                   // one past the largest id
   const std::string& token(int32_t id) const;  // IndexOutOfRange outside the vocabulary
   std::optional<int32_t> token_id(std::string_view token) const;
+  // The bytes the token adds to a text in the middle of it (a leading space included,
+  // a piece of a UTF-8 character as it is): what a grammar matches (grammar.h).
+  std::string token_bytes(int32_t id) const;
   bool is_special(int32_t id) const;  // an added token marked special
   std::optional<int32_t> bos_id() const;
   std::optional<int32_t> eos_id() const;

@@ -1,0 +1,181 @@
+// Token masks from a grammar (grammar.h): the vocabulary's byte trie walked through the
+// grammar's lazily built DFA (grammar_impl.h), one mask cached per state.
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "text/grammar_impl.h"
+#include "wick/error.h"
+#include "wick/text/tokenizer.h"
+
+namespace wick::text {
+
+// The tokens' byte strings as a trie in preorder: node i's subtree is [i, end[i]), so a
+// walk skips a subtree no grammar state can enter by jumping to end[i].
+struct TokenTable::Trie {
+  std::vector<uint8_t> byte;
+  std::vector<uint16_t> depth;  // 1 for the first byte of a token
+  std::vector<uint32_t> end;
+  std::vector<uint32_t> first_token;  // the tokens that end at node i: ids[first_token[i] .. first_token[i + 1])
+  std::vector<int32_t> ids;
+  uint16_t max_depth = 0;
+};
+
+namespace {
+
+// Tokens with no bytes (special ones, holes) are not in it.
+std::unique_ptr<TokenTable::Trie> build_trie(const std::vector<std::string>& bytes) {
+  std::vector<int32_t> order;
+  for (size_t id = 0; id < bytes.size(); ++id)
+    if (!bytes[id].empty()) order.push_back(int32_t(id));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return bytes[size_t(a)] < bytes[size_t(b)]; });
+  auto t = std::make_unique<TokenTable::Trie>();
+  std::vector<uint32_t> path;  // the nodes of the previous token's bytes
+  const std::string* prev = nullptr;
+  auto close_to = [&](size_t depth) {
+    while (path.size() > depth) {
+      t->end[path.back()] = uint32_t(t->byte.size());
+      path.pop_back();
+    }
+  };
+  for (const int32_t id : order) {
+    const std::string& s = bytes[size_t(id)];
+    WICK_CHECK(s.size() < UINT16_MAX, InvalidArgument, "token table: token ", id, " is ", s.size(), " bytes long");
+    size_t common = 0;
+    if (prev)
+      while (common < s.size() && common < prev->size() && s[common] == (*prev)[common]) ++common;
+    close_to(common);
+    for (size_t k = common; k < s.size(); ++k) {
+      path.push_back(uint32_t(t->byte.size()));
+      t->byte.push_back(uint8_t(s[k]));
+      t->depth.push_back(uint16_t(k + 1));
+      t->end.push_back(0);
+      t->first_token.push_back(uint32_t(t->ids.size()));
+    }
+    t->ids.push_back(id);  // node path.back() is the last one made: its tokens stay contiguous
+    t->max_depth = std::max(t->max_depth, uint16_t(s.size()));
+    prev = &s;
+  }
+  close_to(0);
+  t->first_token.push_back(uint32_t(t->ids.size()));
+  return t;
+}
+
+}  // namespace
+
+TokenTable::TokenTable(std::vector<std::string> bytes, std::span<const int32_t> excluded) : bytes_(std::move(bytes)) {
+  for (const int32_t id : excluded)
+    if (id >= 0 && size_t(id) < bytes_.size()) bytes_[size_t(id)].clear();
+  trie_ = build_trie(bytes_);
+}
+
+TokenTable::TokenTable(const Tokenizer& tokenizer) {
+  const size_t n = tokenizer.vocab_size();
+  bytes_.resize(n);
+  for (size_t id = 0; id < n; ++id) {
+    if (tokenizer.is_special(int32_t(id))) continue;
+    try {
+      bytes_[id] = tokenizer.token_bytes(int32_t(id));
+    } catch (const Error&) {
+      // A hole in the vocabulary (an id no token has): never allowed.
+    }
+  }
+  trie_ = build_trie(bytes_);
+}
+
+TokenTable::~TokenTable() = default;
+
+size_t TokenTable::vocab_size() const { return bytes_.size(); }
+
+const std::string& TokenTable::bytes(int32_t id) const {
+  WICK_CHECK(id >= 0 && size_t(id) < bytes_.size(), IndexOutOfRange, "token table: id ", id,
+             " is not in the vocabulary (size ", bytes_.size(), ")");
+  return bytes_[size_t(id)];
+}
+
+struct GrammarMatcher::Impl {
+  Impl(Grammar g, std::shared_ptr<const TokenTable> t)
+      : grammar(std::move(g)), tokens(std::move(t)), dfa(grammar.impl()) {
+    WICK_CHECK(tokens != nullptr, InvalidArgument, "GrammarMatcher: no token table");
+    state = dfa.start();
+    const auto words = (tokens->vocab_size() + 31) / 32;
+    mask_words = words;
+  }
+  Grammar grammar;  // keeps the grammar the automaton reads alive
+  std::shared_ptr<const TokenTable> tokens;
+  GrammarAutomaton dfa;
+  uint32_t state = GrammarAutomaton::kDead;
+  size_t mask_words = 0;
+  // Masks by state. Bounded: 256 masks of a 152k vocabulary are 4.9 MB; past that the
+  // cache starts over (states recur within a document, rarely across its parts).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> masks;
+  uint64_t computed = 0, cached = 0;
+
+  void walk(std::vector<uint32_t>& mask) {
+    std::fill(mask.begin(), mask.end(), 0u);
+    const TokenTable::Trie& t = tokens->trie();
+    std::vector<uint32_t> level(size_t(t.max_depth) + 1);
+    level[0] = state;
+    const size_t n = t.byte.size();
+    for (size_t i = 0; i < n;) {
+      const uint32_t s = dfa.next(level[t.depth[i] - 1], t.byte[i]);
+      if (s == GrammarAutomaton::kDead) {
+        i = t.end[i];
+        continue;
+      }
+      level[t.depth[i]] = s;
+      for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) {
+        const auto id = uint32_t(t.ids[k]);
+        mask[id >> 5] |= 1u << (id & 31);
+      }
+      i = dfa.has_stacks(s) ? i + 1 : t.end[i];
+    }
+  }
+};
+
+GrammarMatcher::GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenTable> tokens)
+    : impl_(std::make_unique<Impl>(std::move(grammar), std::move(tokens))) {}
+GrammarMatcher::~GrammarMatcher() = default;
+GrammarMatcher::GrammarMatcher(GrammarMatcher&&) noexcept = default;
+GrammarMatcher& GrammarMatcher::operator=(GrammarMatcher&&) noexcept = default;
+
+void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
+  Impl& m = *impl_;
+  WICK_CHECK(mask.size() == m.mask_words, InvalidArgument, "GrammarMatcher::fill_mask: ", mask.size(),
+             " words for a vocabulary of ", m.tokens->vocab_size(), " tokens (", m.mask_words, " expected)");
+  auto it = m.masks.find(m.state);
+  if (it == m.masks.end()) {
+    if (m.masks.size() >= 256) m.masks.clear();
+    it = m.masks.emplace(m.state, std::vector<uint32_t>(m.mask_words)).first;
+    m.walk(it->second);
+    ++m.computed;
+  } else {
+    ++m.cached;
+  }
+  std::copy(it->second.begin(), it->second.end(), mask.begin());
+}
+
+bool GrammarMatcher::accept_bytes(std::string_view bytes) {
+  Impl& m = *impl_;
+  uint32_t s = m.state;
+  for (const char c : bytes) {
+    s = m.dfa.next(s, uint8_t(c));
+    if (s == GrammarAutomaton::kDead) return false;
+  }
+  m.state = s;
+  return true;
+}
+
+bool GrammarMatcher::accept(int32_t token) {
+  if (token < 0 || size_t(token) >= impl_->tokens->vocab_size()) return false;
+  const std::string& b = impl_->tokens->bytes(token);
+  return !b.empty() && accept_bytes(b);  // an excluded token (special, a hole) has no bytes
+}
+
+bool GrammarMatcher::can_end() const { return impl_->dfa.accepting(impl_->state); }
+bool GrammarMatcher::must_end() const { return impl_->state == GrammarAutomaton::kDone; }
+uint64_t GrammarMatcher::masks_computed() const { return impl_->computed; }
+uint64_t GrammarMatcher::masks_cached() const { return impl_->cached; }
+
+}  // namespace wick::text
