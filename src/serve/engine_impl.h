@@ -24,12 +24,13 @@ struct Sequence {
   uint64_t id = 0;
   Request req;
   Engine::OnEvent on_event;
-  std::optional<models::Sampler> sampler;  // made at admission
-  int64_t fed = 0;                         // prompt tokens fed through the model so far
-  int64_t generated = 0;                   // tokens sampled and emitted
-  int64_t cached = 0;                      // prompt tokens found in the prefix cache at admission
-  int32_t next = -1;                       // the last sampled token: the next step feeds it
-  models::DraftPacer pacer;                // speculative decoding: when this sequence drafts
+  std::optional<models::Sampler> sampler;       // made at admission
+  std::optional<text::GrammarMatcher> matcher;  // Request::grammar's state, made at admission
+  int64_t fed = 0;                              // prompt tokens fed through the model so far
+  int64_t generated = 0;                        // tokens sampled and emitted
+  int64_t cached = 0;                           // prompt tokens found in the prefix cache at admission
+  int32_t next = -1;                            // the last sampled token: the next step feeds it
+  models::DraftPacer pacer;                     // speculative decoding: when this sequence drafts
   bool prefilled() const { return fed == int64_t(req.prompt.size()); }
 };
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <future>
+#include <limits>
 #include <numeric>
 #include <system_error>
 #include <thread>
@@ -69,6 +71,24 @@ void for_rows(size_t n, size_t work, const F& f) {
     if (e) std::rethrow_exception(e);
 }
 
+// The row with what a grammar forbids at -inf: tokens outside the mask (ids past it too)
+// and the stop tokens unless the text so far is a sentence. False when nothing is left.
+bool constrain(std::vector<float>& row, std::span<const uint32_t> mask, const text::GrammarMatcher& matcher,
+               std::span<const int32_t> stops) {
+  constexpr float kNever = -std::numeric_limits<float>::infinity();
+  std::vector<float> stop_logits;
+  for (const int32_t t : stops) stop_logits.push_back(row[size_t(t)]);
+  bool any = false;
+  for (size_t id = 0; id < row.size(); ++id) {
+    const bool allowed = id / 32 < mask.size() && (mask[id / 32] >> (id % 32)) & 1;
+    if (!allowed) row[id] = kNever;
+    any = any || allowed;
+  }
+  if (matcher.can_end())
+    for (size_t k = 0; k < stops.size(); ++k) row[size_t(stops[k])] = stop_logits[k];
+  return any || (matcher.can_end() && !stops.empty());
+}
+
 }  // namespace
 
 void Engine::Impl::check(const Request& r) const {
@@ -91,6 +111,8 @@ void Engine::Impl::check(const Request& r) const {
              "engine: top_logprobs must be in [0, ", kMaxTopLogprobs, "], got ", r.top_logprobs);
   WICK_CHECK(r.top_logprobs == 0 || r.logprobs, InvalidArgument, "engine: top_logprobs needs logprobs");
   models::check_sampling_options(r.sampling);
+  WICK_CHECK(!r.grammar || opt.tokens, InvalidArgument,
+             "engine: a request with a grammar needs the vocabulary's bytes (EngineOptions::tokens)");
 }
 
 // How many tokens a decoding sequence drafts this step at most (0: none): its pacer, `room`
@@ -98,7 +120,7 @@ void Engine::Impl::check(const Request& r) const {
 // past it), what one forward computes exactly (LongRoPE) and the draft model's cache.
 int64_t Engine::Impl::draft_limit(Slot& s, int64_t room) {
   Sequence& q = *s.seq;
-  if (opt.speculative.draft_tokens == 0 || !q.pacer.drafting()) return 0;
+  if (opt.speculative.draft_tokens == 0 || !q.pacer.drafting() || q.matcher) return 0;
   const int64_t length = s.cache.length();
   int64_t most = std::min({opt.speculative.draft_tokens, room, opt.ctx_size - length - 1,
                            q.req.max_tokens - q.generated - 1, model.exact_span(length) - 1});
@@ -223,13 +245,29 @@ void Engine::Impl::step(Outbox& out) {
   for (size_t i = 0; i < in_step.size(); ++i) {
     const Sequence& q = *in_step[i]->seq;
     const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
-    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
+    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs && !q.matcher;
     if (sampled_now && greedy) argmax_entries.push_back(i);
     if (sampled_now && !greedy) {
       row_of[i] = full_rows.size();
       full_entries.push_back(i);
       for (int64_t r = 0; r < batch[i].logits; ++r) full_rows.push_back(first_row[i] + r);
     }
+  }
+  // The grammar masks of the constrained rows, on a thread of their own while the forward
+  // runs: each needs only its sequence's state, which the last step left.
+  std::vector<std::vector<uint32_t>> masks(in_step.size());
+  std::future<void> masking;
+  std::vector<size_t> constrained;
+  for (const size_t i : full_entries)
+    if (in_step[i]->seq->matcher) constrained.push_back(i);
+  if (!constrained.empty()) {
+    const size_t words = (opt.tokens->vocab_size() + 31) / 32;
+    masking = std::async(std::launch::async, [&, words] {
+      for (const size_t i : constrained) {
+        masks[i].resize(words);
+        in_step[i]->seq->matcher->fill_mask(masks[i]);
+      }
+    });
   }
   std::vector<int64_t> argmaxes;
   std::vector<float> logits;
@@ -254,6 +292,13 @@ void Engine::Impl::step(Outbox& out) {
   } catch (...) {
     failure = std::current_exception();
   }
+  if (masking.valid()) {
+    try {
+      masking.get();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
 
   // The tokens each sampled entry emits: its token, or with a draft the drafts sampled as
   // themselves and then the first token that is not (or, all kept, the one after the last).
@@ -271,11 +316,25 @@ void Engine::Impl::step(Outbox& out) {
         if (row_of[i] == SIZE_MAX) {
           ev.token = int32_t(argmaxes[size_t(first_row[i]) + j]);
         } else {
-          const std::span<const float> row(logits.data() + (row_of[i] + j) * vocab, vocab);
+          std::span<const float> row(logits.data() + (row_of[i] + j) * vocab, vocab);
+          std::vector<float> allowed;
+          if (q.matcher) {
+            allowed.assign(row.begin(), row.end());
+            if (!constrain(allowed, masks[i], *q.matcher, q.req.stop_tokens)) {
+              ev.finish = FinishReason::Error;
+              ev.error = "grammar: no token of the vocabulary continues the text (a dead end)";
+              break;
+            }
+            row = allowed;
+          }
           // Log-probabilities over the row the sampler is about to pick from (penalties applied).
           const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
           ev.token = q.sampler->sample(row, guess);
           if (q.req.logprobs) fill_logprobs(penalized, ev.token, q.req.top_logprobs, ev);
+          const auto& stops = q.req.stop_tokens;
+          if (q.matcher && std::find(stops.begin(), stops.end(), ev.token) == stops.end())
+            WICK_CHECK(q.matcher->accept(ev.token), Internal, "grammar: sampled token ", ev.token,
+                       " is not one the mask allowed");
         }
         if (ev.token != guess) break;
       }
@@ -321,6 +380,10 @@ void Engine::Impl::step(Outbox& out) {
     if (!q.prefilled()) continue;  // a middle chunk: its logits are not a prediction we use
     for (size_t e = 0; e < events[i].size(); ++e) {
       TokenEvent& ev = events[i][e];
+      if (ev.finish == FinishReason::Error) {
+        finish(s, std::move(ev), out);
+        break;
+      }
       if (std::find(q.req.stop_tokens.begin(), q.req.stop_tokens.end(), ev.token) != q.req.stop_tokens.end()) {
         TokenEvent stop;  // the stop token itself is not emitted
         stop.finish = FinishReason::Stop;
@@ -339,6 +402,12 @@ void Engine::Impl::step(Outbox& out) {
       }
       if (last) q.next = ev.token;
       out.emplace_back(q.on_event, std::move(ev));
+      if (q.matcher && q.matcher->must_end()) {
+        TokenEvent stop;  // a grammar's sentence that nothing can continue
+        stop.finish = FinishReason::Stop;
+        finish(s, std::move(stop), out);
+        break;
+      }
     }
   }
   refresh_usage();

@@ -51,6 +51,14 @@ Generator& Generator::context(int64_t positions) {
   return *this;
 }
 
+Generator& Generator::grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens) {
+  WICK_CHECK(!grammar || tokens, InvalidArgument, "generate: a grammar needs the vocabulary's bytes (a TokenTable)");
+  if (tokens != tokens_) engine_.reset();  // the engine holds the table
+  grammar_ = std::move(grammar);
+  tokens_ = std::move(tokens);
+  return *this;
+}
+
 GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_new_tokens,
                                const std::function<bool(int32_t)>& on_token, const std::vector<int32_t>& stop_tokens) {
   WICK_CHECK(!prompt.empty(), InvalidArgument, "generate: the prompt must hold at least one token");
@@ -79,6 +87,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
     eo.cuda_graphs = cuda_graphs_;
     eo.speculative = spec_;
     eo.thread = false;  // run by run_until_idle() on the caller's thread
+    eo.tokens = tokens_;
     engine_ = std::make_unique<Engine>(*model_, eo);
   }
   Request req;
@@ -86,6 +95,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
   req.max_tokens = max_tokens;
   req.sampling = opt_;
   req.stop_tokens = stop_tokens;
+  req.grammar = grammar_;
   const EngineStats before = engine_->stats();
   bool wanted = true;  // on_token has not asked to stop
   std::exception_ptr thrown;

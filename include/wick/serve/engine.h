@@ -24,6 +24,7 @@
 
 #include "wick/models/causal_lm.h"
 #include "wick/models/generate.h"
+#include "wick/text/grammar.h"
 
 namespace wick::serve {
 
@@ -65,6 +66,11 @@ struct Request {
   std::vector<int32_t> stop_tokens;  // end-of-generation ids: finish Stop, not emitted
   bool logprobs = false;
   int top_logprobs = 0;  // 0..20, with logprobs
+  // Constrained decoding (text/grammar.h): every token sampled is one the grammar allows,
+  // a stop token only where the text so far is a sentence, and the request ends (Stop)
+  // as soon as nothing can follow. Needs EngineOptions::tokens; such a sequence does not
+  // draft (speculative decoding).
+  std::optional<text::Grammar> grammar;
 };
 
 struct EngineOptions {
@@ -97,6 +103,9 @@ struct EngineOptions {
   // forward_batch op by op instead of the recorded step; drafts count against
   // max_step_tokens after every sequence's one token.
   models::SpeculativeOptions speculative;
+  // The vocabulary's bytes (text::TokenTable of the model's tokenizer), for requests with a
+  // grammar; ids of the model beyond it are never allowed to them.
+  std::shared_ptr<const text::TokenTable> tokens;
 };
 
 struct EngineStats {

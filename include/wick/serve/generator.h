@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "wick/models/generate.h"
+#include "wick/text/grammar.h"
 
 namespace wick::serve {
 
@@ -48,6 +49,11 @@ class Generator {
   // several calls: set once, it is allocated once and reused. 0 (the default): each call's
   // prompt + max_new_tokens, the memory made again when a call needs more.
   Generator& context(int64_t positions);
+  // Constrained decoding (text/grammar.h) for the next calls: every token one the grammar
+  // allows, and the generation ends once the output is a sentence nothing can continue;
+  // `tokens` is the vocabulary's bytes (text::TokenTable of the model's tokenizer). nullopt:
+  // unconstrained.
+  Generator& grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens);
 
   // Runs the prompt through the model (prefill), then generates up to max_new_tokens one at a
   // time, calling on_token with each id as it is produced, on the calling thread. Stops early
@@ -77,6 +83,8 @@ class Generator {
   models::SpeculativeOptions spec_;
   bool cuda_graphs_ = true;
   int64_t context_ = 0;
+  std::optional<text::Grammar> grammar_;
+  std::shared_ptr<const text::TokenTable> tokens_;
   std::unique_ptr<Engine> engine_;  // made by run() when missing or too small
 };
 

@@ -1,0 +1,164 @@
+// Constrained decoding through the engine (Request::grammar, Generator::grammar): a tiny
+// random-weight model sampled at temperature 1, so that only the constraint makes its
+// output a sentence; the outputs are checked by the grammar and by an independent parser.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/llama_oracle.h"
+#include "wick/models/llama.h"
+#include "wick/serve/engine.h"
+#include "wick/serve/generator.h"
+#include "wick/text/grammar.h"
+#include "wick/text/tokenizer.h"
+
+using namespace wick;
+
+namespace {
+
+// Short documents: the fixture's context is 128 positions of single-byte tokens.
+constexpr const char* kRecord =
+    R"g(root ::= "{\"id\": " id ", \"name\": \"" [a-z]{1,6} "\", \"tags\": [" (tag ("," tag){0,2})? "]}"
+id ::= "0" | [1-9] [0-9]{0,2}
+tag ::= "\"" [A-Z] [a-z]{0,3} "\"" | "null" | "true")g";
+
+struct Fixture {
+  models::LlamaModel model = models::LlamaModel::load(test::llama_dir("llama3"));
+  text::Tokenizer tokenizer = text::Tokenizer::from_folder(test::llama_dir("llama3"));
+  std::shared_ptr<const text::TokenTable> tokens = std::make_shared<const text::TokenTable>(tokenizer);
+  std::vector<int32_t> prompt = tokenizer.encode("Give me a record:");
+  std::vector<int32_t> stops{*tokenizer.eos_id()};
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+std::string bytes_of(const text::TokenTable& t, const std::vector<int32_t>& ids) {
+  std::string out;
+  for (const int32_t id : ids) out += t.bytes(id);
+  return out;
+}
+
+}  // namespace
+
+TEST(Constrained, SampledOutputsAreSentencesOfTheGrammar) {
+  Fixture& f = fixture();
+  const text::Grammar g = text::Grammar::from_gbnf(kRecord);
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    models::SamplingOptions so;
+    so.temperature = 1.0;
+    so.seed = seed;
+    serve::Generator gen(f.model, so);
+    gen.grammar(g, f.tokens);
+    std::vector<int32_t> out;
+    gen.generate(
+        f.prompt, 100, [&](int32_t id) { out.push_back(id); }, f.stops);
+    const std::string text = bytes_of(*f.tokens, out);
+    ASSERT_TRUE(g.accepts(text)) << "seed " << seed << ": " << text;
+    const auto doc = nlohmann::json::parse(text);  // independent of the grammar engine
+    EXPECT_TRUE(doc.at("id").is_number_integer());
+    EXPECT_LE(doc.at("tags").size(), 3u);
+    // Without the grammar the same seed gives something else (the constraint did the work).
+    serve::Generator free(f.model, so);
+    std::vector<int32_t> loose;
+    free.generate(
+        f.prompt, 100, [&](int32_t id) { loose.push_back(id); }, f.stops);
+    EXPECT_FALSE(g.accepts(bytes_of(*f.tokens, loose)));
+  }
+}
+
+TEST(Constrained, AGrammarThatAllowsEveryTextChangesNothingWhileTheOutputIsText) {
+  Fixture& f = fixture();
+  // Every UTF-8 text: the mask holds every token that keeps the bytes valid UTF-8, so greedy
+  // picks what it picks alone until the free run's bytes stop being text.
+  const text::Grammar any = text::Grammar::from_gbnf(R"(root ::= .*)");
+  serve::Generator plain(f.model, {});
+  std::vector<int32_t> a, b;
+  plain.generate(
+      f.prompt, 40, [&](int32_t id) { a.push_back(id); }, f.stops);
+  serve::Generator constrained(f.model, {});
+  constrained.grammar(any, f.tokens);
+  constrained.generate(
+      f.prompt, 40, [&](int32_t id) { b.push_back(id); }, f.stops);
+  size_t text = 0;
+  while (text < a.size() && any.accepts_prefix(bytes_of(*f.tokens, {a.begin(), a.begin() + long(text) + 1}))) ++text;
+  ASSERT_GE(text, 5u);
+  ASSERT_GT(b.size(), text);
+  EXPECT_EQ(std::vector<int32_t>(a.begin(), a.begin() + long(text)),
+            std::vector<int32_t>(b.begin(), b.begin() + long(text)));
+  EXPECT_TRUE(any.accepts_prefix(bytes_of(*f.tokens, b)));
+}
+
+TEST(Constrained, GreedyPicksTheBestAllowedTokenAndEndsWithTheSentence) {
+  Fixture& f = fixture();
+  const text::Grammar yes_no = text::Grammar::from_gbnf(R"(root ::= "yes" | "no")");
+  serve::Generator gen(f.model, {});
+  gen.grammar(yes_no, f.tokens);
+  std::vector<int32_t> out;
+  // No stop tokens at all: the generation ends because nothing can follow the sentence.
+  gen.generate(f.prompt, 50, [&](int32_t id) { out.push_back(id); });
+  const std::string text = bytes_of(*f.tokens, out);
+  EXPECT_TRUE(text == "yes" || text == "no") << text;
+  // The first token is the argmax over the tokens the grammar allows first ('y', 'n').
+  const std::vector<int64_t> ids(f.prompt.begin(), f.prompt.end());
+  const Tensor logits = f.model.forward(Tensor::from_vector(ids, Shape{1, int64_t(ids.size())}), nullptr, true);
+  const std::vector<float> last = logits.contiguous().to(DType::F32).to_vector<float>();
+  const int32_t y = *f.tokenizer.token_id("y"), n = *f.tokenizer.token_id("n");
+  EXPECT_EQ(out.front(), last[size_t(y)] >= last[size_t(n)] ? y : n);
+}
+
+TEST(Constrained, RequestsWithoutATokenTableAreRefused) {
+  Fixture& f = fixture();
+  serve::EngineOptions eo;
+  eo.parallel = 1;
+  eo.ctx_size = 64;
+  eo.thread = false;
+  serve::Engine engine(f.model, eo);
+  serve::Request r;
+  r.prompt = f.prompt;
+  r.grammar = text::Grammar::from_gbnf(R"(root ::= "a")");
+  EXPECT_THROW(engine.submit(r, [](const serve::TokenEvent&) {}), Error);
+  serve::Generator gen(f.model, {});
+  EXPECT_THROW(gen.grammar(r.grammar, nullptr), Error);
+}
+
+TEST(Constrained, ManySequencesInOneBatchEachFollowTheirGrammar) {
+  Fixture& f = fixture();
+  serve::EngineOptions eo;
+  eo.parallel = 6;
+  eo.ctx_size = 128;
+  eo.thread = false;
+  eo.tokens = f.tokens;
+  serve::Engine engine(f.model, eo);
+  const std::vector<text::Grammar> grammars{text::Grammar::from_gbnf(kRecord),
+                                            text::Grammar::from_gbnf(R"(root ::= [0-9]{3} "-" [0-9]{4})"),
+                                            text::Grammar::from_gbnf(R"(root ::= ("ab" | "cd")+ "!")")};
+  std::vector<std::vector<int32_t>> outs(12);
+  std::vector<serve::FinishReason> ends(12);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    serve::Request r;
+    r.prompt = f.prompt;
+    r.max_tokens = 100;
+    r.sampling.temperature = 1.0;
+    r.sampling.seed = k;
+    r.stop_tokens = f.stops;
+    r.grammar = grammars[k % 3];
+    ASSERT_TRUE(engine.submit(r, [&, k](const serve::TokenEvent& ev) {
+      if (ev.token >= 0) outs[k].push_back(ev.token);
+      if (ev.finish != serve::FinishReason::None) ends[k] = ev.finish;
+    }));
+  }
+  engine.run_until_idle();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string text = bytes_of(*f.tokens, outs[k]);
+    if (ends[k] == serve::FinishReason::Length) {
+      EXPECT_TRUE(grammars[k % 3].accepts_prefix(text)) << k << ": " << text;
+      EXPECT_EQ(k % 3, 2u) << "only the unbounded grammar may run out of tokens";
+    } else {
+      EXPECT_EQ(ends[k], serve::FinishReason::Stop) << k;
+      EXPECT_TRUE(grammars[k % 3].accepts(text)) << k << ": " << text;
+    }
+  }
+}
