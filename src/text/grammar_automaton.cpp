@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "text/grammar_impl.h"
 #include "wick/error.h"
@@ -15,16 +16,16 @@ constexpr int kMaxCloseDepth = 4096;
 }  // namespace
 
 GrammarAutomaton::GrammarAutomaton(const Grammar::Impl& g) : g_(g) {
-  frames_.push_back({0, 0});                // the bottom
-  states_.push_back(State{{}, false, {}});  // kDead
-  states_.push_back(State{{}, true, {}});   // kDone
-  state_ids_[std::string(1, '\0')] = kDead;
-  state_ids_[std::string(1, '\1')] = kDone;
-  for (auto& s : states_) s.next.assign(256, kDead);  // neither state takes a byte
+  frames_.push_back({0, 0});                                        // the bottom
+  frames_.push_back({0, 0});                                        // the escape frame
+  for (const uint8_t flags : {uint8_t(0), kAccepting, kEscapes}) {  // kDead, kDone, kEscaped
+    state_ids_[std::string(1, char(flags))] = uint32_t(states_.size());
+    states_.push_back(State{{}, flags, std::vector<uint32_t>(256, kDead)});  // none takes a byte
+  }
   std::vector<Stack> stacks;
-  bool accepting = false;
-  for (const uint32_t alt : g_.alts[g_.root]) close(alt, 0, stacks, accepting, 0);
-  start_ = intern(std::move(stacks), accepting);
+  uint8_t flags = 0;
+  for (const uint32_t alt : g_.alts[g_.root]) close(alt, 0, stacks, flags, 0);
+  start_ = intern(std::move(stacks), flags);
 }
 
 uint32_t GrammarAutomaton::frame(uint32_t pos, uint32_t ret) {
@@ -34,7 +35,7 @@ uint32_t GrammarAutomaton::frame(uint32_t pos, uint32_t ret) {
   return it->second;
 }
 
-void GrammarAutomaton::close(uint32_t pos, uint32_t ret, std::vector<Stack>& out, bool& accepting, int depth) {
+void GrammarAutomaton::close(uint32_t pos, uint32_t ret, std::vector<Stack>& out, uint8_t& flags, int depth) {
   WICK_CHECK(depth < kMaxCloseDepth, InvalidArgument, "grammar: rules nested deeper than ", kMaxCloseDepth,
              " without a character between them");
   for (;;) {
@@ -44,8 +45,8 @@ void GrammarAutomaton::close(uint32_t pos, uint32_t ret, std::vector<Stack>& out
       return;
     }
     if (e.kind == GrammarElement::End) {
-      if (ret == 0) {
-        accepting = true;
+      if (ret == 0 || ret == kEscapeFrame) {
+        flags |= ret == 0 ? kAccepting : kEscapes;
         return;
       }
       const Stack f = frames_[ret];
@@ -57,33 +58,31 @@ void GrammarAutomaton::close(uint32_t pos, uint32_t ret, std::vector<Stack>& out
     // (straight to ret when nothing does: a tail call).
     const uint32_t cont = g_.elems[pos + 1].kind == GrammarElement::End ? ret : frame(pos + 1, ret);
     const auto& alts = g_.alts[e.arg];
-    for (size_t i = 0; i + 1 < alts.size(); ++i) close(alts[i], cont, out, accepting, depth + 1);
+    for (size_t i = 0; i + 1 < alts.size(); ++i) close(alts[i], cont, out, flags, depth + 1);
     pos = alts.back();
     ret = cont;
   }
 }
 
-uint32_t GrammarAutomaton::intern(std::vector<Stack>&& stacks, bool accepting) {
-  if (stacks.empty()) return accepting ? kDone : kDead;
+uint32_t GrammarAutomaton::intern(std::vector<Stack>&& stacks, uint8_t flags) {
+  if (stacks.empty()) return flags & kAccepting ? kDone : flags & kEscapes ? kEscaped : kDead;
   std::sort(stacks.begin(), stacks.end());
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
   std::string key(stacks.size() * sizeof(Stack) + 1, '\0');
   std::memcpy(key.data(), stacks.data(), stacks.size() * sizeof(Stack));
-  key.back() = accepting ? '\1' : '\0';
+  key.back() = char(flags);
   const auto [it, added] = state_ids_.try_emplace(std::move(key), uint32_t(states_.size()));
-  if (added) states_.push_back(State{std::move(stacks), accepting, {}});
+  if (added) states_.push_back(State{std::move(stacks), flags, {}});
   return it->second;
 }
 
 uint32_t GrammarAutomaton::step(uint32_t state, uint8_t b) {
+  // close() adds frames, never states: the stacks read here stay put.
   scratch_.clear();
-  bool accepting = false;
-  // states_ may grow (and move) while closing: copy the stacks taken first.
-  std::vector<Stack> taken;
+  uint8_t flags = 0;
   for (const Stack& s : states_[state].stacks)
-    if (g_.sets[g_.elems[s.pos].arg].has(b)) taken.push_back(s);
-  for (const Stack& s : taken) close(s.pos + 1, s.ret, scratch_, accepting, 0);
-  return intern(std::vector<Stack>(scratch_), accepting);
+    if (g_.sets[g_.elems[s.pos].arg].has(b)) close(s.pos + 1, s.ret, scratch_, flags, 0);
+  return intern(std::vector<Stack>(scratch_), flags);
 }
 
 uint32_t GrammarAutomaton::remember(uint32_t state, uint8_t b, uint32_t to) {
@@ -91,6 +90,60 @@ uint32_t GrammarAutomaton::remember(uint32_t state, uint8_t b, uint32_t to) {
   if (row.empty()) row.assign(256, kUnknown);
   row[b] = to;
   return to;
+}
+
+uint32_t GrammarAutomaton::local(uint32_t state) {
+  if (local_of_.size() <= state) local_of_.resize(states_.size(), kUnknown);
+  if (local_of_[state] != kUnknown) return local_of_[state];
+  // Each stack keeps its top and kLocalFrames frames below it (a string's loop and its
+  // closing quote); what lies deeper becomes the escape frame.
+  const auto cut = [&](auto&& self, uint32_t f, int keep) -> uint32_t {
+    if (f == 0) return 0;  // the real bottom stays: ending there is the sentence's end
+    if (keep == 0) return kEscapeFrame;
+    const Stack below = frames_[f];
+    return frame(below.pos, self(self, below.ret, keep - 1));
+  };
+  std::vector<Stack> tops;
+  for (const Stack& s : states_[state].stacks) tops.push_back({s.pos, cut(cut, s.ret, kLocalFrames)});
+  const uint32_t id = intern(std::move(tops), 0);
+  local_of_.resize(states_.size(), kUnknown);
+  local_of_[state] = id;
+  return id;
+}
+
+std::string GrammarAutomaton::signature(uint32_t local_state) const {
+  std::string out;
+  std::unordered_map<uint32_t, uint32_t> renumbered;
+  std::vector<uint32_t> queue;
+  auto write_u32 = [&](uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto write_run = [&](uint32_t pos) {  // elements from pos to the end of its alternative
+    for (;; ++pos) {
+      const GrammarElement& e = g_.elems[pos];
+      out += char('0' + e.kind);
+      if (e.kind == GrammarElement::End) return;
+      if (e.kind == GrammarElement::Bytes) {
+        out.append(reinterpret_cast<const char*>(g_.sets[e.arg].bits.data()), sizeof(ByteSet::bits));
+      } else {
+        const auto [it, added] = renumbered.try_emplace(e.arg, uint32_t(renumbered.size()));
+        if (added) queue.push_back(e.arg);
+        write_u32(it->second);
+      }
+    }
+  };
+  for (const Stack& s : states_[local_state].stacks) {
+    write_run(s.pos);
+    uint32_t f = s.ret;
+    for (; f != 0 && f != kEscapeFrame; f = frames_[f].ret) {
+      out += '|';
+      write_run(frames_[f].pos);
+    }
+    out += f == 0 ? 'B' : 'E';
+  }
+  for (size_t q = 0; q < queue.size(); ++q) {
+    out += 'R';
+    for (const uint32_t alt : g_.alts[queue[q]]) write_run(alt);
+  }
+  return out;
 }
 
 bool Grammar::accepts(std::string_view text) const {

@@ -52,10 +52,17 @@ struct Grammar::Impl {
 
 // One automaton over a grammar: its interned frames and states, and the transitions found
 // so far. Not thread-safe.
+//
+// Local states (local()) serve the token masks: the same byte-set tops as a state, each
+// with its few nearest frames and then the escape frame instead of the rest of its stack. What a token does from there
+// is decided without the stack below (allowed, or refused) unless a path returns through the escape frame (escaped()):
+// only those tokens depend on the context. A string's content, say, has one local state wherever the string is, and
+// only the tokens that close the string need the real stack.
 class GrammarAutomaton {
  public:
-  static constexpr uint32_t kDead = 0;  // no stack and not a sentence: nothing may follow
-  static constexpr uint32_t kDone = 1;  // a sentence that no byte continues
+  static constexpr uint32_t kDead = 0;     // no stack and not a sentence: nothing may follow
+  static constexpr uint32_t kDone = 1;     // a sentence that no byte continues
+  static constexpr uint32_t kEscaped = 2;  // no local stack left; a path returned to the context
 
   explicit GrammarAutomaton(const Grammar::Impl& g);
 
@@ -66,34 +73,49 @@ class GrammarAutomaton {
     if (!row.empty() && row[b] != kUnknown) return row[b];
     return remember(state, b, step(state, b));
   }
-  bool accepting(uint32_t state) const { return states_[state].accepting; }
+  bool accepting(uint32_t state) const { return states_[state].flags & kAccepting; }
+  // The byte that led here let a path of a local state return to its context.
+  bool escaped(uint32_t state) const { return states_[state].flags & kEscapes; }
   bool has_stacks(uint32_t state) const { return !states_[state].stacks.empty(); }
+  // The local state of `state` (its tops, returning to the escape frame), and a key that is
+  // the same for states with the same tops.
+  uint32_t local(uint32_t state);
+  // What a local state's behaviour depends on, written out: its tops' rests of alternatives
+  // and every rule they reach (renumbered in the order reached, byte sets as their bits).
+  // Equal signatures (of any two grammars) mean equal local masks: the same string or number
+  // rule in another schema reuses one (TokenTable's cache).
+  std::string signature(uint32_t local_state) const;
   size_t state_count() const { return states_.size(); }
 
  private:
   static constexpr uint32_t kUnknown = UINT32_MAX;
+  static constexpr uint32_t kEscapeFrame = 1;  // frames_[1]: returning to it escapes
+  static constexpr int kLocalFrames = 3;       // frames a local state keeps below each top
+  static constexpr uint8_t kAccepting = 1, kEscapes = 2;
   struct Stack {
     uint32_t pos, ret;
     auto operator<=>(const Stack&) const = default;
   };
   struct State {
-    std::vector<Stack> stacks;  // sorted, unique
-    bool accepting = false;
+    std::vector<Stack> stacks;   // sorted, unique
+    uint8_t flags = 0;           // kAccepting, kEscapes
     std::vector<uint32_t> next;  // 256 transitions once asked (kUnknown: not computed)
   };
   uint32_t step(uint32_t state, uint8_t b);
   uint32_t remember(uint32_t state, uint8_t b, uint32_t to);  // stores a transition, returns to
   // Adds the stacks reached from (pos, ret) until each top is a byte set (references
-  // expanded, ended alternatives returned from).
-  void close(uint32_t pos, uint32_t ret, std::vector<Stack>& out, bool& accepting, int depth);
+  // expanded, ended alternatives returned from); flags gains kAccepting / kEscapes when a
+  // path returns to the bottom / the escape frame.
+  void close(uint32_t pos, uint32_t ret, std::vector<Stack>& out, uint8_t& flags, int depth);
   uint32_t frame(uint32_t pos, uint32_t ret);
-  uint32_t intern(std::vector<Stack>&& stacks, bool accepting);
+  uint32_t intern(std::vector<Stack>&& stacks, uint8_t flags);
 
   const Grammar::Impl& g_;
-  std::vector<Stack> frames_;  // frame id -> (pos, ret); frames_[0] is the bottom
+  std::vector<Stack> frames_;  // frame id -> (pos, ret); 0 the bottom, 1 the escape frame
   std::unordered_map<uint64_t, uint32_t> frame_ids_;
   std::vector<State> states_;
-  std::unordered_map<std::string, uint32_t> state_ids_;  // stacks' bytes + accepting -> id
+  std::unordered_map<std::string, uint32_t> state_ids_;  // stacks' bytes + flags -> id
+  std::vector<uint32_t> local_of_;                       // state -> its local state (kUnknown: not yet)
   std::vector<Stack> scratch_;
   uint32_t start_ = kDead;
 };

@@ -2,6 +2,7 @@
 // grammar's lazily built DFA (grammar_impl.h), one mask cached per state.
 
 #include <algorithm>
+#include <mutex>
 #include <unordered_map>
 
 #include "text/grammar_impl.h"
@@ -19,6 +20,31 @@ struct TokenTable::Trie {
   std::vector<uint32_t> first_token;  // the tokens that end at node i: ids[first_token[i] .. first_token[i + 1])
   std::vector<int32_t> ids;
   uint16_t max_depth = 0;
+};
+
+// What a local state (grammar_impl.h) decides alone: the tokens it allows whatever the
+// context, and the tokens that depend on it (ranges of the trie's token list).
+struct LocalMask {
+  std::vector<uint32_t> allowed;
+  std::vector<std::pair<uint32_t, uint32_t>> dependent;
+};
+
+// Local masks by the signature of their local state. Bounded: 1,024 masks of a 152k
+// vocabulary are 19 MB; past that it starts over.
+struct TokenTable::FragmentCache {
+  static constexpr size_t kMax = 1024;
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const LocalMask>> masks;
+  std::shared_ptr<const LocalMask> find(const std::string& key) {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto it = masks.find(key);
+    return it == masks.end() ? nullptr : it->second;
+  }
+  void add(std::string key, std::shared_ptr<const LocalMask> m) {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (masks.size() >= kMax) masks.clear();
+    masks.emplace(std::move(key), std::move(m));
+  }
 };
 
 namespace {
@@ -68,6 +94,7 @@ TokenTable::TokenTable(std::vector<std::string> bytes, std::span<const int32_t> 
   for (const int32_t id : excluded)
     if (id >= 0 && size_t(id) < bytes_.size()) bytes_[size_t(id)].clear();
   trie_ = build_trie(bytes_);
+  fragments_ = std::make_unique<FragmentCache>();
 }
 
 TokenTable::TokenTable(const Tokenizer& tokenizer) {
@@ -82,6 +109,7 @@ TokenTable::TokenTable(const Tokenizer& tokenizer) {
     }
   }
   trie_ = build_trie(bytes_);
+  fragments_ = std::make_unique<FragmentCache>();
 }
 
 TokenTable::~TokenTable() = default;
@@ -99,38 +127,92 @@ struct GrammarMatcher::Impl {
       : grammar(std::move(g)), tokens(std::move(t)), dfa(grammar.impl()) {
     WICK_CHECK(tokens != nullptr, InvalidArgument, "GrammarMatcher: no token table");
     state = dfa.start();
-    const auto words = (tokens->vocab_size() + 31) / 32;
-    mask_words = words;
+    mask_words = (tokens->vocab_size() + 31) / 32;
   }
   Grammar grammar;  // keeps the grammar the automaton reads alive
   std::shared_ptr<const TokenTable> tokens;
   GrammarAutomaton dfa;
   uint32_t state = GrammarAutomaton::kDead;
   size_t mask_words = 0;
-  // Masks by state. Bounded: 256 masks of a 152k vocabulary are 4.9 MB; past that the
-  // cache starts over (states recur within a document, rarely across its parts).
-  std::unordered_map<uint32_t, std::vector<uint32_t>> masks;
+  // Bounded caches: past the bound they start over (states recur within a string, a number,
+  // an array's items). 32 masks of a 152k vocabulary are 608 KB per sequence.
+  static constexpr size_t kMaxMasks = 32, kMaxLocals = 64;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> masks;              // by state
+  std::unordered_map<uint32_t, std::shared_ptr<const LocalMask>> locals;  // by local state
   uint64_t computed = 0, cached = 0;
 
-  void walk(std::vector<uint32_t>& mask) {
-    std::fill(mask.begin(), mask.end(), 0u);
+  // One walk of the whole trie from a local state: a subtree is skipped at the first byte no
+  // local stack takes; its tokens depend on the context when a path escaped on the way.
+  void walk_local(uint32_t from, LocalMask& out) {
+    out.allowed.assign(mask_words, 0u);
+    out.dependent.clear();
     const TokenTable::Trie& t = tokens->trie();
     std::vector<uint32_t> level(size_t(t.max_depth) + 1);
-    level[0] = state;
+    std::vector<char> escaped(size_t(t.max_depth) + 1, 0);
+    level[0] = from;
     const size_t n = t.byte.size();
     for (size_t i = 0; i < n;) {
-      const uint32_t s = dfa.next(level[t.depth[i] - 1], t.byte[i]);
-      if (s == GrammarAutomaton::kDead) {
+      const size_t d = t.depth[i];
+      const uint32_t s = dfa.next(level[d - 1], t.byte[i]);
+      const bool esc = escaped[d - 1] || dfa.escaped(s);
+      if (!dfa.has_stacks(s)) {
+        // No local stack: the tokens ending here are allowed at a sentence's end; the others
+        // below depend on the context if a path escaped on the way, else are refused.
+        uint32_t a = t.first_token[i];
+        if (dfa.accepting(s)) {
+          for (; a < t.first_token[i + 1]; ++a) out.allowed[uint32_t(t.ids[a]) >> 5] |= 1u << (uint32_t(t.ids[a]) & 31);
+        }
+        const uint32_t b = t.first_token[t.end[i]];
+        if (esc && a != b) {
+          if (!out.dependent.empty() && out.dependent.back().second == a)
+            out.dependent.back().second = b;
+          else
+            out.dependent.emplace_back(a, b);
+        }
         i = t.end[i];
         continue;
       }
-      level[t.depth[i]] = s;
+      level[d] = s;
+      escaped[d] = esc;
       for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) {
         const auto id = uint32_t(t.ids[k]);
-        mask[id >> 5] |= 1u << (id & 31);
+        out.allowed[id >> 5] |= 1u << (id & 31);
       }
-      i = dfa.has_stacks(s) ? i + 1 : t.end[i];
+      ++i;
     }
+  }
+
+  // The mask of the current state: its local state's, plus the dependent tokens each walked
+  // from the real state.
+  void compute(std::vector<uint32_t>& mask) {
+    const uint32_t local = dfa.local(state);
+    auto it = locals.find(local);
+    if (it == locals.end()) {
+      // Another matcher (of this grammar or another) may have walked the same fragment.
+      const std::string key = dfa.signature(local);
+      std::shared_ptr<const LocalMask> found = tokens->fragments().find(key);
+      if (!found) {
+        auto made = std::make_shared<LocalMask>();
+        walk_local(local, *made);
+        found = made;
+        tokens->fragments().add(key, found);
+      }
+      if (locals.size() >= kMaxLocals) locals.clear();
+      it = locals.emplace(local, std::move(found)).first;
+    }
+    const LocalMask& lm = *it->second;
+    mask = lm.allowed;
+    const TokenTable::Trie& t = tokens->trie();
+    for (const auto& [a, b] : lm.dependent)
+      for (uint32_t k = a; k < b; ++k) {
+        const auto id = t.ids[k];
+        uint32_t s = state;
+        for (const char c : tokens->bytes(id)) {
+          s = dfa.next(s, uint8_t(c));
+          if (s == GrammarAutomaton::kDead) break;
+        }
+        if (s != GrammarAutomaton::kDead) mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31);
+      }
   }
 };
 
@@ -146,9 +228,9 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
              " words for a vocabulary of ", m.tokens->vocab_size(), " tokens (", m.mask_words, " expected)");
   auto it = m.masks.find(m.state);
   if (it == m.masks.end()) {
-    if (m.masks.size() >= 256) m.masks.clear();
-    it = m.masks.emplace(m.state, std::vector<uint32_t>(m.mask_words)).first;
-    m.walk(it->second);
+    if (m.masks.size() >= Impl::kMaxMasks) m.masks.clear();
+    it = m.masks.emplace(m.state, std::vector<uint32_t>()).first;
+    m.compute(it->second);
     ++m.computed;
   } else {
     ++m.cached;

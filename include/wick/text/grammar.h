@@ -71,10 +71,15 @@ class TokenTable {
 
   struct Trie;
   const Trie& trie() const { return *trie_; }
+  // The masks of grammar fragments (a string's content, a number), shared by every matcher
+  // of every grammar over this table (thread-safe).
+  struct FragmentCache;
+  FragmentCache& fragments() const { return *fragments_; }
 
  private:
   std::vector<std::string> bytes_;
   std::unique_ptr<Trie> trie_;
+  std::unique_ptr<FragmentCache> fragments_;
 };
 
 // Where one sequence is in a grammar. Not thread-safe; one per sequence.
