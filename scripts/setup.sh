@@ -52,6 +52,12 @@ if ! python3 -c "import schemathesis" 2>/dev/null; then
   echo "setup: installing the schemathesis package (wick serve OpenAPI test)"
   python3 -m pip install schemathesis || python3 -m pip install --break-system-packages schemathesis
 fi
+# jsonschema: tests/serve/test_structured.py validates structured output with it (an
+# independent validator; schemathesis brings it too).
+if ! python3 -c "import jsonschema" 2>/dev/null; then
+  echo "setup: installing the jsonschema package (structured output tests)"
+  python3 -m pip install jsonschema || python3 -m pip install --break-system-packages jsonschema
+fi
 
 # 2. Configure and build (the CUDA backend is compiled when nvcc is on PATH or in
 #    /usr/local/cuda).

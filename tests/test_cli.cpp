@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -473,4 +475,41 @@ TEST(GenerationOptions, AHugeTokenBudgetStopsAtTheContext) {
 }
 
 }  // namespace
+}  // namespace wick
+
+namespace wick {
+
+// --json-schema / --grammar: a random model sampled at temperature 1 writes a document of
+// the schema (checked by nlohmann::json) and ends there; bad constraints are usage errors
+// naming the option, before any model loads.
+TEST(CliConstrained, GenerateFollowsAJsonSchemaOrAGrammar) {
+  using test::CliResult;
+  const std::string model = "--model '" + test::data_path("llama_quant/q4_k_m.gguf") + "' --temperature 1";
+  const std::string schema =
+      R"('{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 9}, "ok": {"type": "boolean"}}, "required": ["n", "ok"]}')";
+  for (const char* seed : {"1", "2", "3"}) {
+    const CliResult r =
+        test::run_cli("generate " + model + " --seed " + seed + " --max-tokens 60 --json-schema " + schema);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string text = r.out.substr(0, r.out.size() - 1);  // the trailing newline
+    const auto doc = nlohmann::json::parse(text);
+    EXPECT_GE(doc.at("n").get<int>(), 1);
+    EXPECT_LE(doc.at("n").get<int>(), 9);
+    EXPECT_TRUE(doc.at("ok").is_boolean());
+  }
+  const CliResult g = test::run_cli("generate " + model + " --grammar 'root ::= (\"ab\" | \"c\"){2,3} \"!\"'");
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_TRUE(std::regex_match(g.out, std::regex("(ab|c){2,3}!\n"))) << g.out;
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--grammar 'root ::= root \"a\" | \"b\"'", "--grammar: grammar: rule 'root' is left-recursive"},
+           {"--json-schema '{\"$ref\": \"#/nope\"}'", "--json-schema: json schema:"},
+           {"--grammar-file /no/such/file", "--grammar-file: cannot read '/no/such/file'"},
+           {"--grammar 'root ::= \"a\"' --json-schema '{}'",
+            "--grammar and --json-schema: give one output constraint"}}) {
+    const CliResult r = test::run_cli("generate " + model + " " + args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace wick

@@ -204,7 +204,12 @@ std::vector<std::string> small_vocab() {
                         "tr",
                         "ue",
                         "nu",
-                        "ll,"})
+                        "ll,",
+                        "]]]",
+                        "]]]]",
+                        "]]]]]",
+                        "x]]]]",
+                        "[[[["})
     v.emplace_back(t);
   v.emplace_back("");  // a hole
   return v;
@@ -310,4 +315,42 @@ TEST(TokenTable, TokenBytesConcatenateToTheText) {
     }
     if (const auto eos = tok.eos_id(); eos && tok.is_special(*eos)) EXPECT_EQ(table.bytes(*eos), "") << name;
   }
+}
+
+// Every mask of random walks equals the token-by-token reference: deep nesting (beyond the
+// frames a local state keeps), and two grammars sharing fragments through one token table
+// (its fragment cache).
+TEST(GrammarMatcher, MasksOfRandomWalksMatchTheReferenceAcrossGrammars) {
+  const std::vector<std::string> vocab = small_vocab();
+  auto table = std::make_shared<const TokenTable>(vocab);
+  const std::vector<Grammar> grammars{
+      Grammar::from_gbnf(kJson), Grammar::from_gbnf(R"g(root ::= "[" item ("," item)* "]"
+item ::= "\"" [a-z\xe9]{0,3} "\"" | "[" root? "]" | [0-9]+)g"),
+      Grammar::from_gbnf(R"g(root ::= "{\"" [a-z]+ "\": " ("[" root "]" | "null" | "\"" [^"]* "\"") "}")g"),
+      // Whether "]]]]" may close depends on how deep the walk is: beyond a local state's frames.
+      Grammar::from_gbnf(R"g(root ::= "[" (root | "x") "]")g")};
+  std::mt19937 rng(11);
+  int steps = 0;
+  for (int walk = 0; walk < 60; ++walk) {
+    const Grammar& g = grammars[size_t(walk) % grammars.size()];
+    GrammarMatcher m(g, table);
+    std::string text;
+    for (int step = 0; step < 30 && !m.must_end(); ++step, ++steps) {
+      const std::vector<bool> bits = mask_bits(m, vocab.size());
+      ASSERT_EQ(bits, reference_mask(g, text, vocab)) << "walk " << walk << " after '" << text << "'";
+      std::vector<int32_t> ids;
+      for (size_t id = 0; id < bits.size(); ++id)
+        if (bits[id]) ids.push_back(int32_t(id));
+      ASSERT_FALSE(ids.empty());
+      // Mostly openers: nesting grows past the frames a local state keeps.
+      std::vector<int32_t> open;
+      for (const int32_t id : ids)
+        if (vocab[size_t(id)].find_first_of("[{") != std::string::npos) open.push_back(id);
+      const auto& pick = !open.empty() && rng() % 3 ? open : ids;
+      const int32_t id = pick[rng() % pick.size()];
+      ASSERT_TRUE(m.accept(id));
+      text += vocab[size_t(id)];
+    }
+  }
+  EXPECT_GT(steps, 1000);
 }

@@ -144,6 +144,15 @@ TEST(ServeCompletionRequest, PromptForms) {
   auto biases = lb.logit_bias;
   std::sort(biases.begin(), biases.end());
   EXPECT_EQ(biases, (std::vector<std::pair<int32_t, double>>{{7, 2.5}, {50256, -100.0}}));
+  // Output constraints compile into the request's grammar.
+  const auto constrained = parse_chat_request(
+      json::parse(R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})"));
+  ASSERT_TRUE(constrained.grammar.has_value());
+  EXPECT_TRUE(constrained.grammar->accepts(R"({"a": [1, true]})"));
+  EXPECT_FALSE(constrained.grammar->accepts("[1]"));
+  const auto choice = parse_completion_request(json::parse(R"({"prompt": "x", "guided_choice": ["yes", "n\"o"]})"));
+  EXPECT_TRUE(choice.grammar->accepts("n\"o"));
+  EXPECT_FALSE(choice.grammar->accepts("maybe"));
   // tools: an empty list is no tools; response_format text is the default.
   EXPECT_NO_THROW(parse_chat_request(json::parse(
       R"({"messages": [{"role": "user", "content": "x"}], "tools": [], "response_format": {"type": "text"}})")));
@@ -182,10 +191,17 @@ TEST(ServeCompletionRequest, RefusalsNameTheField) {
       {R"({"prompt": "x", "logit_bias": {" 5": 1}})", "logit_bias"},  // strtoll would skip the space
       {R"({"prompt": "x", "logit_bias": {" +5": 1}})", "logit_bias"},
       {R"({"prompt": "x", "response_format": {"type": null}})", "response_format"},  // was a 500
-      {R"({"prompt": "x", "response_format": {"type": 1}})", "response_format"},
+      {R"({"prompt": "x", "response_format": {"type": 1}})", "response_format.type"},
       {R"({"prompt": "x", "response_format": {}})", "response_format"},
       {R"({"prompt": "x", "tools": [{"type": "function"}]})", "tools"},
-      {R"({"prompt": "x", "response_format": {"type": "json_object"}})", "response_format"},
+      {R"({"prompt": "x", "response_format": {"type": "json_schema"}})", "response_format"},
+      {R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {"$ref": "#/x"}}}})",
+       "response_format"},
+      {R"({"prompt": "x", "response_format": {"type": "yaml"}})", "response_format"},
+      {R"({"prompt": "x", "grammar": "root ::= (", "response_format": {"type": "text"}})", "grammar"},
+      {R"({"prompt": "x", "guided_regex": "(a"})", "guided_regex"},
+      {R"({"prompt": "x", "guided_choice": []})", "guided_choice"},
+      {R"({"prompt": "x", "grammar": "root ::= \"a\"", "json_schema": {}})", "grammar"},
       {R"({"prompt": "x", "n": 2})", "n"},
       {R"({"prompt": "x", "stop": 1})", "stop"},
       {R"({"prompt": "x", "stop": [""]})", "stop"},

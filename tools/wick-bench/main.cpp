@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   const bool via_wick = argc > 0 && std::filesystem::path(argv[0]).filename() == "wick";
   const Program bench{via_wick ? "wick" : "wick-bench",
                       "wick-bench: the benchmark commands of wick",
-                      {add_bench, add_gpt2_bench, add_allreduce_bench, add_lm_bench, add_batched_bench},
+                      {add_bench, add_gpt2_bench, add_allreduce_bench, add_lm_bench, add_batched_bench, add_mask_bench},
                       {}};
   // llama-batched-bench spells its options with one dash (-npp 256), which CLI11 would read
   // as short options; batched-bench takes them as typed for that tool by their -- names.

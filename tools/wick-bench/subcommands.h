@@ -11,5 +11,6 @@ Runner add_gpt2_bench(CLI::App& app);       // cmd_gpt2_bench.cpp
 Runner add_allreduce_bench(CLI::App& app);  // cmd_allreduce_bench.cpp
 Runner add_lm_bench(CLI::App& app);         // cmd_lm_bench.cpp
 Runner add_batched_bench(CLI::App& app);    // cmd_batched_bench.cpp
+Runner add_mask_bench(CLI::App& app);       // cmd_mask_bench.cpp
 
 }  // namespace wick::cli

@@ -18,6 +18,7 @@ inline constexpr BenchCommand kBenchCommands[] = {
     {"allreduce-bench", "all_reduce bandwidth over all local GPUs (NCCL)"},
     {"lm-bench", "Prompt processing and generation tokens/s of a language model (llama-bench's pp/tg)"},
     {"batched-bench", "Batched decoding throughput per parallel sequence count (as llama-batched-bench)"},
+    {"mask-bench", "Constrained decoding: JSON Schema compile time and per-token mask time over a corpus"},
 };
 // Their heading in `wick --help`.
 inline constexpr const char* kBenchGroup = "Benchmarks (run by wick-bench, beside wick)";

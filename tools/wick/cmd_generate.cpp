@@ -4,6 +4,10 @@
 // whole path that needs no download. With --chat the prompt is sent as one user turn
 // through the model's chat template (--system adds a system turn).
 //
+// --grammar / --json-schema (and their -file forms) constrain the continuation to a GBNF
+// grammar or a JSON Schema's documents; it ends when the text is a sentence nothing can
+// continue.
+//
 // stdout: the continuation, flushed per token (UTF-8 characters split across tokens are
 // held back until complete), cut before the first --stop string if one comes (text that could
 // still become one is held back until it does or cannot). stderr: the prompt and generated token counts and tokens/s of
@@ -11,6 +15,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "grammar_args.h"
 #include "model_args.h"
 #include "wick/text/stop_text.h"
 
@@ -20,6 +25,7 @@ namespace {
 struct GenerateArgs {
   ModelArgs model;
   SamplingArgs sampling;
+  GrammarArgs grammar;
   std::string prompt = "Hello, I am", system;
   std::vector<std::string> stop;
   int64_t max_tokens = 32;
@@ -33,7 +39,9 @@ int run_generate(const GenerateArgs& a) {
   // length bound needs the context size, which the configuration alone says.
   const std::filesystem::path path = model_path(a.model, "generate");
   const int64_t context = std::min(models::LanguageModel::context_length_of(path), a.model.ctx_size);
+  std::optional<text::Grammar> grammar;
   as_usage_error([&] {
+    grammar = grammar_from_args(a.grammar, "generate");
     models::check_generation_options(a.sampling.opt, a.max_tokens, context);
     for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "generate: a --stop string is empty");
     check_speculative_args(a.sampling, "generate");
@@ -56,6 +64,7 @@ int run_generate(const GenerateArgs& a) {
 
   serve::Generator gen(model, a.sampling.opt);
   gen.speculative(speculative_options(a.sampling, draft));
+  if (grammar) gen.grammar(grammar, std::make_shared<const text::TokenTable>(lm.tokenizer()));
   // KV memory for the prompt and the output, within --ctx-size.
   gen.context(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   auto stream = lm.tokenizer().decode_stream();
@@ -94,6 +103,7 @@ Runner add_generate(CLI::App& app) {
   sub->add_option("--max-tokens", a->max_tokens, "tokens to generate at most, 1 to the context")->capture_default_str();
   sub->add_option("--stop", a->stop, "end the text before this string (repeatable: the first of them to appear)");
   add_sampling_options(sub, a->sampling);
+  add_grammar_options(sub, a->grammar);
   return [a]() -> int { return run_generate(*a); };
 }
 

@@ -159,6 +159,7 @@ int run_serve(const ServeArgs& a) {
   eo.block_size = a.kv_block_size;
   eo.kv_blocks = a.kv_blocks;
   eo.speculative = speculative_options(a.speculative, draft);
+  eo.tokens = std::make_shared<const text::TokenTable>(lm.tokenizer());  // for constrained requests
   serve::Engine engine(lm.model(), eo);
 
   serve::AppOptions ao;

@@ -166,7 +166,7 @@ void App::install(HttpServer& server) {
   for (const auto& [path, endpoint] :
        {std::pair{"/v1/completions", Endpoint::Completions}, std::pair{"/v1/chat/completions", Endpoint::Chat}})
     server.Post(path, guarded([this, gen, endpoint = endpoint](const httplib::Request& req, httplib::Response& res) {
-                  serve_generation(gen, parse_request_body(req.body), endpoint, next_id_++, res);
+                  serve_generation(gen, req.body, endpoint, next_id_++, res);
                 }));
   server.Post("/v1/embeddings",
               guarded([this](const httplib::Request& req, httplib::Response& res) { embeddings(req, res); }));

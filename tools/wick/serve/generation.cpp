@@ -6,6 +6,7 @@
 
 #include "api_error.h"
 #include "http_server.h"
+#include "request_json.h"
 
 namespace wick::serve {
 
@@ -227,10 +228,12 @@ void cancel_and_settle(Engine& engine, uint64_t id, EventQueue& queue, Generatio
   }
 }
 
-void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, Endpoint endpoint, uint64_t serial,
+void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoint endpoint, uint64_t serial,
                       httplib::Response& res) {
   const Clock::time_point arrival = Clock::now();
-  const GenerationRequest r = endpoint == Endpoint::Chat ? parse_chat_request(body) : parse_completion_request(body);
+  const nlohmann::json body = parse_request_body(raw);
+  const GenerationRequest r =
+      endpoint == Endpoint::Chat ? parse_chat_request(body, raw) : parse_completion_request(body, raw);
   if (!r.model.empty() && r.model != ctx.model_id)
     throw ApiError(404, "the model '" + r.model + "' does not exist: this server serves '" + ctx.model_id + "'",
                    "model", "model_not_found");
@@ -245,6 +248,7 @@ void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, 
   if (!r.ignore_eos) er.stop_tokens = ctx.lm.stop_tokens();
   er.logprobs = r.logprobs;
   er.top_logprobs = r.top_logprobs;
+  er.grammar = r.grammar;
   const int64_t n_prompt = int64_t(er.prompt.size());
 
   auto queue = std::make_shared<EventQueue>();

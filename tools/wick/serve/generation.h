@@ -98,7 +98,7 @@ void cancel_and_settle(Engine& engine, uint64_t id, EventQueue& queue, Generatio
 
 // Answers one generation request into res: a JSON body, or an SSE stream that the worker
 // writes after the handler returns. Throws ApiError for what is refused before generating.
-void serve_generation(const GenerationContext& ctx, const nlohmann::json& body, Endpoint endpoint, uint64_t serial,
+void serve_generation(const GenerationContext& ctx, std::string_view body, Endpoint endpoint, uint64_t serial,
                       httplib::Response& res);
 
 }  // namespace wick::serve

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "api_error.h"
+#include "openai_constraints.h"
 #include "request_json.h"
 
 namespace wick::serve {
@@ -12,7 +13,7 @@ namespace wick::serve {
 namespace {
 
 // The fields both generation endpoints share: model, sampling, length, stop, n, stream.
-void parse_common(const Fields& f, GenerationRequest& r) {
+void parse_common(const Fields& f, std::string_view raw, GenerationRequest& r) {
   if (auto v = f.string("model")) r.model = *v;
   auto& s = r.sampling;
   s.temperature = 1.0;  // OpenAI's default
@@ -67,9 +68,7 @@ void parse_common(const Fields& f, GenerationRequest& r) {
   for (const char* name : {"tools", "functions"})
     if (const nlohmann::json* v = f.get(name); v && !(v->is_array() && v->empty()))
       throw ApiError(400, std::string(name) + ": tool calling is not supported yet", name);
-  if (const nlohmann::json* v = f.get("response_format"))
-    if (!(v->is_object() && v->contains("type") && (*v)["type"] == "text"))
-      throw ApiError(400, "response_format: only {\"type\": \"text\"} is supported yet", "response_format");
+  r.grammar = parse_output_constraint(f, raw);
   if (auto v = f.integer("n", 1, INT64_MAX); v && *v != 1)
     throw ApiError(400, "n: only 1 choice per request is supported, got " + std::to_string(*v), "n");
   // max_completion_tokens is the newer name of max_tokens; when both are sent it wins.
@@ -147,11 +146,11 @@ std::string parse_content(const nlohmann::json* c, const std::string& where) {
 
 }  // namespace
 
-GenerationRequest parse_completion_request(const nlohmann::json& body) {
+GenerationRequest parse_completion_request(const nlohmann::json& body, std::string_view raw) {
   const Fields f(body);
   GenerationRequest r;
   r.endpoint = Endpoint::Completions;
-  parse_common(f, r);
+  parse_common(f, raw, r);
   const nlohmann::json* p = f.get("prompt");
   if (!p) throw ApiError(400, "prompt: required", "prompt");
   parse_prompt(*p, r);
@@ -168,11 +167,11 @@ GenerationRequest parse_completion_request(const nlohmann::json& body) {
   return r;
 }
 
-GenerationRequest parse_chat_request(const nlohmann::json& body) {
+GenerationRequest parse_chat_request(const nlohmann::json& body, std::string_view raw) {
   const Fields f(body);
   GenerationRequest r;
   r.endpoint = Endpoint::Chat;
-  parse_common(f, r);
+  parse_common(f, raw, r);
   const nlohmann::json* m = f.get("messages");
   if (!m) throw ApiError(400, "messages: required", "messages");
   if (!m->is_array()) f.wrong_type("messages", "an array");

@@ -12,6 +12,7 @@
 
 #include "wick/models/generate.h"
 #include "wick/text/chat_template.h"
+#include "wick/text/grammar.h"
 
 namespace wick::serve {
 
@@ -33,6 +34,9 @@ struct GenerationRequest {
   int top_logprobs = 0;
   bool stream = false, include_usage = false;
   bool ignore_eos = false;  // llama-server's / vLLM's extension: generate past end-of-text (benchmarks)
+  // The output's constraint (openai_constraints.h: response_format, grammar, json_schema,
+  // guided_*), compiled; nullopt: free text.
+  std::optional<text::Grammar> grammar;
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`
@@ -40,9 +44,11 @@ inline constexpr size_t kMaxLogitBias = 1024;        // tokens in `logit_bias` a
 inline constexpr int kMaxTopLogprobs = 20;           // OpenAI's bound on top_logprobs (the engine's too)
 inline constexpr size_t kMaxEmbeddingInputs = 2048;  // OpenAI's bound on `input` items
 
-// Each throws ApiError 400 naming the offending field.
-GenerationRequest parse_completion_request(const nlohmann::json& body);
-GenerationRequest parse_chat_request(const nlohmann::json& body);
+// Each throws ApiError 400 naming the offending field. raw: the body's text, read again for
+// the key order of a JSON Schema (body's objects have their keys sorted; a schema's
+// properties are generated in the order written); empty: sorted order.
+GenerationRequest parse_completion_request(const nlohmann::json& body, std::string_view raw = {});
+GenerationRequest parse_chat_request(const nlohmann::json& body, std::string_view raw = {});
 
 struct EmbeddingRequest {
   std::string model;
