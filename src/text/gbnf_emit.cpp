@@ -1,5 +1,4 @@
-// Literals, classes, code point sets and the rule set of gbnf_emit.h (its two checks are in
-// gbnf_check.cpp).
+// Literals, classes, code point sets and the rule set of gbnf_emit.h.
 #include "text/gbnf_emit.h"
 
 #include <algorithm>

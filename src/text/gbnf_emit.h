@@ -1,7 +1,7 @@
 // What the GBNF writers (json_schema*.cpp, regex_gbnf.cpp) share: literals and character
 // classes written the way grammar.h parses them, sets of code points, a rule set that names
-// and deduplicates rules, and the checks that every rule can end and none loops on itself
-// (gbnf_check.cpp).
+// and deduplicates rules. Whether every rule can end and none loops on itself is the grammar
+// compiler's check (gbnf_problem, grammar_impl.h), asked of the finished text.
 //
 // Expressions are GBNF text that can stand in a sequence: an alternation is always inside
 // parentheses, so `a + " " + b` is a sequence of a and b.
@@ -77,12 +77,6 @@ class RuleSet {
 
   // The grammar text, root first.
   std::string str() const;
-
-  // Rules that derive no finite text (recursion with no way out), in definition order.
-  std::vector<std::string> unproductive() const;
-  // A rule that can reach itself before reading a character (left recursion, which the
-  // matcher refuses), if any.
-  std::optional<std::string> left_recursive() const;
 
  private:
   std::vector<std::string> names_;

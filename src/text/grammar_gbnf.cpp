@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "text/grammar_impl.h"
@@ -25,7 +26,9 @@ class GbnfParser {
  public:
   explicit GbnfParser(std::string_view src) : src_(src) {}
 
-  std::shared_ptr<Grammar::Impl> parse(std::string_view root_name) {
+  // Parses the whole text; the start rule's id. InvalidArgument for syntax errors and
+  // undefined rules.
+  uint32_t parse(std::string_view root_name) {
     skip_space(true);
     while (at_ < src_.size()) {
       parse_rule();
@@ -37,8 +40,10 @@ class GbnfParser {
     const auto root = ids_.find(std::string(root_name));
     WICK_CHECK(root != ids_.end() && defined_[root->second], InvalidArgument, "grammar: no rule named '", root_name,
                "' (the start symbol)");
-    return flatten(root->second);
+    return root->second;
   }
+  std::optional<GbnfProblem> problem(uint32_t root) const;
+  std::shared_ptr<Grammar::Impl> flatten(uint32_t root) const;  // the rules laid out flat
 
  private:
   std::string where(size_t offset) const {
@@ -347,8 +352,6 @@ class GbnfParser {
     return ref(id);
   }
 
-  std::shared_ptr<Grammar::Impl> flatten(uint32_t root);
-
   std::string_view src_;
   size_t at_ = 0;
   uint64_t elements_ = 0;
@@ -362,20 +365,10 @@ class GbnfParser {
   std::unordered_map<std::string, uint32_t> class_rules_;
 };
 
-// Lays the rules out flat, then refuses what the matcher could not run: left recursion (a
-// rule reaching itself before a byte) and rules with no finite sentence.
-std::shared_ptr<Grammar::Impl> GbnfParser::flatten(uint32_t root) {
-  auto g = std::make_shared<Grammar::Impl>();
-  g->names = names_;
-  g->sets = sets_;
-  g->root = root;
-  g->alts.resize(rules_.size());
-  for (size_t r = 0; r < rules_.size(); ++r)
-    for (const Sequence& s : rules_[r]) {
-      g->alts[r].push_back(uint32_t(g->elems.size()));
-      g->elems.insert(g->elems.end(), s.begin(), s.end());
-      g->elems.push_back({GrammarElement::End, 0});
-    }
+// What the matcher could not run: a rule reachable from the root with no finite sentence
+// (recursion with no base case), or a rule that reaches itself before a byte (left
+// recursion).
+std::optional<GbnfProblem> GbnfParser::problem(uint32_t root) const {
   const size_t n = rules_.size();
   // Nullable and productive rules, by fixpoint.
   std::vector<char> nullable(n, 0), productive(n, 0);
@@ -392,15 +385,13 @@ std::shared_ptr<Grammar::Impl> GbnfParser::flatten(uint32_t root) {
         if (all_prod && !productive[r]) productive[r] = 1, changed = true;
       }
   }
-  // Rules reachable from the root must have a sentence.
   std::vector<char> seen(n, 0);
   std::vector<uint32_t> todo{root};
   seen[root] = 1;
   while (!todo.empty()) {
     const uint32_t r = todo.back();
     todo.pop_back();
-    WICK_CHECK(productive[r], InvalidArgument, "grammar: rule '", names_[r],
-               "' has no finite sentence (recursion with no base case)");
+    if (!productive[r]) return GbnfProblem{GbnfProblem::NoSentence, names_[r]};
     for (const Sequence& s : rules_[r])
       for (const GrammarElement& e : s)
         if (e.kind == GrammarElement::Ref && !seen[e.arg]) seen[e.arg] = 1, todo.push_back(e.arg);
@@ -427,18 +418,46 @@ std::shared_ptr<Grammar::Impl> GbnfParser::flatten(uint32_t root) {
         continue;
       }
       const uint32_t q = starts[r][i++];
-      WICK_CHECK(color[q] != 1, InvalidArgument, "grammar: rule '", names_[q],
-                 "' is left-recursive (it can reach itself before any character)");
+      if (color[q] == 1) return GbnfProblem{GbnfProblem::LeftRecursive, names_[q]};
       if (color[q] == 0) color[q] = 1, path.push_back({q, 0});
     }
   }
+  return std::nullopt;
+}
+
+std::shared_ptr<Grammar::Impl> GbnfParser::flatten(uint32_t root) const {
+  auto g = std::make_shared<Grammar::Impl>();
+  g->names = names_;
+  g->sets = sets_;
+  g->root = root;
+  g->alts.resize(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r)
+    for (const Sequence& s : rules_[r]) {
+      g->alts[r].push_back(uint32_t(g->elems.size()));
+      g->elems.insert(g->elems.end(), s.begin(), s.end());
+      g->elems.push_back({GrammarElement::End, 0});
+    }
   return g;
 }
 
 }  // namespace
 
 Grammar Grammar::from_gbnf(std::string_view gbnf, std::string_view root) {
-  return Grammar(GbnfParser(gbnf).parse(root));
+  GbnfParser p(gbnf);
+  const uint32_t start = p.parse(root);
+  if (const auto bad = p.problem(start)) {
+    if (bad->kind == GbnfProblem::NoSentence)
+      fail(ErrorKind::InvalidArgument, "grammar: rule '", bad->rule,
+           "' has no finite sentence (recursion with no base case)");
+    fail(ErrorKind::InvalidArgument, "grammar: rule '", bad->rule,
+         "' is left-recursive (it can reach itself before any character)");
+  }
+  return Grammar(p.flatten(start));
+}
+
+std::optional<GbnfProblem> gbnf_problem(std::string_view gbnf) {
+  GbnfParser p(gbnf);
+  return p.problem(p.parse("root"));
 }
 
 }  // namespace wick::text

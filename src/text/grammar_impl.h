@@ -18,7 +18,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -49,6 +51,16 @@ struct Grammar::Impl {
   std::vector<std::string> names;  // per rule (generated ones: parent name + suffix)
   uint32_t root = 0;
 };
+
+// Why a grammar that parses cannot run (Grammar::from_gbnf refuses it): the rule named (a
+// group's rule is named after its rule, "name/N").
+struct GbnfProblem {
+  enum Kind { NoSentence, LeftRecursive } kind;
+  std::string rule;
+};
+// The problem of GBNF text with a root rule, if any (InvalidArgument for text that does not
+// parse): what the JSON Schema compiler asks of its output to name the $ref at fault.
+std::optional<GbnfProblem> gbnf_problem(std::string_view gbnf);
 
 // One automaton over a grammar: its interned frames and states, and the transitions found
 // so far. Not thread-safe.

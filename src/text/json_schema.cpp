@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "text/gbnf_emit.h"
+#include "text/grammar_impl.h"
 #include "text/json_schema_compiler.h"
 #include "wick/error.h"
 
@@ -64,16 +65,19 @@ std::string Compiler::run() {
   WICK_CHECK(e, InvalidArgument, "json schema: no document is valid under it",
              root_.is_boolean() ? " (the schema is false)" : "");
   rules_.define("root", *e);
-  const std::vector<std::string> stuck = rules_.unproductive();
-  if (!stuck.empty()) {
-    auto it = std::find_if(stuck.begin(), stuck.end(), [&](const auto& r) { return ref_of_rule_.count(r); });
-    fail(ErrorKind::InvalidArgument, "json schema: recursion with no base case through $ref '",
-         ref_of_rule_[it == stuck.end() ? std::string("root") : *it], "' (no finite document ends it)");
-  }
-  if (auto r = rules_.left_recursive())
-    fail(ErrorKind::InvalidArgument, "json schema: $ref '", ref_of_rule_.count(*r) ? ref_of_rule_[*r] : *r,
+  // The grammar compiler's own checks, on the text it will be given, named as $refs.
+  std::string text = rules_.str();
+  if (const auto bad = gbnf_problem(text)) {
+    const std::string rule = bad->rule.substr(0, bad->rule.find('/'));  // a group: its rule
+    const auto ref = ref_of_rule_.find(rule);
+    const std::string named = ref == ref_of_rule_.end() ? "#" : ref->second;
+    if (bad->kind == GbnfProblem::NoSentence)
+      fail(ErrorKind::InvalidArgument, "json schema: recursion with no base case through $ref '", named,
+           "' (no finite document ends it)");
+    fail(ErrorKind::InvalidArgument, "json schema: $ref '", named,
          "' refers to itself before any character of the document (recursion with no base case)");
-  return rules_.str();
+  }
+  return text;
 }
 
 void Compiler::unsupported(const std::string& path, std::string_view what) {
