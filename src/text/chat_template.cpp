@@ -125,6 +125,8 @@ ChatTemplate ChatTemplate::parse(std::string_view source, const ChatTemplateLimi
   return ChatTemplate(std::move(impl));
 }
 
+const std::string& ChatTemplate::source() const { return impl_->source; }
+
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& options) const {
   jinja::List list;
   for (const ChatMessage& m : messages) {

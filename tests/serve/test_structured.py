@@ -243,12 +243,40 @@ def test_bad_constraints(client, srv):
     assert r.choices[0].finish_reason in ("stop", "length")
 
 
+def test_reasoning(client, srv):
+    # A grammar makes the random model think in <think> markers; the server returns the
+    # reasoning apart (reasoning_format deepseek: this model's template has no markers).
+    gbnf = 'root ::= "<think>" [a-z ]{1,12} "</think>" "\\n"? [A-Z][a-z]{0,5} "."'
+    for seed in range(3):
+        kw = dict(seed=seed, max_tokens=60, extra_body={"grammar": gbnf, "reasoning_format": "deepseek"})
+        r = chat(client, **kw)
+        m = r.choices[0].message
+        reasoning = m.model_extra.get("reasoning_content")
+        assert re.fullmatch(r"[a-z ]{1,12}", reasoning or ""), (reasoning, m.content)
+        assert re.fullmatch(r"[A-Z][a-z]{0,5}\.", m.content), m.content
+        # Streamed: the same split, as delta.reasoning_content then delta.content.
+        chunks = chat(client, stream=True, **kw)
+        sr, sc = "", ""
+        for ch in chunks:
+            if ch.choices:
+                sr += (ch.choices[0].delta.model_extra or {}).get("reasoning_content") or ""
+                sc += ch.choices[0].delta.content or ""
+        assert (sr, sc) == (reasoning, m.content), (sr, sc, reasoning, m.content)
+        # reasoning_format none: the markers stay in the content.
+        r = chat(client, seed=seed, max_tokens=60, extra_body={"grammar": gbnf, "reasoning_format": "none"})
+        assert r.choices[0].message.content.startswith("<think>" + reasoning + "</think>"), r.choices[0].message.content
+        # auto: this template writes no markers, so nothing is split.
+        r = chat(client, seed=seed, max_tokens=60, extra_body={"grammar": gbnf})
+        assert r.choices[0].message.content.startswith("<think>"), r.choices[0].message.content
+    expect_400(client, "reasoning_format", extra_body={"reasoning_format": "yes"})
+
+
 def main():
     checks = Checks()
     with Server("--parallel", "4") as srv:
         client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=120)
         for t in (test_json_schema_outputs_validate, test_json_object, test_grammar_fields, test_openai_parse_helper,
-                  test_bad_constraints):
+                  test_bad_constraints, test_reasoning):
             checks.run(t, client, srv)
     checks.finish()
 

@@ -62,6 +62,7 @@ class LanguageModel {
   const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
 
   bool has_chat_template() const { return chat_template_ != nullptr; }
+  const text::ChatTemplate* chat_template() const { return chat_template_.get(); }  // nullptr: none
   // The conversation rendered by the model's chat template (as transformers'
   // apply_chat_template(tokenize=False)); Unsupported when the model has none.
   std::string render_chat(const std::vector<text::ChatMessage>& messages, bool add_generation_prompt = true) const;

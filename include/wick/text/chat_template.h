@@ -53,6 +53,7 @@ class ChatTemplate {
   // tools, any kwargs). tools/documents default to None and add_generation_prompt to false
   // when absent, as in apply_chat_template. Throws wick::Error Format when it is not an object.
   std::string render_json(std::string_view context_json) const;
+  const std::string& source() const;  // the template's text (newlines normalized)
 
   struct Impl;
 

@@ -65,7 +65,7 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
       metrics_.observe_inter_token_latency(seconds(at - last_token_));
     last_token_ = at;
     if (want_logprobs_) logprobs_.push_back(logprob_of(e));
-    text_ += stop_.push(decoder_.push(e.token));
+    append(stop_.push(decoder_.push(e.token)));
     if (stop_.stopped()) {
       finish_ = "stop";
       done_ = true;
@@ -86,8 +86,29 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
       error_ = e.error;
       break;
   }
-  text_ += stop_.flush();
+  append(stop_.flush());
+  if (split_) {
+    const text::ReasoningSplit::Piece p = split_->flush();
+    reasoning_ += p.reasoning;
+    text_ += p.content;
+  }
   done_ = true;
+}
+
+void Generation::append(const std::string& piece) {
+  if (!split_) {
+    text_ += piece;
+    return;
+  }
+  const text::ReasoningSplit::Piece p = split_->push(piece);
+  reasoning_ += p.reasoning;
+  text_ += p.content;
+}
+
+std::string Generation::take_reasoning() {
+  std::string out = reasoning_.substr(reasoning_taken_);
+  reasoning_taken_ = reasoning_.size();
+  return out;
 }
 
 std::string Generation::take_text() {
@@ -117,14 +138,16 @@ void check_token_id(int32_t id, const models::LanguageModel& lm, const char* fie
 
 // The prompt's token ids: the rendered conversation (its special tokens are in the text), or
 // the completion prompt with the tokenizer's BOS, as `wick generate` encodes it.
-std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const GenerationRequest& r) {
+// rendered: the rendered conversation (chat), for what its end says (an opened reasoning).
+std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const GenerationRequest& r, std::string& rendered) {
   const char* field = r.endpoint == Endpoint::Chat ? "messages" : "prompt";
   std::vector<int32_t> ids;
   try {
     if (r.endpoint == Endpoint::Chat) {
       if (!lm.has_chat_template())
         throw ApiError(400, "messages: the model has no chat template (use /v1/completions)", "messages");
-      ids = lm.encode(lm.render_chat(r.messages), /*add_special=*/false);
+      rendered = lm.render_chat(r.messages);
+      ids = lm.encode(rendered, /*add_special=*/false);
     } else if (r.prompt_ids) {
       ids = *r.prompt_ids;
       for (int32_t id : ids) check_token_id(id, lm, "prompt");
@@ -188,10 +211,10 @@ struct SseStream {
     // whose text is held back (an unfinished character, a possible stop string) sends none.
     for (const auto& [e, at] : batch) {
       gen.feed(e, at);
-      const std::string text = gen.take_text();
+      const std::string text = gen.take_text(), reasoning = gen.take_reasoning();
       std::vector<TokenLogprob>* lps = gen.take_logprobs();
-      if (!text.empty() || (lps && !lps->empty()))
-        if (!send(sse_event(stream_chunk(meta, text, lps, nullptr, include_usage)))) return false;
+      if (!text.empty() || !reasoning.empty() || (lps && !lps->empty()))
+        if (!send(sse_event(stream_chunk(meta, text, lps, nullptr, include_usage, reasoning)))) return false;
     }
     if (!gen.done()) return sink.is_writable();  // false: the client is gone (release() cancels)
     finished = true;
@@ -199,7 +222,9 @@ struct SseStream {
     if (gen.error_status()) {
       send(sse_event(error_body(gen.error_status(), gen.error_message())));
     } else {
-      send(sse_event(stream_chunk(meta, "", nullptr, gen.finish_reason(), include_usage)));
+      // What the end released (held-back text) comes with the finish reason.
+      const std::string text = gen.take_text(), reasoning = gen.take_reasoning();
+      send(sse_event(stream_chunk(meta, text, nullptr, gen.finish_reason(), include_usage, reasoning)));
       if (include_usage) send(sse_event(usage_chunk(meta, gen.usage())));
     }
     send(std::string(kSseDone));
@@ -241,7 +266,8 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
 
   for (const auto& [id, bias] : r.sampling.logit_bias) check_token_id(id, ctx.lm, "logit_bias");
   Request er;
-  er.prompt = prompt_tokens(ctx.lm, r);
+  std::string rendered;
+  er.prompt = prompt_tokens(ctx.lm, r, rendered);
   er.max_tokens = output_length(r, int64_t(er.prompt.size()), ctx.engine.options().ctx_size);
   er.sampling = r.sampling;
   if (!r.seed_given) er.sampling.seed = random_seed();
@@ -267,6 +293,10 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   const ResponseMeta meta{endpoint, (endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-") + std::to_string(serial),
                           ctx.model_id, int64_t(std::time(nullptr))};
   Generation gen(ctx.lm, r, n_prompt, arrival, ctx.metrics);
+  // A thinking model's reasoning goes to reasoning_content (llama-server's reasoning_format).
+  if (r.endpoint == Endpoint::Chat && r.reasoning_format != "none" &&
+      (r.reasoning_format == "deepseek" || text::template_thinks(ctx.lm.chat_template()->source())))
+    gen.split_reasoning(text::prompt_opens_reasoning(rendered));
   if (r.stream) {
     auto s = std::make_shared<SseStream>(
         SseStream{std::move(gen), queue, ctx.engine, ctx.metrics, *id, meta, r.include_usage});
@@ -292,7 +322,8 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   }
   if (gen.stopped_by_text()) cancel_and_settle(ctx.engine, *id, *queue, gen);
   if (gen.error_status()) throw ApiError(gen.error_status(), gen.error_message());
-  res.set_content(dump(completion_response(meta, gen.text(), gen.take_logprobs(), gen.finish_reason(), gen.usage())),
+  res.set_content(dump(completion_response(meta, gen.text(), gen.take_logprobs(), gen.finish_reason(), gen.usage(),
+                                           gen.reasoning())),
                   "application/json");
 }
 

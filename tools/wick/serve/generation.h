@@ -19,6 +19,7 @@
 #include "openai_response.h"
 #include "wick/models/language_model.h"
 #include "wick/serve/engine.h"
+#include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 
 namespace wick::serve {
@@ -60,20 +61,27 @@ class Generation {
   int error_status() const { return error_status_; }
   const std::string& error_message() const { return error_; }
 
-  std::string take_text();                     // text not yet taken
+  // Chat with a thinking model: the output's reasoning is split from its text
+  // (text::ReasoningSplit); starts_inside: the prompt opened it.
+  void split_reasoning(bool starts_inside) { split_.emplace(starts_inside); }
+  std::string take_text();       // text not yet taken
+  std::string take_reasoning();  // reasoning not yet taken
+  const std::string& reasoning() const { return reasoning_; }
   std::vector<TokenLogprob>* take_logprobs();  // logprobs not yet taken (nullptr when not asked)
   const std::string& text() const { return text_; }
   Usage usage() const { return {prompt_tokens_, completion_tokens_, cached_tokens_}; }
 
  private:
   TokenLogprob logprob_of(const TokenEvent& e) const;
+  void append(const std::string& piece);  // to the text, or split into reasoning and text
   const models::LanguageModel& lm_;
   text::Tokenizer::DecodeStream decoder_;
   text::StopText stop_;
   bool want_logprobs_;
   Metrics& metrics_;
-  std::string text_;
-  size_t taken_ = 0;
+  std::string text_, reasoning_;
+  size_t taken_ = 0, reasoning_taken_ = 0;
+  std::optional<text::ReasoningSplit> split_;
   std::vector<TokenLogprob> logprobs_, taken_logprobs_;
   int64_t prompt_tokens_, completion_tokens_ = 0, cached_tokens_ = 0;
   Clock::time_point arrival_, last_token_;

@@ -69,6 +69,12 @@ void parse_common(const Fields& f, std::string_view raw, GenerationRequest& r) {
     if (const nlohmann::json* v = f.get(name); v && !(v->is_array() && v->empty()))
       throw ApiError(400, std::string(name) + ": tool calling is not supported yet", name);
   r.grammar = parse_output_constraint(f, raw);
+  if (auto v = f.string("reasoning_format")) {
+    if (*v != "auto" && *v != "none" && *v != "deepseek")
+      throw ApiError(400, "reasoning_format: expected auto, none or deepseek, got " + v->substr(0, 40),
+                     "reasoning_format");
+    r.reasoning_format = *v;
+  }
   if (auto v = f.integer("n", 1, INT64_MAX); v && *v != 1)
     throw ApiError(400, "n: only 1 choice per request is supported, got " + std::to_string(*v), "n");
   // max_completion_tokens is the newer name of max_tokens; when both are sent it wins.

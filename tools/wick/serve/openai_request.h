@@ -37,6 +37,10 @@ struct GenerationRequest {
   // The output's constraint (openai_constraints.h: response_format, grammar, json_schema,
   // guided_*), compiled; nullopt: free text.
   std::optional<text::Grammar> grammar;
+  // Chat: the reasoning of a thinking model (<think>...</think>) returned as
+  // reasoning_content ("auto": when the chat template writes such markers; "deepseek":
+  // always) or left in content ("none"); llama-server's reasoning_format.
+  std::string reasoning_format = "auto";
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`

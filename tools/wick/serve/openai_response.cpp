@@ -75,12 +75,14 @@ nlohmann::json reason(const char* finish_reason) {
 }  // namespace
 
 nlohmann::json completion_response(const ResponseMeta& m, const std::string& text,
-                                   const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage) {
+                                   const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage,
+                                   std::string_view reasoning) {
   nlohmann::json choice = {
       {"index", 0}, {"logprobs", logprobs_json(m, logprobs)}, {"finish_reason", reason(finish_reason)}};
-  if (is_chat(m))
+  if (is_chat(m)) {
     choice["message"] = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
-  else
+    if (!reasoning.empty()) choice["message"]["reasoning_content"] = reasoning;
+  } else
     choice["text"] = text;
   nlohmann::json j = envelope(m, is_chat(m) ? "chat.completion" : "text_completion");
   j["choices"] = nlohmann::json::array({choice});
@@ -89,12 +91,15 @@ nlohmann::json completion_response(const ResponseMeta& m, const std::string& tex
 }
 
 nlohmann::json stream_chunk(const ResponseMeta& m, const std::string& text, const std::vector<TokenLogprob>* logprobs,
-                            const char* finish_reason, bool include_usage) {
+                            const char* finish_reason, bool include_usage, std::string_view reasoning) {
   nlohmann::json choice = {
       {"index", 0}, {"logprobs", logprobs_json(m, logprobs)}, {"finish_reason", reason(finish_reason)}};
-  if (is_chat(m))
-    choice["delta"] = finish_reason && text.empty() ? nlohmann::json::object() : nlohmann::json{{"content", text}};
-  else
+  if (is_chat(m)) {
+    nlohmann::json delta = nlohmann::json::object();
+    if (!text.empty() || (!finish_reason && reasoning.empty())) delta["content"] = text;
+    if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+    choice["delta"] = std::move(delta);
+  } else
     choice["text"] = text;
   nlohmann::json j = envelope(m, is_chat(m) ? "chat.completion.chunk" : "text_completion");
   j["choices"] = nlohmann::json::array({choice});

@@ -36,15 +36,18 @@ struct TokenLogprob {
 };
 
 // The whole response of a request that did not stream. finish_reason: "stop" or "length".
+// reasoning: a thinking model's reasoning (chat: message.reasoning_content, when not empty).
 nlohmann::json completion_response(const ResponseMeta& meta, const std::string& text,
-                                   const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage);
+                                   const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage,
+                                   std::string_view reasoning = {});
 
 // One chunk of a stream: `text` is the new text (chat: delta.content), `logprobs` the tokens it
 // came from (nullptr: logprobs not asked), finish_reason nullptr until the last chunk. The
 // first chat chunk is role_delta() instead. With include_usage every chunk carries
 // "usage": null and usage_chunk() ends the stream, as OpenAI does.
 nlohmann::json stream_chunk(const ResponseMeta& meta, const std::string& text,
-                            const std::vector<TokenLogprob>* logprobs, const char* finish_reason, bool include_usage);
+                            const std::vector<TokenLogprob>* logprobs, const char* finish_reason, bool include_usage,
+                            std::string_view reasoning = {});
 nlohmann::json role_delta(const ResponseMeta& meta, bool include_usage);
 nlohmann::json usage_chunk(const ResponseMeta& meta, Usage usage);
 

@@ -1,0 +1,87 @@
+#include "wick/text/reasoning.h"
+
+namespace wick::text {
+
+namespace {
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The longest suffix of s that is a proper prefix of marker: text that may still become it.
+size_t partial_suffix(std::string_view s, std::string_view marker) {
+  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
+    if (s.substr(s.size() - n) == marker.substr(0, n)) return n;
+  return 0;
+}
+}  // namespace
+
+ReasoningSplit::ReasoningSplit(bool starts_inside, std::string open, std::string close)
+    : state_(starts_inside ? State::Inside : State::Start), open_(std::move(open)), close_(std::move(close)) {}
+
+ReasoningSplit::Piece ReasoningSplit::push(std::string_view text) {
+  Piece out;
+  held_ += text;
+  for (bool again = true; again;) {
+    again = false;
+    switch (state_) {
+      case State::Start: {
+        size_t i = 0;
+        while (i < held_.size() && is_space(held_[i])) ++i;
+        const std::string_view rest = std::string_view(held_).substr(i);
+        if (rest.starts_with(open_)) {
+          held_.erase(0, i + open_.size());
+          state_ = State::Inside;
+          again = true;
+        } else if (!std::string_view(open_).starts_with(rest)) {  // cannot become the marker
+          state_ = State::Answer;
+          again = true;
+        }
+        break;
+      }
+      case State::Inside: {
+        const size_t at = held_.find(close_);
+        if (at != std::string::npos) {
+          out.reasoning += held_.substr(0, at);
+          held_.erase(0, at + close_.size());
+          state_ = State::Between;
+          again = true;
+        } else {
+          const size_t keep = partial_suffix(held_, close_);
+          out.reasoning += held_.substr(0, held_.size() - keep);
+          held_.erase(0, held_.size() - keep);
+        }
+        break;
+      }
+      case State::Between: {
+        size_t i = 0;
+        while (i < held_.size() && is_space(held_[i])) ++i;
+        held_.erase(0, i);
+        if (!held_.empty()) {
+          state_ = State::Answer;
+          again = true;
+        }
+        break;
+      }
+      case State::Answer:
+        out.content += held_;
+        held_.clear();
+        break;
+    }
+  }
+  return out;
+}
+
+ReasoningSplit::Piece ReasoningSplit::flush() {
+  Piece out;
+  if (state_ == State::Inside) out.reasoning = std::move(held_);
+  if (state_ == State::Start || state_ == State::Answer) out.content = std::move(held_);
+  held_.clear();
+  return out;
+}
+
+bool template_thinks(std::string_view chat_template) { return chat_template.find("</think>") != std::string::npos; }
+
+bool prompt_opens_reasoning(std::string_view prompt) {
+  while (!prompt.empty() && is_space(prompt.back())) prompt.remove_suffix(1);
+  return prompt.ends_with("<think>");
+}
+
+}  // namespace wick::text

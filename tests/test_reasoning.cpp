@@ -1,0 +1,47 @@
+// text::ReasoningSplit (wick/text/reasoning.h): a thinking model's output split into its
+// reasoning and its answer, whatever the pieces it arrives in (hand-derived cases).
+#include <gtest/gtest.h>
+
+#include "wick/text/reasoning.h"
+
+using wick::text::ReasoningSplit;
+
+namespace {
+
+// The output pushed in pieces of `step` bytes: (reasoning, answer).
+std::pair<std::string, std::string> split(const std::string& out, size_t step, bool starts_inside = false) {
+  ReasoningSplit s(starts_inside);
+  std::string reasoning, answer;
+  for (size_t i = 0; i < out.size(); i += step) {
+    const ReasoningSplit::Piece p = s.push(out.substr(i, step));
+    reasoning += p.reasoning;
+    answer += p.content;
+  }
+  const ReasoningSplit::Piece p = s.flush();
+  return {reasoning + p.reasoning, answer + p.content};
+}
+
+}  // namespace
+
+TEST(ReasoningSplit, SplitsAtTheMarkersInAnyPieces) {
+  using P = std::pair<std::string, std::string>;
+  for (size_t step : {1, 2, 3, 5, 7, 100}) {
+    EXPECT_EQ(split("<think>Let me see.</think>\n\nIt is 4.", step), P("Let me see.", "It is 4.")) << step;
+    EXPECT_EQ(split("\n<think>a<b</think>c", step), P("a<b", "c")) << step;
+    EXPECT_EQ(split("No thinking here.", step), P("", "No thinking here.")) << step;
+    EXPECT_EQ(split("<thin", step), P("", "<thin")) << step;  // a marker cut short is text
+    EXPECT_EQ(split("<think>never closed", step), P("never closed", "")) << step;
+    EXPECT_EQ(split("<think>x</thin", step), P("x</thin", "")) << step;  // held back, then released
+    EXPECT_EQ(split("<think></think>", step), P("", "")) << step;
+    EXPECT_EQ(split("answer <think>not reasoning</think>", step), P("", "answer <think>not reasoning</think>")) << step;
+    // DeepSeek-R1's prompt opens the reasoning: the output starts inside it.
+    EXPECT_EQ(split("thinking...</think>\nDone", step, true), P("thinking...", "Done")) << step;
+  }
+}
+
+TEST(ReasoningSplit, TemplatesAndPrompts) {
+  EXPECT_TRUE(wick::text::template_thinks("{{ '<think>' }}{{ x }}{{ '</think>' }}"));
+  EXPECT_FALSE(wick::text::template_thinks("{{ messages }}"));
+  EXPECT_TRUE(wick::text::prompt_opens_reasoning("<|Assistant|><think>\n"));
+  EXPECT_FALSE(wick::text::prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+}
