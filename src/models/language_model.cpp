@@ -128,8 +128,8 @@ std::vector<int32_t> LanguageModel::encode(std::string_view text, bool add_speci
   return tokenizer_->encode(text, o);
 }
 
-std::string LanguageModel::render_chat(const std::vector<text::ChatMessage>& messages,
-                                       bool add_generation_prompt) const {
+std::string LanguageModel::render_chat(const std::vector<text::ChatMessage>& messages, bool add_generation_prompt,
+                                       std::string extra_context_json) const {
   WICK_CHECK(chat_template_, Unsupported,
              "chat: this model has no chat template (tokenizer_config.json "
              "'chat_template' or GGUF 'tokenizer.chat_template')");
@@ -137,6 +137,7 @@ std::string LanguageModel::render_chat(const std::vector<text::ChatMessage>& mes
   o.add_generation_prompt = add_generation_prompt;
   o.bos_token = tokenizer_->bos_token();
   o.eos_token = tokenizer_->eos_token();
+  o.extra_context_json = std::move(extra_context_json);
   return chat_template_->render(messages, o);
 }
 

@@ -65,7 +65,10 @@ class LanguageModel {
   const text::ChatTemplate* chat_template() const { return chat_template_.get(); }  // nullptr: none
   // The conversation rendered by the model's chat template (as transformers'
   // apply_chat_template(tokenize=False)); Unsupported when the model has none.
-  std::string render_chat(const std::vector<text::ChatMessage>& messages, bool add_generation_prompt = true) const;
+  // extra_context_json: a JSON object merged into the template's context last (tools, the
+  // messages with their tool calls: text::ChatTemplateOptions::extra_context_json).
+  std::string render_chat(const std::vector<text::ChatMessage>& messages, bool add_generation_prompt = true,
+                          std::string extra_context_json = {}) const;
 
  private:
   std::shared_ptr<const CausalLM> model_;

@@ -68,7 +68,7 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
     append(stop_.push(decoder_.push(e.token)));
     if (stop_.stopped()) {
       finish_ = "stop";
-      done_ = true;
+      end();
       return;
     }
   }
@@ -87,22 +87,33 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
       break;
   }
   append(stop_.flush());
-  if (split_) {
-    const text::ReasoningSplit::Piece p = split_->flush();
-    reasoning_ += p.reasoning;
-    text_ += p.content;
-  }
-  done_ = true;
+  end();
 }
 
 void Generation::append(const std::string& piece) {
+  std::string& answer = tool_format_ ? reply_ : text_;
   if (!split_) {
-    text_ += piece;
+    answer += piece;
     return;
   }
   const text::ReasoningSplit::Piece p = split_->push(piece);
   reasoning_ += p.reasoning;
-  text_ += p.content;
+  answer += p.content;
+}
+
+void Generation::end() {
+  if (split_) {
+    const text::ReasoningSplit::Piece p = split_->flush();
+    reasoning_ += p.reasoning;
+    (tool_format_ ? reply_ : text_) += p.content;
+  }
+  if (tool_format_ && !error_status_) {
+    text::ToolCallReply r = text::parse_tool_calls(reply_, *tool_format_);
+    text_ += r.content;
+    calls_ = std::move(r.calls);
+    if (!calls_.empty()) finish_ = "tool_calls";
+  }
+  done_ = true;
 }
 
 std::string Generation::take_reasoning() {
@@ -139,6 +150,23 @@ void check_token_id(int32_t id, const models::LanguageModel& lm, const char* fie
 // The prompt's token ids: the rendered conversation (its special tokens are in the text), or
 // the completion prompt with the tokenizer's BOS, as `wick generate` encodes it.
 // rendered: the rendered conversation (chat), for what its end says (an opened reasoning).
+// The conversation as the model's template renders it: with the tools and the tool turns
+// when the template takes tools; otherwise the tools described in a system turn of their own
+// and the calls written as text (Hermes-style).
+std::string render_conversation(const models::LanguageModel& lm, const GenerationRequest& r) {
+  const ToolRequest& t = r.tools;
+  if (!t.active() && !t.history_has_tools) return lm.render_chat(r.messages);
+  if (text::template_takes_tools(lm.chat_template()->source())) {
+    nlohmann::json extra = {{"messages", t.messages}};
+    if (t.active()) extra["tools"] = t.tools_json;
+    return lm.render_chat(r.messages, true, extra.dump());
+  }
+  std::vector<text::ChatMessage> plain;
+  if (t.active()) plain.push_back({"system", text::tools_system_prompt(t.tools_json.dump())});
+  for (size_t i = 0; i < r.messages.size(); ++i) plain.push_back(plain_message(t.messages[i], r.messages[i].content));
+  return lm.render_chat(plain);
+}
+
 std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const GenerationRequest& r, std::string& rendered) {
   const char* field = r.endpoint == Endpoint::Chat ? "messages" : "prompt";
   std::vector<int32_t> ids;
@@ -146,7 +174,7 @@ std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const Genera
     if (r.endpoint == Endpoint::Chat) {
       if (!lm.has_chat_template())
         throw ApiError(400, "messages: the model has no chat template (use /v1/completions)", "messages");
-      rendered = lm.render_chat(r.messages);
+      rendered = render_conversation(lm, r);
       ids = lm.encode(rendered, /*add_special=*/false);
     } else if (r.prompt_ids) {
       ids = *r.prompt_ids;
@@ -224,7 +252,9 @@ struct SseStream {
     } else {
       // What the end released (held-back text) comes with the finish reason.
       const std::string text = gen.take_text(), reasoning = gen.take_reasoning();
-      send(sse_event(stream_chunk(meta, text, nullptr, gen.finish_reason(), include_usage, reasoning)));
+      const nlohmann::json calls =
+          gen.tool_calls().empty() ? nlohmann::json(nullptr) : tool_calls_json(gen.tool_calls(), meta.id, true);
+      send(sse_event(stream_chunk(meta, text, nullptr, gen.finish_reason(), include_usage, reasoning, calls)));
       if (include_usage) send(sse_event(usage_chunk(meta, gen.usage())));
     }
     send(std::string(kSseDone));
@@ -265,6 +295,24 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   if (ctx.shutting_down) throw ApiError(503, "the server is shutting down");
 
   for (const auto& [id, bias] : r.sampling.logit_bias) check_token_id(id, ctx.lm, "logit_bias");
+  // Tools: the model's call syntax, and with tool_choice required or a named function a
+  // grammar that makes the reply calls of those tools.
+  std::optional<text::ToolCallFormat> tool_format;
+  std::optional<text::Grammar> tool_grammar;
+  if (r.endpoint == Endpoint::Chat && r.tools.active()) {
+    const std::string& source = ctx.lm.chat_template()->source();
+    tool_format = text::template_takes_tools(source) ? text::tool_call_format(source) : text::ToolCallFormat::Hermes;
+    if (r.tools.forced()) {
+      std::vector<text::ToolSpec> callable;
+      for (const text::ToolSpec& t : r.tools.tools)
+        if (r.tools.choice == "required" || r.tools.choice == t.name) callable.push_back(t);
+      try {
+        tool_grammar = text::Grammar::from_gbnf(text::tool_call_gbnf(callable, *tool_format, r.tools.parallel ? 8 : 1));
+      } catch (const Error& e) {
+        throw ApiError(400, std::string("tools: ") + e.what(), "tools");
+      }
+    }
+  }
   Request er;
   std::string rendered;
   er.prompt = prompt_tokens(ctx.lm, r, rendered);
@@ -274,7 +322,7 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   if (!r.ignore_eos) er.stop_tokens = ctx.lm.stop_tokens();
   er.logprobs = r.logprobs;
   er.top_logprobs = r.top_logprobs;
-  er.grammar = r.grammar;
+  er.grammar = tool_grammar ? tool_grammar : r.grammar;
   const int64_t n_prompt = int64_t(er.prompt.size());
 
   auto queue = std::make_shared<EventQueue>();
@@ -297,6 +345,7 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   if (r.endpoint == Endpoint::Chat && r.reasoning_format != "none" &&
       (r.reasoning_format == "deepseek" || text::template_thinks(ctx.lm.chat_template()->source())))
     gen.split_reasoning(text::prompt_opens_reasoning(rendered));
+  if (tool_format) gen.expect_tool_calls(*tool_format);
   if (r.stream) {
     auto s = std::make_shared<SseStream>(
         SseStream{std::move(gen), queue, ctx.engine, ctx.metrics, *id, meta, r.include_usage});
@@ -322,8 +371,10 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   }
   if (gen.stopped_by_text()) cancel_and_settle(ctx.engine, *id, *queue, gen);
   if (gen.error_status()) throw ApiError(gen.error_status(), gen.error_message());
+  const nlohmann::json calls =
+      gen.tool_calls().empty() ? nlohmann::json(nullptr) : tool_calls_json(gen.tool_calls(), meta.id, false);
   res.set_content(dump(completion_response(meta, gen.text(), gen.take_logprobs(), gen.finish_reason(), gen.usage(),
-                                           gen.reasoning())),
+                                           gen.reasoning(), calls)),
                   "application/json");
 }
 

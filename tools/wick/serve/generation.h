@@ -21,6 +21,7 @@
 #include "wick/serve/engine.h"
 #include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
+#include "wick/text/tool_calls.h"
 
 namespace wick::serve {
 
@@ -66,6 +67,11 @@ class Generation {
   void split_reasoning(bool starts_inside) { split_.emplace(starts_inside); }
   std::string take_text();       // text not yet taken
   std::string take_reasoning();  // reasoning not yet taken
+  // A chat with tools: the reply is kept until it ends, then its calls are parsed out in the
+  // model's syntax (text::parse_tool_calls); a streamed reply is sent at its end. The finish
+  // reason is then "tool_calls".
+  void expect_tool_calls(text::ToolCallFormat format) { tool_format_ = format; }
+  const std::vector<text::ToolCall>& tool_calls() const { return calls_; }
   const std::string& reasoning() const { return reasoning_; }
   std::vector<TokenLogprob>* take_logprobs();  // logprobs not yet taken (nullptr when not asked)
   const std::string& text() const { return text_; }
@@ -74,6 +80,7 @@ class Generation {
  private:
   TokenLogprob logprob_of(const TokenEvent& e) const;
   void append(const std::string& piece);  // to the text, or split into reasoning and text
+  void end();                             // the reply is complete: release what was held
   const models::LanguageModel& lm_;
   text::Tokenizer::DecodeStream decoder_;
   text::StopText stop_;
@@ -82,6 +89,9 @@ class Generation {
   std::string text_, reasoning_;
   size_t taken_ = 0, reasoning_taken_ = 0;
   std::optional<text::ReasoningSplit> split_;
+  std::optional<text::ToolCallFormat> tool_format_;
+  std::string reply_;  // with tools: the answer until the end
+  std::vector<text::ToolCall> calls_;
   std::vector<TokenLogprob> logprobs_, taken_logprobs_;
   int64_t prompt_tokens_, completion_tokens_ = 0, cached_tokens_ = 0;
   Clock::time_point arrival_, last_token_;

@@ -65,9 +65,9 @@ void parse_common(const Fields& f, std::string_view raw, GenerationRequest& r) {
   }
   // Fields that would change what is generated and are not implemented yet are refused
   // rather than ignored (an ignored schema or tool list would look like a model's failure).
-  for (const char* name : {"tools", "functions"})
-    if (const nlohmann::json* v = f.get(name); v && !(v->is_array() && v->empty()))
-      throw ApiError(400, std::string(name) + ": tool calling is not supported yet", name);
+  // (The legacy `functions` form of tool calling; chat's `tools` are read by parse_tools.)
+  if (const nlohmann::json* v = f.get("functions"); v && !(v->is_array() && v->empty()))
+    throw ApiError(400, "functions: the legacy form is not supported: give tools", "functions");
   r.grammar = parse_output_constraint(f, raw);
   if (auto v = f.string("reasoning_format")) {
     if (*v != "auto" && *v != "none" && *v != "deepseek")
@@ -164,6 +164,8 @@ GenerationRequest parse_completion_request(const nlohmann::json& body, std::stri
   if (auto v = f.string("suffix"); v && !v->empty()) throw ApiError(400, "suffix: not supported", "suffix");
   if (auto v = f.integer("best_of", 1, INT64_MAX); v && *v != 1)
     throw ApiError(400, "best_of: only 1 is supported", "best_of");
+  if (const nlohmann::json* v = f.get("tools"); v && !(v->is_array() && v->empty()))
+    throw ApiError(400, "tools: tool calling is a chat completions feature (/v1/chat/completions)", "tools");
   // Legacy completions: logprobs is the number of most likely tokens to list (0: the
   // sampled token's only).
   if (auto v = f.integer("logprobs", 0, kMaxTopLogprobs)) {
@@ -188,6 +190,10 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, std::string_vie
     if (!role) throw ApiError(400, msg.name_of("role") + ": required", msg.name_of("role"));
     r.messages.push_back({*role, parse_content(msg.get("content"), msg.name_of("content"))});
   }
+  r.tools = parse_tools(f, *m);
+  for (size_t i = 0; i < r.messages.size(); ++i) r.tools.messages[i]["content"] = r.messages[i].content;
+  if (r.tools.forced() && r.grammar)
+    throw ApiError(400, "tool_choice: a required tool call and an output constraint cannot both apply", "tool_choice");
   r.logprobs = f.boolean("logprobs").value_or(false);
   if (auto v = f.integer("top_logprobs", 0, kMaxTopLogprobs)) {
     if (!r.logprobs) throw ApiError(400, "top_logprobs: needs logprobs: true", "top_logprobs");

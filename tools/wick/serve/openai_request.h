@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "openai_tools.h"
 #include "wick/models/generate.h"
 #include "wick/text/chat_template.h"
 #include "wick/text/grammar.h"
@@ -41,6 +42,7 @@ struct GenerationRequest {
   // reasoning_content ("auto": when the chat template writes such markers; "deepseek":
   // always) or left in content ("none"); llama-server's reasoning_format.
   std::string reasoning_format = "auto";
+  ToolRequest tools;  // chat: tools, tool_choice, parallel_tool_calls, the conversation's tool parts
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`

@@ -76,12 +76,16 @@ nlohmann::json reason(const char* finish_reason) {
 
 nlohmann::json completion_response(const ResponseMeta& m, const std::string& text,
                                    const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage,
-                                   std::string_view reasoning) {
+                                   std::string_view reasoning, const nlohmann::json& tool_calls) {
   nlohmann::json choice = {
       {"index", 0}, {"logprobs", logprobs_json(m, logprobs)}, {"finish_reason", reason(finish_reason)}};
   if (is_chat(m)) {
     choice["message"] = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
     if (!reasoning.empty()) choice["message"]["reasoning_content"] = reasoning;
+    if (tool_calls.is_array() && !tool_calls.empty()) {
+      choice["message"]["tool_calls"] = tool_calls;
+      if (text.empty()) choice["message"]["content"] = nullptr;
+    }
   } else
     choice["text"] = text;
   nlohmann::json j = envelope(m, is_chat(m) ? "chat.completion" : "text_completion");
@@ -91,13 +95,15 @@ nlohmann::json completion_response(const ResponseMeta& m, const std::string& tex
 }
 
 nlohmann::json stream_chunk(const ResponseMeta& m, const std::string& text, const std::vector<TokenLogprob>* logprobs,
-                            const char* finish_reason, bool include_usage, std::string_view reasoning) {
+                            const char* finish_reason, bool include_usage, std::string_view reasoning,
+                            const nlohmann::json& tool_calls) {
   nlohmann::json choice = {
       {"index", 0}, {"logprobs", logprobs_json(m, logprobs)}, {"finish_reason", reason(finish_reason)}};
   if (is_chat(m)) {
     nlohmann::json delta = nlohmann::json::object();
     if (!text.empty() || (!finish_reason && reasoning.empty())) delta["content"] = text;
     if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+    if (tool_calls.is_array() && !tool_calls.empty()) delta["tool_calls"] = tool_calls;
     choice["delta"] = std::move(delta);
   } else
     choice["text"] = text;
@@ -105,6 +111,19 @@ nlohmann::json stream_chunk(const ResponseMeta& m, const std::string& text, cons
   j["choices"] = nlohmann::json::array({choice});
   if (include_usage) j["usage"] = nullptr;
   return j;
+}
+
+nlohmann::json tool_calls_json(const std::vector<text::ToolCall>& calls, const std::string& response_id,
+                               bool streamed) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    nlohmann::json c = {{"id", "call_" + response_id + "_" + std::to_string(i)},
+                        {"type", "function"},
+                        {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (streamed) c["index"] = i;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 nlohmann::json role_delta(const ResponseMeta& m, bool include_usage) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "openai_request.h"
+#include "wick/text/tool_calls.h"
 
 namespace wick::serve {
 
@@ -37,9 +38,10 @@ struct TokenLogprob {
 
 // The whole response of a request that did not stream. finish_reason: "stop" or "length".
 // reasoning: a thinking model's reasoning (chat: message.reasoning_content, when not empty).
+// tool_calls: chat's message.tool_calls (tool_calls_json; null: none), content then null when empty.
 nlohmann::json completion_response(const ResponseMeta& meta, const std::string& text,
                                    const std::vector<TokenLogprob>* logprobs, const char* finish_reason, Usage usage,
-                                   std::string_view reasoning = {});
+                                   std::string_view reasoning = {}, const nlohmann::json& tool_calls = nullptr);
 
 // One chunk of a stream: `text` is the new text (chat: delta.content), `logprobs` the tokens it
 // came from (nullptr: logprobs not asked), finish_reason nullptr until the last chunk. The
@@ -47,7 +49,9 @@ nlohmann::json completion_response(const ResponseMeta& meta, const std::string& 
 // "usage": null and usage_chunk() ends the stream, as OpenAI does.
 nlohmann::json stream_chunk(const ResponseMeta& meta, const std::string& text,
                             const std::vector<TokenLogprob>* logprobs, const char* finish_reason, bool include_usage,
-                            std::string_view reasoning = {});
+                            std::string_view reasoning = {}, const nlohmann::json& tool_calls = nullptr);
+// OpenAI's tool_calls array: ids "call_<response id>_<i>"; streamed chunks carry each call's index.
+nlohmann::json tool_calls_json(const std::vector<text::ToolCall>& calls, const std::string& response_id, bool streamed);
 nlohmann::json role_delta(const ResponseMeta& meta, bool include_usage);
 nlohmann::json usage_chunk(const ResponseMeta& meta, Usage usage);
 
