@@ -169,6 +169,18 @@ def generate(*args):
     return out[:-1]
 
 
+def expect_400(request, fragment, **kw):
+    """request(**kw) through the openai client must fail with a 400 whose message holds
+    `fragment` (the field or problem it names)."""
+    import openai
+    try:
+        request(**kw)
+    except openai.BadRequestError as e:
+        assert fragment in str(e), (fragment, str(e))
+        return
+    raise AssertionError("no 400 for " + json.dumps(kw, default=str)[:200])
+
+
 class Checks:
     """Runs test_* functions of a module, reporting each; exits 1 when any failed."""
 

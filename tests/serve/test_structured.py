@@ -6,6 +6,7 @@ The model is the tiny random-weight Llama of serve_util, sampled at temperature 
 is noise, so only the constraint makes an output valid. Every output is checked with the
 `jsonschema` package (an independent validator) or Python's own parsers.
 """
+import functools
 import json
 import re
 
@@ -13,7 +14,7 @@ import jsonschema
 import openai
 import pydantic
 
-from serve_util import MODEL_ID, Checks, Server
+from serve_util import MODEL_ID, Checks, Server, expect_400
 
 WORD = {"type": "string", "maxLength": 6}
 
@@ -210,28 +211,20 @@ def test_openai_parse_helper(client, srv):
         assert isinstance(p, Point) and 0 <= p.x <= 9 and len(p.label) <= 5, r.choices[0].message.content
 
 
-def expect_400(client, param_fragment, **kw):
-    try:
-        chat(client, **kw)
-    except openai.BadRequestError as e:
-        assert param_fragment in str(e), (param_fragment, str(e))
-        return
-    raise AssertionError("no 400 for " + json.dumps(kw)[:200])
-
-
 def test_bad_constraints(client, srv):
+    ask = functools.partial(chat, client)
     rf = lambda schema, strict=False: {"type": "json_schema", "json_schema": {"name": "x", "schema": schema,
                                                                                 "strict": strict}}
-    expect_400(client, "$ref", response_format=rf({"$ref": "#/$defs/missing"}))
-    expect_400(client, "base case", response_format=rf({"$defs": {"a": {"type": "object", "properties": {
+    expect_400(ask, "$ref", response_format=rf({"$ref": "#/$defs/missing"}))
+    expect_400(ask, "base case", response_format=rf({"$defs": {"a": {"type": "object", "properties": {
         "a": {"$ref": "#/$defs/a"}}, "required": ["a"]}}, "$ref": "#/$defs/a"}))
-    expect_400(client, "multipleOf", response_format=rf({"type": "integer", "multipleOf": 3}, strict=True))
-    expect_400(client, "response_format.type", response_format={"type": "yaml"})
-    expect_400(client, "grammar", extra_body={"grammar": "root ::= (\"a\""})
-    expect_400(client, "left-recursive", extra_body={"grammar": "root ::= root \"a\" | \"b\""})
-    expect_400(client, "one output constraint", response_format={"type": "json_object"},
+    expect_400(ask, "multipleOf", response_format=rf({"type": "integer", "multipleOf": 3}, strict=True))
+    expect_400(ask, "response_format.type", response_format={"type": "yaml"})
+    expect_400(ask, "grammar", extra_body={"grammar": "root ::= (\"a\""})
+    expect_400(ask, "left-recursive", extra_body={"grammar": "root ::= root \"a\" | \"b\""})
+    expect_400(ask, "one output constraint", response_format={"type": "json_object"},
                extra_body={"grammar": "root ::= \"a\""})
-    expect_400(client, "guided_regex", extra_body={"guided_regex": "(a"})
+    expect_400(ask, "guided_regex", extra_body={"guided_regex": "(a"})
     # A large schema (an enum of 100k strings, ~1.5 MB) is refused or served, in bounded time.
     big = {"type": "object", "properties": {"v": {"enum": [f"value-{i}" for i in range(100000)]}},
            "required": ["v"], "additionalProperties": False}
@@ -244,6 +237,7 @@ def test_bad_constraints(client, srv):
 
 
 def test_reasoning(client, srv):
+    ask = functools.partial(chat, client)
     # A grammar makes the random model think in <think> markers; the server returns the
     # reasoning apart (reasoning_format deepseek: this model's template has no markers).
     gbnf = 'root ::= "<think>" [a-z ]{1,12} "</think>" "\\n"? [A-Z][a-z]{0,5} "."'
@@ -268,7 +262,7 @@ def test_reasoning(client, srv):
         # auto: this template writes no markers, so nothing is split.
         r = chat(client, seed=seed, max_tokens=60, extra_body={"grammar": gbnf})
         assert r.choices[0].message.content.startswith("<think>"), r.choices[0].message.content
-    expect_400(client, "reasoning_format", extra_body={"reasoning_format": "yes"})
+    expect_400(ask, "reasoning_format", extra_body={"reasoning_format": "yes"})
 
 
 def main():

@@ -7,12 +7,13 @@ tools, so the server describes them in a system turn and reads Hermes-style <too
 blocks. With tool_choice required or named the reply is grammar-constrained, so it always
 parses: every call's arguments are checked against its tool's parameters with `jsonschema`.
 """
+import functools
 import json
 
 import jsonschema
 import openai
 
-from serve_util import MODEL_ID, Checks, Server
+from serve_util import MODEL_ID, Checks, Server, expect_400
 
 # Small: the test model's context is 512 tokens of a 384-token vocabulary.
 WEATHER = {"type": "function", "function": {
@@ -106,28 +107,20 @@ def test_history_with_tool_turns(client, srv):
     assert r.usage.prompt_tokens > alone.usage.prompt_tokens
 
 
-def expect_400(client, fragment, **kw):
-    try:
-        chat(client, **kw)
-    except openai.BadRequestError as e:
-        assert fragment in str(e), (fragment, str(e))
-        return
-    raise AssertionError("no 400 for " + json.dumps(kw, default=str)[:200])
-
-
 def test_bad_tools(client, srv):
+    ask = functools.partial(chat, client)
     many = [{"type": "function", "function": {"name": f"f{i}"}} for i in range(129)]
-    expect_400(client, "at most 128", tools=many)
-    expect_400(client, "function.name", tools=[{"type": "function", "function": {"name": "bad name"}}])
-    expect_400(client, "parameters", tools=[{"type": "function", "function": {"name": "f", "parameters": [1]}}])
-    expect_400(client, "names no tool", tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}})
-    expect_400(client, "tool_choice", tool_choice="required")
-    expect_400(client, "tool_choice", tools=TOOLS, tool_choice="sometimes")
-    expect_400(client, "tools", tools=[{"type": "function", "function": {"name": "f", "parameters": {
+    expect_400(ask, "at most 128", tools=many)
+    expect_400(ask, "function.name", tools=[{"type": "function", "function": {"name": "bad name"}}])
+    expect_400(ask, "parameters", tools=[{"type": "function", "function": {"name": "f", "parameters": [1]}}])
+    expect_400(ask, "names no tool", tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}})
+    expect_400(ask, "tool_choice", tool_choice="required")
+    expect_400(ask, "tool_choice", tools=TOOLS, tool_choice="sometimes")
+    expect_400(ask, "tools", tools=[{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"x": {"$ref": "#/nowhere"}}}}}], tool_choice="required")
-    expect_400(client, "cannot both apply", tools=TOOLS, tool_choice="required",
+    expect_400(ask, "cannot both apply", tools=TOOLS, tool_choice="required",
                response_format={"type": "json_object"})
-    expect_400(client, "arguments", messages=ASK + [{"role": "assistant", "tool_calls": [
+    expect_400(ask, "arguments", messages=ASK + [{"role": "assistant", "tool_calls": [
         {"id": "x", "type": "function", "function": {"name": "now", "arguments": "not json"}}]}])
 
 
