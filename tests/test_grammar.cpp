@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "support/thrown.h"
 #include "wick/error.h"
 #include "wick/text/grammar.h"
 #include "wick/text/tokenizer.h"
@@ -46,16 +47,6 @@ number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9]{1,
 
 ws ::= | " " | "\n" [ \t]{0,20}
 )";
-
-wick::ErrorKind kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const wick::Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorKind::Internal;
-}
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -140,7 +131,7 @@ TEST(Grammar, RecursionIsNestedNotLeft) {
 }
 
 TEST(Grammar, BadGrammarsAreErrorsNamingTheProblem) {
-  EXPECT_EQ(kind_of([] { Grammar::from_gbnf("root ::= x"); }), ErrorKind::InvalidArgument);
+  EXPECT_EQ(wick::test::thrown_kind([] { Grammar::from_gbnf("root ::= x"); }), ErrorKind::InvalidArgument);
   EXPECT_NE(message_of([] { Grammar::from_gbnf("root ::= \"a\"\nfoo ::= bar"); }).find("line 2"), std::string::npos);
   EXPECT_NE(message_of([] { Grammar::from_gbnf("root ::= \"a\"\nfoo ::= bar"); }).find("'bar' is not defined"),
             std::string::npos);
@@ -155,7 +146,7 @@ TEST(Grammar, BadGrammarsAreErrorsNamingTheProblem) {
   for (const char* bad : {"root ::= \"a", "root ::= [a-", "root ::= (\"a\"", "root ::= \"a\"{2,1}", "root ::= *",
                           "root ::= \"\\q\"", "root ::= \"a\"{99999999}", "root ::= [z-a]", "root = \"a\"",
                           "root ::= \"a\" )", "root ::= \"a\"\nroot ::= \"b\"", "root ::= [^\\x00-\\U0010FFFF]"})
-    EXPECT_EQ(kind_of([&] { Grammar::from_gbnf(bad); }), ErrorKind::InvalidArgument) << bad;
+    EXPECT_EQ(wick::test::thrown_kind([&] { Grammar::from_gbnf(bad); }), ErrorKind::InvalidArgument) << bad;
   Grammar::from_gbnf("root ::= \"a\"", "root");
   EXPECT_NO_THROW(Grammar::from_gbnf("other ::= \"a\"", "other"));
 }
@@ -251,7 +242,7 @@ TEST(GrammarMatcher, MasksAreWhatEachTokenAloneAllows) {
   EXPECT_FALSE(m.accept(-1));
   EXPECT_FALSE(m.accept(int32_t(vocab.size())));
   std::vector<uint32_t> wrong(3);
-  EXPECT_EQ(kind_of([&] { m.fill_mask(wrong); }), ErrorKind::InvalidArgument);
+  EXPECT_EQ(wick::test::thrown_kind([&] { m.fill_mask(wrong); }), ErrorKind::InvalidArgument);
 }
 
 TEST(GrammarMatcher, RandomWalksOfTheMaskEndInValidJson) {
