@@ -25,6 +25,7 @@ targets=(
   "fuzz_tokenizer_json|fuzz/fuzz_tokenizer_json|fuzz/corpus/tokenizer_json|"
   "fuzz_chat_template|fuzz/fuzz_chat_template|fuzz/corpus/chat_template|fuzz/chat_template.dict"
   "fuzz_serve_request|fuzz/fuzz_serve_request|fuzz/corpus/serve_request|"
+  "fuzz_grammar|fuzz/fuzz_grammar|fuzz/corpus/grammar|"
 )
 names=()
 for t in "${targets[@]}"; do names+=("${t%%|*}"); done
