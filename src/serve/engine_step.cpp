@@ -262,12 +262,17 @@ void Engine::Impl::step(Outbox& out) {
     if (in_step[i]->seq->matcher) constrained.push_back(i);
   if (!constrained.empty()) {
     const size_t words = (opt.tokens->vocab_size() + 31) / 32;
-    masking = std::async(std::launch::async, [&, words] {
+    auto fill = [&, words] {
       for (const size_t i : constrained) {
         masks[i].resize(words);
         in_step[i]->seq->matcher->fill_mask(masks[i]);
       }
-    });
+    };
+    try {
+      masking = std::async(std::launch::async, fill);
+    } catch (const std::system_error&) {
+      fill();  // no thread to be had: before the forward instead of beside it
+    }
   }
   std::vector<int64_t> argmaxes;
   std::vector<float> logits;

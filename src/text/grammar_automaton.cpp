@@ -111,7 +111,7 @@ uint32_t GrammarAutomaton::local(uint32_t state) {
   return id;
 }
 
-std::string GrammarAutomaton::signature(uint32_t local_state) const {
+std::optional<std::string> GrammarAutomaton::signature(uint32_t local_state, size_t max_bytes) const {
   std::string out;
   std::unordered_map<uint32_t, uint32_t> renumbered;
   std::vector<uint32_t> queue;
@@ -139,10 +139,11 @@ std::string GrammarAutomaton::signature(uint32_t local_state) const {
     }
     out += f == 0 ? 'B' : 'E';
   }
-  for (size_t q = 0; q < queue.size(); ++q) {
+  for (size_t q = 0; q < queue.size() && out.size() <= max_bytes; ++q) {
     out += 'R';
     for (const uint32_t alt : g_.alts[queue[q]]) write_run(alt);
   }
+  if (out.size() > max_bytes) return std::nullopt;
   return out;
 }
 

@@ -95,8 +95,10 @@ class GrammarAutomaton {
   // What a local state's behaviour depends on, written out: its tops' rests of alternatives
   // and every rule they reach (renumbered in the order reached, byte sets as their bits).
   // Equal signatures (of any two grammars) mean equal local masks: the same string or number
-  // rule in another schema reuses one (TokenTable's cache).
-  std::string signature(uint32_t local_state) const;
+  // rule in another schema reuses one (TokenTable's cache). nullopt past max_bytes (a
+  // fragment that reaches a large part of a large grammar is not worth writing out, nor
+  // shared).
+  std::optional<std::string> signature(uint32_t local_state, size_t max_bytes) const;
   size_t state_count() const { return states_.size(); }
 
  private:

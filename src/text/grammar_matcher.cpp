@@ -137,7 +137,8 @@ struct GrammarMatcher::Impl {
   // Bounded caches: past the bound they start over (states recur within a string, a number,
   // an array's items). 32 masks of a 152k vocabulary are 608 KB per sequence.
   static constexpr size_t kMaxMasks = 32, kMaxLocals = 64;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> masks;              // by state
+  static constexpr size_t kMaxSignature = 64 << 10;           // bytes of a fragment's signature that is shared
+  std::unordered_map<uint32_t, std::vector<uint32_t>> masks;  // by state
   std::unordered_map<uint32_t, std::shared_ptr<const LocalMask>> locals;  // by local state
   uint64_t computed = 0, cached = 0;
 
@@ -189,13 +190,13 @@ struct GrammarMatcher::Impl {
     auto it = locals.find(local);
     if (it == locals.end()) {
       // Another matcher (of this grammar or another) may have walked the same fragment.
-      const std::string key = dfa.signature(local);
-      std::shared_ptr<const LocalMask> found = tokens->fragments().find(key);
+      const std::optional<std::string> key = dfa.signature(local, kMaxSignature);
+      std::shared_ptr<const LocalMask> found = key ? tokens->fragments().find(*key) : nullptr;
       if (!found) {
         auto made = std::make_shared<LocalMask>();
         walk_local(local, *made);
         found = made;
-        tokens->fragments().add(key, found);
+        if (key) tokens->fragments().add(*key, found);
       }
       if (locals.size() >= kMaxLocals) locals.clear();
       it = locals.emplace(local, std::move(found)).first;
