@@ -11,7 +11,9 @@ holds the token ids, which are replayed here through xgrammar (GrammarCompiler +
 GrammarMatcher.fill_next_token_bitmask) and llguidance (LLMatcher.compute_bitmask), both from
 PyPI (`pip install xgrammar llguidance`). Each peer's time is that call's alone, measured in
 Python around the call (the call itself is native code; ~1 us of the figure is Python's).
-Reports compile median and mask mean / p50 / p99 / max for the three, side by side.
+With --llama-probe (bench/llama_grammar_masks.cpp, built as its header says against a llama.cpp
+build), llama.cpp's grammar sampler too (json_schema_to_grammar, llama_sampler_apply over the
+whole vocabulary). Reports compile median and mask mean / p50 / p99 / max, side by side.
 """
 import argparse
 import json
@@ -164,6 +166,8 @@ def main():
     ap.add_argument("--cases", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "grammar",
                                                     "schema_cases.json"))
     ap.add_argument("--per-schema", type=int, default=3)
+    ap.add_argument("--llama-probe", help="bench/llama_grammar_masks.cpp built against llama.cpp: adds its grammar "
+                                          "sampler's row")
     a = ap.parse_args()
     cases = make_cases(a.cases, a.per_schema)
     with tempfile.TemporaryDirectory() as d:
@@ -173,14 +177,22 @@ def main():
                            capture_output=True, text=True)
         print(r.stdout, r.stderr, file=sys.stderr)
         w = json.load(open(cout))
+        probe = None
+        if a.llama_probe:  # one JSON line per case of cout, in order
+            out = subprocess.run([a.llama_probe, a.tokenizer, cout], capture_output=True, text=True, check=True).stdout
+            probe = [json.loads(line) for line in out.splitlines()]
     replay = [c for c in w["cases"] if c["accepted"]]
     raw, special, eos = gguf_vocab(a.tokenizer)
     results = {"wick": [(c["compile_ms"], c["mask_us"]) for c in replay],
                "xgrammar": run_xgrammar(replay, raw, eos),
                "llguidance": run_llguidance(replay, raw, special, eos)}
-    # Compared on the documents every engine takes (each refuses some schemas).
+    if probe:
+        taken = [p for p, c in zip(probe, w["cases"]) if c["accepted"]]
+        results["llama.cpp"] = [(p["compile_ms"], p["mask_us"]) if p["ok"] else None for p in taken]
+    # Compared on the documents every engine takes (each refuses some schemas, or some of the
+    # documents: whitespace, key order).
     common = [i for i in range(len(replay)) if all(r[i] is not None for r in results.values())]
-    print(f"{len(replay)} documents wick takes ({w['rejected']} it refuses), {len(common)} all three take "
+    print(f"{len(replay)} documents wick takes ({w['rejected']} it refuses), {len(common)} all take "
           f"({len(set(json.dumps(replay[i]['schema']) for i in common))} schemas, "
           f"{sum(len(replay[i]['ids']) for i in common)} tokens); vocabulary {len(raw)} ({os.path.basename(a.tokenizer)})")
     print("| engine | documents refused | masks | mean us | p50 us | p99 us | max us | compile median ms |")
