@@ -36,10 +36,13 @@ def percentile(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+EXTRA = {}  # --extra: fields merged into every request body (an output constraint, ...)
+
+
 async def one_request(session, url, model, prompt, max_tokens):
     """(completion tokens, ttft seconds, [gaps]) of one streamed completion."""
     body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True, "ignore_eos": True,
-            "stream_options": {"include_usage": True}}
+            "stream_options": {"include_usage": True}, **EXTRA}
     if model:
         body["model"] = model
     t0 = time.perf_counter()
@@ -99,7 +102,10 @@ def main():
                     help="each prompt repeats a random motif of this many tokens (text that repeats itself, where "
                          "--spec ngram drafts); 0: random throughout")
     ap.add_argument("--out", help="also write the table (markdown) here")
+    ap.add_argument("--extra", default="{}", help="JSON object merged into every request body, e.g. "
+                                                  "'{\"response_format\": {\"type\": \"json_object\"}}'")
     args = ap.parse_args()
+    EXTRA.update(json.loads(args.extra))
     servers = [s.split("=", 1) for s in args.server]
     rng = random.Random(0)
     motif = args.motif_tokens or args.prompt_tokens
