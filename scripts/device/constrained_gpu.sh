@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# GPU machine, two calls: constrained decoding (issue 40) on CUDA. The build of
-# pack_build.sh (TESTS="test_constrained test_grammar test_engine") is split in two
-# (split -n 2 -d .device/build.tar.xz .device/build.part_): a call carries 64 MiB at most.
+# GPU machine, three calls: constrained decoding (issue 40) on CUDA. The build of
+# pack_build.sh (TESTS="test_constrained test_grammar test_engine") is split in three
+# (split -n 3 -d .device/build.tar.xz .device/build.part_): a call carries 64 MiB at most,
+# the checkout included.
 #   STAGE=start: carries .device/build.part_00 and .device/gguf-py.tar.xz; stashes the part and
 #     starts writing the Llama-3.2-1B-shaped F16 file (bench/make_llama_gguf.py).
-#   STAGE=run: carries .device/build.part_01; joins the build, runs the three test programs,
+#   STAGE=part: carries .device/build.part_01; stashes it.
+#   STAGE=run: carries .device/build.part_02; joins the build, runs the three test programs,
 #     then `wick serve` on the GPU under bench/serve_load.py at 1/8/32/64 streams, without a
 #     constraint and with response_format json_object and a GBNF grammar, side by side.
 # Writes to $OUT.
@@ -20,7 +22,11 @@ if [[ ${STAGE:-run} == start ]]; then
   nvidia-smi -L
   exit 0
 fi
-cat /tmp/carry/build.part_00 .device/build.part_01 > .device/build.tar.xz
+if [[ ${STAGE:-run} == part ]]; then
+  cp .device/build.part_01 /tmp/carry/
+  exit 0
+fi
+cat /tmp/carry/build.part_00 /tmp/carry/build.part_01 .device/build.part_02 > .device/build.tar.xz
 source scripts/device/unpack.sh
 nvidia-smi -L
 (cd build && timeout 300 ctest -j8 --timeout 250 -R "Constrained|Grammar|TokenTable|Engine" > "$out/ctest.log" 2>&1)
