@@ -147,18 +147,23 @@ std::optional<std::string> GrammarAutomaton::signature(uint32_t local_state, siz
   return out;
 }
 
-bool Grammar::accepts(std::string_view text) const {
-  GrammarAutomaton a(*impl_);
+namespace {
+// The state after text from the start (a fresh automaton; kDead once no stack takes a byte).
+uint32_t state_after(GrammarAutomaton& a, std::string_view text) {
   uint32_t s = a.start();
   for (const char c : text) s = a.next(s, uint8_t(c));
-  return a.accepting(s);
+  return s;
+}
+}  // namespace
+
+bool Grammar::accepts(std::string_view text) const {
+  GrammarAutomaton a(*impl_);
+  return a.accepting(state_after(a, text));
 }
 
 bool Grammar::accepts_prefix(std::string_view text) const {
   GrammarAutomaton a(*impl_);
-  uint32_t s = a.start();
-  for (const char c : text) s = a.next(s, uint8_t(c));
-  return s != GrammarAutomaton::kDead;
+  return state_after(a, text) != GrammarAutomaton::kDead;
 }
 
 size_t Grammar::rule_count() const { return impl_->alts.size(); }

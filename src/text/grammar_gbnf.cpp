@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "text/grammar_impl.h"
+#include "text/unicode.h"
 #include "text/utf8_ranges.h"
 #include "wick/error.h"
 
@@ -152,7 +153,7 @@ class GbnfParser {
         std::string bytes;
         while (peek() != '"') {
           if (eof()) error("unterminated string literal");
-          append_char(bytes, parse_char());
+          unicode::append_utf8(bytes, parse_char());
         }
         ++at_;
         for (const char b : bytes) {
@@ -314,7 +315,6 @@ class GbnfParser {
     if (v > 0x10FFFF) error("a code point beyond U+10FFFF");
     return v;
   }
-  static void append_char(std::string& out, char32_t cp) { append_utf8_bytes(out, cp); }
 
   // A character class: one byte set when it is all ASCII, else a rule whose alternatives
   // are the UTF-8 byte-range sequences of its code points (one rule per distinct class).

@@ -49,6 +49,8 @@ struct TokenTable::FragmentCache {
 
 namespace {
 
+void allow(std::vector<uint32_t>& mask, int32_t id) { mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31); }
+
 // Tokens with no bytes (special ones, holes) are not in it.
 std::unique_ptr<TokenTable::Trie> build_trie(const std::vector<std::string>& bytes) {
   std::vector<int32_t> order;
@@ -161,7 +163,7 @@ struct GrammarMatcher::Impl {
         // below depend on the context if a path escaped on the way, else are refused.
         uint32_t a = t.first_token[i];
         if (dfa.accepting(s)) {
-          for (; a < t.first_token[i + 1]; ++a) out.allowed[uint32_t(t.ids[a]) >> 5] |= 1u << (uint32_t(t.ids[a]) & 31);
+          for (; a < t.first_token[i + 1]; ++a) allow(out.allowed, t.ids[a]);
         }
         const uint32_t b = t.first_token[t.end[i]];
         if (esc && a != b) {
@@ -175,10 +177,7 @@ struct GrammarMatcher::Impl {
       }
       level[d] = s;
       escaped[d] = esc;
-      for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) {
-        const auto id = uint32_t(t.ids[k]);
-        out.allowed[id >> 5] |= 1u << (id & 31);
-      }
+      for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) allow(out.allowed, t.ids[k]);
       ++i;
     }
   }
@@ -212,7 +211,7 @@ struct GrammarMatcher::Impl {
           s = dfa.next(s, uint8_t(c));
           if (s == GrammarAutomaton::kDead) break;
         }
-        if (s != GrammarAutomaton::kDead) mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31);
+        if (s != GrammarAutomaton::kDead) allow(mask, id);
       }
   }
 };

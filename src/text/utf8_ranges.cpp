@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/unicode.h"
+
 namespace wick::text {
 
 std::vector<CodeRange> normalize(std::vector<CodeRange> ranges) {
@@ -37,24 +39,6 @@ std::vector<CodeRange> complement(const std::vector<CodeRange>& ranges) {
   return normalize(std::move(out));
 }
 
-void append_utf8_bytes(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
-}
-
 namespace {
 
 int encoded_length(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
@@ -78,8 +62,8 @@ void split(char32_t lo, char32_t hi, std::vector<Utf8Sequence>& out) {
     }
   }
   std::string a, b;
-  append_utf8_bytes(a, lo);
-  append_utf8_bytes(b, hi);
+  unicode::append_utf8(a, lo);
+  unicode::append_utf8(b, hi);
   Utf8Sequence s;
   for (size_t k = 0; k < a.size(); ++k) s.push_back({uint8_t(a[k]), uint8_t(b[k])});
   out.push_back(std::move(s));

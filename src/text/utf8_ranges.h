@@ -23,7 +23,5 @@ std::vector<CodeRange> complement(const std::vector<CodeRange>& ranges);
 // Byte-range sequences whose union is exactly the UTF-8 encodings of the (normalized)
 // ranges: the classic split by encoded length and then by continuation-byte alignment.
 std::vector<Utf8Sequence> utf8_sequences(const std::vector<CodeRange>& ranges);
-// Appends cp's UTF-8 encoding (cp <= U+10FFFF).
-void append_utf8_bytes(std::string& out, char32_t cp);
 
 }  // namespace wick::text
