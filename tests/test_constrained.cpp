@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/devices.h"
 #include "support/llama_oracle.h"
 #include "wick/models/llama.h"
 #include "wick/serve/engine.h"
@@ -162,3 +163,71 @@ TEST(Constrained, ManySequencesInOneBatchEachFollowTheirGrammar) {
     }
   }
 }
+
+// Greedy constrained rows take the masked argmax on the model's device (the packed mask
+// unpacked there); each token is checked against the logits of a plain forward over the
+// text so far and an allowed set found without masks: the tokens whose bytes keep the text
+// a prefix of a sentence (Grammar::accepts_prefix), the stop token when it is a sentence.
+class ConstrainedDevices : public test::DeviceTest {};
+
+TEST_P(ConstrainedDevices, GreedyStepsPickTheBestTokenTheGrammarAllows) {
+  Fixture& f = fixture();
+  models::LlamaLoadOptions lo;
+  lo.device = dev();
+  lo.dtype = DType::F32;
+  const auto model = models::LlamaModel::load(test::llama_dir("llama3"), lo);
+  serve::EngineOptions eo;
+  eo.parallel = 3;
+  eo.ctx_size = 128;
+  eo.thread = false;
+  eo.tokens = f.tokens;
+  serve::Engine engine(model, eo);
+  const std::vector<text::Grammar> grammars{text::Grammar::from_gbnf(kRecord),
+                                            text::Grammar::from_gbnf(R"(root ::= [0-9]{3} "-" [0-9]{4})"),
+                                            text::Grammar::from_gbnf(R"(root ::= ("ab" | "cd" | "e")+ "!")")};
+  std::vector<std::vector<int32_t>> outs(grammars.size());
+  for (size_t k = 0; k < grammars.size(); ++k) {
+    serve::Request r;
+    r.prompt = f.prompt;
+    r.max_tokens = 40;
+    r.stop_tokens = f.stops;
+    r.grammar = grammars[k];
+    ASSERT_TRUE(engine.submit(r, [&, k](const serve::TokenEvent& ev) {
+      if (ev.token >= 0) outs[k].push_back(ev.token);
+    }));
+  }
+  engine.run_until_idle();
+  const int64_t vocab = model.vocab_size();
+  for (size_t k = 0; k < grammars.size(); ++k) {
+    ASSERT_FALSE(outs[k].empty()) << k;
+    std::vector<int32_t> ids(f.prompt);
+    std::string text;
+    for (size_t t = 0; t <= outs[k].size(); ++t) {
+      const std::vector<int64_t> ids64(ids.begin(), ids.end());
+      const Tensor logits =
+          model.forward(Tensor::from_vector(ids64, Shape{1, int64_t(ids64.size())}).to(dev()), nullptr, true);
+      const std::vector<float> last = logits.contiguous().to(Device::cpu()).to(DType::F32).to_vector<float>();
+      float best = -INFINITY;
+      for (int32_t id = 0; id < vocab; ++id) {
+        const bool allowed = id == f.stops[0] ? grammars[k].accepts(text)
+                                              : id < int32_t(f.tokens->vocab_size()) &&
+                                                    grammars[k].accepts_prefix(text + f.tokens->bytes(id));
+        if (allowed) best = std::max(best, last[size_t(id)]);
+      }
+      ASSERT_GT(best, -INFINITY) << k << ": a dead end after " << text;
+      // The last step's pick is the stop token (not emitted) unless max_tokens ended it.
+      const int32_t pick = t < outs[k].size() ? outs[k][t] : f.stops[0];
+      if (t == outs[k].size() && !grammars[k].accepts(text)) break;  // ended by max_tokens
+      const bool allowed =
+          pick == f.stops[0] ? grammars[k].accepts(text) : grammars[k].accepts_prefix(text + f.tokens->bytes(pick));
+      ASSERT_TRUE(allowed) << k << ": token " << pick << " after " << text;
+      EXPECT_NEAR(last[size_t(pick)], best, 1e-3f * std::max(1.0f, std::abs(best))) << k << " after " << text;
+      if (t == outs[k].size()) break;
+      ids.push_back(pick);
+      text += f.tokens->bytes(pick);
+    }
+    EXPECT_TRUE(grammars[k].accepts_prefix(text)) << k << ": " << text;
+  }
+}
+
+WICK_INSTANTIATE_DEVICE_TEST(ConstrainedDevices);

@@ -57,6 +57,7 @@ struct Engine::Impl {
   std::vector<Slot> slots;  // the engine thread's alone (allocated before it starts)
   // Decode-only parts of a step go through the recorded batched step (the engine thread's).
   models::BatchDecoder decoder;
+  Tensor bits;  // constrain.h's bit_table on the model's device, made at the first constrained greedy step
 
   mutable std::mutex mu;           // guards everything below
   std::condition_variable wake;    // the engine thread waits on it for work

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "constrain.h"
 #include "engine_impl.h"
 #include "wick/error.h"
 #include "wick/ops.h"
@@ -69,24 +70,6 @@ void for_rows(size_t n, size_t work, const F& f) {
   for (std::thread& th : pool) th.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
-}
-
-// The row with what a grammar forbids at -inf: tokens outside the mask (ids past it too)
-// and the stop tokens unless the text so far is a sentence. False when nothing is left.
-bool constrain(std::vector<float>& row, std::span<const uint32_t> mask, const text::GrammarMatcher& matcher,
-               std::span<const int32_t> stops) {
-  constexpr float kNever = -std::numeric_limits<float>::infinity();
-  std::vector<float> stop_logits;
-  for (const int32_t t : stops) stop_logits.push_back(row[size_t(t)]);
-  bool any = false;
-  for (size_t id = 0; id < row.size(); ++id) {
-    const bool allowed = id / 32 < mask.size() && (mask[id / 32] >> (id % 32)) & 1;
-    if (!allowed) row[id] = kNever;
-    any = any || allowed;
-  }
-  if (matcher.can_end())
-    for (size_t k = 0; k < stops.size(); ++k) row[size_t(stops[k])] = stop_logits[k];
-  return any || (matcher.can_end() && !stops.empty());
 }
 
 }  // namespace
@@ -236,37 +219,43 @@ void Engine::Impl::step(Outbox& out) {
     tokens += int64_t(batch[i].tokens.size());
   }
 
-  // Which entries are sampled this step, and which of those the host needs whole: plain
-  // greedy without penalties or logprobs is the device's argmax (what Sampler::sample would
-  // pick: the first maximum), so only 8 bytes per such row come back instead of a vocab row.
+  // Which entries are sampled this step, and how: plain greedy without penalties or
+  // logprobs is the device's argmax (what Sampler::sample would pick: the first maximum),
+  // under a grammar over the ids its mask allows (masked_argmax), so only 8 bytes per such
+  // row come back instead of a vocab row; the host has the other rows whole.
   std::vector<int64_t> full_rows;                        // rows copied to the host, in batch order
   std::vector<size_t> row_of(in_step.size(), SIZE_MAX);  // entry -> index of its first row in full_rows
-  std::vector<size_t> argmax_entries, full_entries;      // the sampled entries, by which of the two
+  std::vector<size_t> argmax_entries, masked_entries, full_entries;
   for (size_t i = 0; i < in_step.size(); ++i) {
     const Sequence& q = *in_step[i]->seq;
-    const bool sampled_now = q.fed + chunk[i] == int64_t(q.req.prompt.size());
-    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs && !q.matcher;
-    if (sampled_now && greedy) argmax_entries.push_back(i);
-    if (sampled_now && !greedy) {
+    if (q.fed + chunk[i] != int64_t(q.req.prompt.size())) continue;  // not sampled now
+    const bool greedy = q.req.sampling.temperature == 0 && !q.req.sampling.penalized() && !q.req.logprobs;
+    if (greedy && !q.matcher) {
+      argmax_entries.push_back(i);
+    } else if (greedy && batch[i].logits == 1) {  // constrained sequences draft nothing
+      masked_entries.push_back(i);
+    } else {
       row_of[i] = full_rows.size();
       full_entries.push_back(i);
       for (int64_t r = 0; r < batch[i].logits; ++r) full_rows.push_back(first_row[i] + r);
     }
   }
-  // The grammar masks of the constrained rows, on a thread of their own while the forward
+  // The grammar masks of the constrained rows, on threads of their own while the forward
   // runs: each needs only its sequence's state, which the last step left.
   std::vector<std::vector<uint32_t>> masks(in_step.size());
+  std::vector<char> alive(in_step.size(), 1);  // 0: the mask allows nothing (a dead end)
   std::future<void> masking;
-  std::vector<size_t> constrained;
+  std::vector<size_t> constrained(masked_entries);
   for (const size_t i : full_entries)
     if (in_step[i]->seq->matcher) constrained.push_back(i);
+  const int64_t vocab_ids = model.vocab_size();
   if (!constrained.empty()) {
-    const size_t words = (opt.tokens->vocab_size() + 31) / 32;
-    auto fill = [&, words] {
-      for (const size_t i : constrained) {
-        masks[i].resize(words);
-        in_step[i]->seq->matcher->fill_mask(masks[i]);
-      }
+    auto fill = [&] {
+      for_rows(constrained.size(), constrained.size() * size_t(vocab_ids), [&](size_t r) {
+        const size_t i = constrained[r];
+        Sequence& q = *in_step[i]->seq;
+        alive[i] = settled_mask(*q.matcher, opt.tokens->vocab_size(), vocab_ids, q.req.stop_tokens, masks[i]);
+      });
     };
     try {
       masking = std::async(std::launch::async, fill);
@@ -294,6 +283,19 @@ void Engine::Impl::step(Outbox& out) {
       const Tensor idx = Tensor::from_vector(full_rows, Shape{int64_t(full_rows.size())}).to(model.device());
       logits = index_select(out_logits, 0, idx).to(Device::cpu()).to(DType::F32).to_vector<float>();
     }
+    if (masking.valid()) masking.get();
+    std::vector<int64_t> rows;
+    std::vector<const std::vector<uint32_t>*> row_masks;
+    for (const size_t i : masked_entries) {
+      if (!alive[i]) continue;
+      rows.push_back(first_row[i]);
+      row_masks.push_back(&masks[i]);
+    }
+    if (!rows.empty()) {
+      if (!bits.defined()) bits = bit_table(model.device());
+      const std::vector<int64_t> picks = masked_argmax(out_logits, rows, row_masks, bits);
+      for (size_t r = 0; r < rows.size(); ++r) argmaxes[size_t(rows[r])] = picks[r];
+    }
   } catch (...) {
     failure = std::current_exception();
   }
@@ -318,6 +320,11 @@ void Engine::Impl::step(Outbox& out) {
       for (size_t j = 0; j < size_t(batch[i].logits); ++j) {
         const int32_t guess = i < n_decode && j < draft.size() ? draft[j] : -1;
         TokenEvent& ev = events[i].emplace_back();
+        if (!alive[i]) {
+          ev.finish = FinishReason::Error;
+          ev.error = "grammar: no token of the vocabulary continues the text (a dead end)";
+          break;
+        }
         if (row_of[i] == SIZE_MAX) {
           ev.token = int32_t(argmaxes[size_t(first_row[i]) + j]);
         } else {
@@ -325,26 +332,23 @@ void Engine::Impl::step(Outbox& out) {
           std::vector<float> allowed;
           if (q.matcher) {
             allowed.assign(row.begin(), row.end());
-            if (!constrain(allowed, masks[i], *q.matcher, q.req.stop_tokens)) {
-              ev.finish = FinishReason::Error;
-              ev.error = "grammar: no token of the vocabulary continues the text (a dead end)";
-              break;
-            }
+            apply_mask(allowed, masks[i]);
             row = allowed;
           }
           // Log-probabilities over the row the sampler is about to pick from (penalties applied).
           const std::vector<float> penalized = q.req.logprobs ? q.sampler->penalized(row) : std::vector<float>();
           ev.token = q.sampler->sample(row, guess);
           if (q.req.logprobs) fill_logprobs(penalized, ev.token, q.req.top_logprobs, ev);
-          const auto& stops = q.req.stop_tokens;
-          if (q.matcher && std::find(stops.begin(), stops.end(), ev.token) == stops.end())
-            WICK_CHECK(q.matcher->accept(ev.token), Internal, "grammar: sampled token ", ev.token,
-                       " is not one the mask allowed");
         }
+        const auto& stops = q.req.stop_tokens;
+        if (q.matcher && std::find(stops.begin(), stops.end(), ev.token) == stops.end())
+          WICK_CHECK(q.matcher->accept(ev.token), Internal, "grammar: sampled token ", ev.token,
+                     " is not one the mask allowed");
         if (ev.token != guess) break;
       }
     };
     for (const size_t i : argmax_entries) decide(i);
+    for (const size_t i : masked_entries) decide(i);
     for_rows(full_entries.size(), full_rows.size() * vocab, [&](size_t r) { decide(full_entries[r]); });
   }
 
