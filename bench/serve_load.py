@@ -85,7 +85,8 @@ async def run(url, model, concurrency, prompts, max_tokens, rounds):
     ttft = [r[1] for r in results]
     gaps = [g for r in results for g in r[2]]
     return {"tok_s": tokens / wall, "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
-            "itl_p50": percentile(gaps, 50), "itl_p99": percentile(gaps, 99), "tokens": tokens}
+            "itl_p50": percentile(gaps, 50), "itl_p99": percentile(gaps, 99), "tokens": tokens,
+            "per_request": tokens / len(results)}
 
 
 def main():
@@ -134,19 +135,20 @@ def main():
             m = med[name]
             print(f"c={c:3d} {name:>8}: {m['tok_s']:9.1f} tok/s  TTFT p50 {m['ttft_p50'] * 1e3:8.1f} ms  "
                   f"p99 {m['ttft_p99'] * 1e3:8.1f} ms  ITL p50 {m['itl_p50'] * 1e3:7.2f} ms  "
-                  f"p99 {m['itl_p99'] * 1e3:7.2f} ms", flush=True)
+                  f"p99 {m['itl_p99'] * 1e3:7.2f} ms  {m['per_request']:.0f} tokens/request", flush=True)
 
     head = (f"| streams | server | output tok/s | {first} tok/s ÷ this | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) "
-            "| ITL p99 (ms) |")
+            "| ITL p99 (ms) | tokens / request |")
     shape = f" (a {args.motif_tokens}-token motif repeated)" if args.motif_tokens else ""
     lines = [f"prompt {args.prompt_tokens} tokens{shape}, output {args.max_tokens} tokens, {args.rounds} requests per "
-             f"stream, medians of {args.reps}", "", head, "|---:|---|---:|---:|---:|---:|---:|---:|"]
+             f"stream, medians of {args.reps}", "", head, "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for c, med in rows:
         for name, _ in servers:
             m = med[name]
             ratio = f"{med[first]['tok_s'] / m['tok_s']:.2f}"
             lines.append(f"| {c} | {name} | {m['tok_s']:.1f} | {ratio} | {m['ttft_p50'] * 1e3:.1f} | "
-                         f"{m['ttft_p99'] * 1e3:.1f} | {m['itl_p50'] * 1e3:.2f} | {m['itl_p99'] * 1e3:.2f} |")
+                         f"{m['ttft_p99'] * 1e3:.1f} | {m['itl_p50'] * 1e3:.2f} | {m['itl_p99'] * 1e3:.2f} | "
+                         f"{m['per_request']:.0f} |")
     table = "\n".join(lines)
     print("\n" + table)
     if args.out:

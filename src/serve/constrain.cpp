@@ -44,8 +44,8 @@ Tensor bit_table(Device device) {
   return Tensor::from_vector(bits, Shape{256, 8}).to(device);
 }
 
-std::vector<int64_t> masked_argmax(const Tensor& logits, std::span<const int64_t> rows,
-                                   std::span<const std::vector<uint32_t>* const> masks, const Tensor& bits) {
+Tensor masked_argmax(const Tensor& logits, std::span<const int64_t> rows,
+                     std::span<const std::vector<uint32_t>* const> masks, const Tensor& bits) {
   WICK_CHECK(rows.size() == masks.size() && !rows.empty(), Internal, "masked_argmax: ", rows.size(), " rows and ",
              masks.size(), " masks");
   const int64_t vocab = logits.shape()[1];
@@ -64,7 +64,7 @@ std::vector<int64_t> masked_argmax(const Tensor& logits, std::span<const int64_t
   const Tensor picked =
       index_select(logits, 0, Tensor::from_vector(std::vector<int64_t>(rows.begin(), rows.end())).to(dev));
   const Tensor never = full(Shape{}, kNever, logits.dtype(), dev);
-  return argmax(where(allowed, picked, never), -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+  return argmax(where(allowed, picked, never), -1);
 }
 
 }  // namespace wick::serve

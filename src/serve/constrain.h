@@ -22,11 +22,11 @@ bool settled_mask(text::GrammarMatcher& matcher, size_t table_vocab, int64_t voc
 void apply_mask(std::span<float> row, std::span<const uint32_t> mask);
 
 // The first maximum (argmax's pick) of each of `rows` of logits (R, vocab) among the ids its
-// mask allows, as i64 on the host. The packed masks go to the logits' device (vocab / 8 bytes
-// a row) and are unpacked there through `bits`, the (256, 8) u8 table of each byte's bits
-// (bit_table()), so a constrained greedy row costs 8 bytes back instead of its whole row.
-std::vector<int64_t> masked_argmax(const Tensor& logits, std::span<const int64_t> rows,
-                                   std::span<const std::vector<uint32_t>* const> masks, const Tensor& bits);
+// mask allows: i64 (rows.size()) on the logits' device, computed without waiting for it. The packed masks go to the
+// logits' device (vocab / 8 bytes a row) and are unpacked there through `bits`, the (256, 8) u8 table of each byte's
+// bits (bit_table()), so a constrained greedy row costs 8 bytes back instead of its whole row.
+Tensor masked_argmax(const Tensor& logits, std::span<const int64_t> rows,
+                     std::span<const std::vector<uint32_t>* const> masks, const Tensor& bits);
 
 // The (256, 8) u8 table whose row b holds b's bits, lowest first, on device.
 Tensor bit_table(Device device);

@@ -278,11 +278,13 @@ void Engine::Impl::step(Outbox& out) {
     } else {
       out_logits = model.forward_batch(batch);
     }
-    argmaxes = argmax(out_logits, -1).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
     if (!full_rows.empty()) {
       const Tensor idx = Tensor::from_vector(full_rows, Shape{int64_t(full_rows.size())}).to(model.device());
       logits = index_select(out_logits, 0, idx).to(Device::cpu()).to(DType::F32).to_vector<float>();
     }
+    // Every row's argmax, then the masked picks of the constrained greedy rows, come back in
+    // one copy (one wait for the device).
+    Tensor picks = argmax(out_logits, -1);
     if (masking.valid()) masking.get();
     std::vector<int64_t> rows;
     std::vector<const std::vector<uint32_t>*> row_masks;
@@ -293,9 +295,10 @@ void Engine::Impl::step(Outbox& out) {
     }
     if (!rows.empty()) {
       if (!bits.defined()) bits = bit_table(model.device());
-      const std::vector<int64_t> picks = masked_argmax(out_logits, rows, row_masks, bits);
-      for (size_t r = 0; r < rows.size(); ++r) argmaxes[size_t(rows[r])] = picks[r];
+      picks = cat({picks, masked_argmax(out_logits, rows, row_masks, bits)}, 0);
     }
+    argmaxes = picks.to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+    for (size_t r = 0; r < rows.size(); ++r) argmaxes[size_t(rows[r])] = argmaxes[argmaxes.size() - rows.size() + r];
   } catch (...) {
     failure = std::current_exception();
   }
