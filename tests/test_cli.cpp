@@ -512,4 +512,28 @@ TEST(CliConstrained, GenerateFollowsAJsonSchemaOrAGrammar) {
   }
 }
 
+// --chat-template-file: the file's template renders the conversation instead of the model's
+// (here only the messages' contents: "hi" is 2 of this vocabulary's byte tokens).
+TEST(CliChatTemplate, AFileReplacesTheModelsTemplate) {
+  using test::CliResult;
+  const std::string dir = ::testing::TempDir();
+  const std::string good = dir + "/wick_plain.jinja", bad = dir + "/wick_bad.jinja";
+  std::ofstream(good) << "{% for m in messages %}{{ m.content }}{% endfor %}";
+  std::ofstream(bad) << "{% if %}";
+  const std::string model = "--model '" + test::data_path("llama_quant/q4_k_m.gguf") + "' --chat --prompt hi";
+  const CliResult r = test::run_cli("generate " + model + " --max-tokens 1 --chat-template-file " + good);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("prompt: 2 tokens"), std::string::npos) << r.err;
+  const CliResult theirs = test::run_cli("generate " + model + " --max-tokens 1");
+  ASSERT_EQ(theirs.code, 0) << theirs.err;
+  EXPECT_EQ(theirs.err.find("prompt: 2 tokens"), std::string::npos) << theirs.err;
+  for (const auto& [file, says] : std::vector<std::pair<std::string, std::string>>{
+           {bad, "--chat-template-file '" + bad + "': chat template line 1:"},
+           {"/no/such/file", "--chat-template-file: cannot read '/no/such/file'"}}) {
+    const CliResult e = test::run_cli("generate " + model + " --chat-template-file " + file);
+    EXPECT_EQ(e.code, 2) << e.err;
+    EXPECT_NE(e.err.find(says), std::string::npos) << e.err;
+  }
+}
+
 }  // namespace wick

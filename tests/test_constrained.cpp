@@ -231,3 +231,62 @@ TEST_P(ConstrainedDevices, GreedyStepsPickTheBestTokenTheGrammarAllows) {
 }
 
 WICK_INSTANTIATE_DEVICE_TEST(ConstrainedDevices);
+
+// A free prefix (a thinking model's reasoning) before the grammar: the output opens with the
+// marker, runs free up to the closing one, then is a sentence; no stop before it. The
+// closing byte is favoured (logit_bias) so that the random model reaches it.
+TEST(Constrained, AFreePrefixComesBeforeTheSentence) {
+  Fixture& f = fixture();
+  serve::EngineOptions eo;
+  eo.parallel = 4;
+  eo.ctx_size = 128;
+  eo.thread = false;
+  eo.tokens = f.tokens;
+  serve::Engine engine(f.model, eo);
+  const text::Grammar g = text::Grammar::from_gbnf(kRecord);
+  const int32_t close = *f.tokenizer.token_id(">");
+  std::vector<std::string> texts(8);
+  std::vector<serve::FinishReason> ends(8);
+  for (size_t k = 0; k < texts.size(); ++k) {
+    serve::Request r;
+    r.prompt = f.prompt;
+    r.max_tokens = 110;
+    r.sampling.temperature = 1.0;
+    r.sampling.seed = 100 + k;
+    r.sampling.logit_bias = {{close, 4.0}, {f.stops[0], 6.0}};  // the stop must wait for the sentence
+    r.stop_tokens = f.stops;
+    r.grammar = g;
+    r.grammar_prefix = text::FreePrefix{k % 2 ? "" : "<r", ">"};
+    ASSERT_TRUE(engine.submit(r, [&, k](const serve::TokenEvent& ev) {
+      if (ev.token >= 0) texts[k] += f.tokens->bytes(ev.token);
+      if (ev.finish != serve::FinishReason::None) ends[k] = ev.finish;
+    }));
+  }
+  engine.run_until_idle();
+  int closed = 0;
+  for (size_t k = 0; k < texts.size(); ++k) {
+    const std::string& text = texts[k];
+    const std::string open = k % 2 ? "" : "<r";
+    ASSERT_TRUE(text.starts_with(open)) << k << ": " << text;
+    const size_t at = text.find('>', open.size());
+    if (ends[k] == serve::FinishReason::Length && at == std::string::npos) continue;
+    ASSERT_NE(at, std::string::npos) << k << ": ended before the sentence: " << text;
+    const std::string answer = text.substr(at + 1);
+    if (ends[k] == serve::FinishReason::Length) {
+      EXPECT_TRUE(g.accepts_prefix(answer)) << k << ": " << text;
+      continue;
+    }
+    EXPECT_EQ(ends[k], serve::FinishReason::Stop) << k;
+    ASSERT_TRUE(g.accepts(answer)) << k << ": " << text;
+    EXPECT_TRUE(nlohmann::json::parse(answer).at("id").is_number_integer());
+    ++closed;
+  }
+  EXPECT_GE(closed, 4);
+  serve::Request bad;
+  bad.prompt = f.prompt;
+  bad.grammar_prefix = text::FreePrefix{"<", ">"};
+  EXPECT_THROW(engine.submit(bad, [](const serve::TokenEvent&) {}), Error);  // no grammar
+  bad.grammar = g;
+  bad.grammar_prefix = text::FreePrefix{"<", ""};
+  EXPECT_THROW(engine.submit(bad, [](const serve::TokenEvent&) {}), Error);  // no closing marker
+}

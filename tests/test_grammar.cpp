@@ -13,6 +13,7 @@
 #include "wick/text/tokenizer.h"
 
 using wick::ErrorKind;
+using wick::text::FreePrefix;
 using wick::text::Grammar;
 using wick::text::GrammarMatcher;
 using wick::text::TokenTable;
@@ -344,4 +345,72 @@ item ::= "\"" [a-z\xe9]{0,3} "\"" | "[" root? "]" | [0-9]+)g"),
     }
   }
   EXPECT_GT(steps, 1000);
+}
+
+namespace {
+
+// The reference for a FreePrefix: text can still become an output when it is a start of the
+// opening marker, or opens with it and either has not closed yet or has closed with a start
+// of a sentence after the first closing marker (plain string search, not the automaton).
+bool prefix_output_continues(const Grammar& g, const FreePrefix& p, const std::string& text, bool whole = false) {
+  if (text.size() < p.open.size()) return !whole && p.open.starts_with(text);
+  if (!text.starts_with(p.open)) return false;
+  const size_t at = text.find(p.close, p.open.size());
+  if (at == std::string::npos) return !whole;
+  const std::string answer = text.substr(at + p.close.size());
+  return whole ? g.accepts(answer) : g.accepts_prefix(answer);
+}
+
+}  // namespace
+
+TEST(GrammarMatcher, AFreePrefixLetsAnyTextComeBeforeTheSentence) {
+  const Grammar g = Grammar::from_gbnf(kJson);
+  std::vector<std::string> vocab = small_vocab();
+  for (const char* t : {"<think>", "</think>", "</think>{", "</think>\n", "think>", "</", "<th", "ink>\n", ">\n{",
+                        ">{\"", "k>", "</think></"})
+    vocab.emplace_back(t);
+  auto table = std::make_shared<const TokenTable>(vocab);
+  std::mt19937 rng(11);
+  int ended = 0;
+  for (const FreePrefix& p : {FreePrefix{"<think>", "</think>"}, FreePrefix{"", "</think>"}}) {
+    for (int walk = 0; walk < 15; ++walk) {
+      GrammarMatcher m(g, table, p);
+      std::string text;
+      for (int step = 0; step < 80 && !m.must_end(); ++step) {
+        if (m.can_end() && rng() % 3 == 0) break;
+        const std::vector<bool> bits = mask_bits(m, vocab.size());
+        std::vector<int32_t> ids, marker;
+        for (size_t id = 0; id < vocab.size(); ++id) {
+          const bool expect = !vocab[id].empty() && prefix_output_continues(g, p, text + vocab[id]);
+          ASSERT_EQ(bits[id], expect) << "token '" << vocab[id] << "' after '" << text << "'";
+          if (!bits[id]) continue;
+          ids.push_back(int32_t(id));
+          if (vocab[id].find_first_of(step > 12 ? "}]\">" : "<>/tk") != std::string::npos)
+            marker.push_back(int32_t(id));
+        }
+        ASSERT_FALSE(ids.empty()) << "a dead end after '" << text << "'";
+        EXPECT_EQ(m.can_end(), prefix_output_continues(g, p, text, true)) << text;
+        const std::vector<int32_t>& pick = step > 5 && !marker.empty() && rng() % 2 ? marker : ids;
+        const int32_t id = pick[rng() % pick.size()];
+        ASSERT_TRUE(m.accept(id));
+        text += vocab[size_t(id)];
+      }
+      if (!m.can_end()) continue;
+      ++ended;
+      EXPECT_TRUE(prefix_output_continues(g, p, text, true)) << text;
+    }
+  }
+  EXPECT_GT(ended, 10);
+  // Bytes through accept_bytes: a token that closes the prefix with bytes no sentence starts
+  // with is refused whole (nothing changes); the markers may come split across tokens.
+  GrammarMatcher m(g, table, FreePrefix{"<think>", "</think>"});
+  EXPECT_FALSE(m.accept_bytes("<thonk>"));
+  EXPECT_TRUE(m.accept_bytes("<th"));
+  EXPECT_TRUE(m.accept_bytes("ink>a </thin"));
+  EXPECT_FALSE(m.can_end());
+  EXPECT_FALSE(m.accept_bytes("k>x"));
+  EXPECT_TRUE(m.accept_bytes("k>{\"a\": 1"));
+  EXPECT_FALSE(m.can_end());
+  EXPECT_TRUE(m.accept_bytes("}"));
+  EXPECT_TRUE(m.can_end());
 }

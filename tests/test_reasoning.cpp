@@ -2,6 +2,10 @@
 // reasoning and its answer, whatever the pieces it arrives in (hand-derived cases).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "wick/text/chat_template.h"
 #include "wick/text/reasoning.h"
 
 using wick::text::ReasoningSplit;
@@ -44,4 +48,37 @@ TEST(ReasoningSplit, TemplatesAndPrompts) {
   EXPECT_FALSE(wick::text::template_thinks("{{ messages }}"));
   EXPECT_TRUE(wick::text::prompt_opens_reasoning("<|Assistant|><think>\n"));
   EXPECT_FALSE(wick::text::prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+}
+
+namespace {
+std::string template_file(const std::string& name) {
+  std::ifstream in(std::string(WICK_TEST_DATA_DIR) + "/chat_templates/" + name, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+// Where a constrained answer starts, from real templates' rendered prompts: Qwen3 lets the
+// model open its reasoning (or closes it in the prompt with enable_thinking false); the
+// DeepSeek-R1 distills open it in the prompt; a template without markers has none.
+TEST(ReasoningSplit, TheReasoningBeforeAConstrainedAnswer) {
+  using wick::text::ChatTemplate;
+  const std::vector<wick::text::ChatMessage> chat{{"user", "Hi"}};
+  const std::string qwen3 = template_file("qwen3.jinja"), r1 = template_file("deepseek_r1_distill.jinja");
+  ASSERT_FALSE(qwen3.empty());
+  ASSERT_FALSE(r1.empty());
+  const auto thinking = wick::text::reasoning_prefix(qwen3, ChatTemplate::parse(qwen3).render(chat));
+  ASSERT_TRUE(thinking);
+  EXPECT_EQ(thinking->open, "<think>");
+  EXPECT_EQ(thinking->close, "</think>");
+  wick::text::ChatTemplateOptions off;
+  off.extra_context_json = R"({"enable_thinking": false})";
+  EXPECT_FALSE(wick::text::reasoning_prefix(qwen3, ChatTemplate::parse(qwen3).render(chat, off)));
+  const auto opened = wick::text::reasoning_prefix(r1, ChatTemplate::parse(r1).render(chat));
+  ASSERT_TRUE(opened);
+  EXPECT_EQ(opened->open, "");
+  EXPECT_EQ(opened->close, "</think>");
+  const std::string llama3 = template_file("llama3_instruct.jinja");
+  EXPECT_FALSE(wick::text::reasoning_prefix(llama3, ChatTemplate::parse(llama3).render(chat)));
 }

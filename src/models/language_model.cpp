@@ -93,6 +93,7 @@ LanguageModel LanguageModel::load(const fs::path& path, const ModelLoadOptions& 
     lm.architecture_ = m->config().arch;
     lm.model_ = std::move(m);
   }
+  if (opt.chat_template) chat_template = opt.chat_template;
   if (chat_template)
     lm.chat_template_ = std::make_shared<text::ChatTemplate>(text::ChatTemplate::parse(*chat_template));
   lm.stop_tokens_ = lm.tokenizer_->end_of_generation_ids();

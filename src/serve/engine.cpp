@@ -140,7 +140,7 @@ bool Engine::Impl::admit_next() {
   st.cached_prompt_tokens += uint64_t(q.cached);
   // The sampler sees the whole prompt, cached part included (the repetition penalty counts it).
   q.sampler.emplace(q.req.sampling);
-  if (q.req.grammar) q.matcher.emplace(*q.req.grammar, opt.tokens);
+  if (q.req.grammar) q.matcher.emplace(*q.req.grammar, opt.tokens, q.req.grammar_prefix);
   q.sampler->set_prompt(q.req.prompt);
   return true;
 }

@@ -96,6 +96,9 @@ void Engine::Impl::check(const Request& r) const {
   models::check_sampling_options(r.sampling);
   WICK_CHECK(!r.grammar || opt.tokens, InvalidArgument,
              "engine: a request with a grammar needs the vocabulary's bytes (EngineOptions::tokens)");
+  WICK_CHECK(!r.grammar_prefix || r.grammar, InvalidArgument, "engine: grammar_prefix without a grammar");
+  WICK_CHECK(!r.grammar_prefix || !r.grammar_prefix->close.empty(), InvalidArgument,
+             "engine: grammar_prefix needs a closing marker");
 }
 
 // How many tokens a decoding sequence drafts this step at most (0: none): its pacer, `room`

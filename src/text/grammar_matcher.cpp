@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "text/free_prefix.h"
 #include "text/grammar_impl.h"
 #include "wick/error.h"
 #include "wick/text/tokenizer.h"
@@ -49,7 +50,8 @@ struct TokenTable::FragmentCache {
 
 namespace {
 
-void allow(std::vector<uint32_t>& mask, int32_t id) { mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31); }
+void allow(std::span<uint32_t> mask, int32_t id) { mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31); }
+void refuse(std::span<uint32_t> mask, int32_t id) { mask[uint32_t(id) >> 5] &= ~(1u << (uint32_t(id) & 31)); }
 
 // Tokens with no bytes (special ones, holes) are not in it.
 std::unique_ptr<TokenTable::Trie> build_trie(const std::vector<std::string>& bytes) {
@@ -125,9 +127,13 @@ const std::string& TokenTable::bytes(int32_t id) const {
 }
 
 struct GrammarMatcher::Impl {
-  Impl(Grammar g, std::shared_ptr<const TokenTable> t)
+  Impl(Grammar g, std::shared_ptr<const TokenTable> t, std::optional<FreePrefix> p)
       : grammar(std::move(g)), tokens(std::move(t)), dfa(grammar.impl()) {
     WICK_CHECK(tokens != nullptr, InvalidArgument, "GrammarMatcher: no token table");
+    if (p) {
+      prefix.emplace(std::move(*p));
+      pos.done = false;
+    }
     state = dfa.start();
     mask_words = (tokens->vocab_size() + 31) / 32;
   }
@@ -143,6 +149,49 @@ struct GrammarMatcher::Impl {
   std::unordered_map<uint32_t, std::vector<uint32_t>> masks;  // by state
   std::unordered_map<uint32_t, std::shared_ptr<const LocalMask>> locals;  // by local state
   uint64_t computed = 0, cached = 0;
+  // The free text before the sentence (FreePrefix), while pos is not done.
+  std::optional<FreePrefixAutomaton> prefix;
+  FreePrefixAutomaton::Pos pos{.done = true};
+  std::vector<int32_t> closers;                   // tokens with the closing marker's last byte
+  std::vector<std::vector<uint32_t>> free_masks;  // in the free text, by pos.closing (empty: not yet)
+
+  // Whether token `id` can come from prefix position `at` (and the grammar's state after it).
+  bool prefix_takes(FreePrefixAutomaton::Pos at, int32_t id) {
+    const std::string& b = tokens->bytes(id);
+    if (b.empty()) return false;
+    const size_t took = prefix->feed(at, b);
+    if (took == std::string_view::npos) return false;
+    uint32_t s = state;
+    for (size_t k = took; k < b.size() && s != GrammarAutomaton::kDead; ++k) s = dfa.next(s, uint8_t(b[k]));
+    return s != GrammarAutomaton::kDead;
+  }
+  // The mask inside the prefix. The opening marker tries every token (a step or two); in the
+  // free text every token is allowed but those that close it with bytes the sentence cannot
+  // start with, which can only be tokens holding the marker's last byte: one mask per
+  // position in the closing marker.
+  void prefix_mask(std::span<uint32_t> out) {
+    const auto n = int32_t(tokens->vocab_size());
+    if (!prefix->in_free_text(pos)) {
+      std::fill(out.begin(), out.end(), 0u);
+      for (int32_t id = 0; id < n; ++id)
+        if (prefix_takes(pos, id)) allow(out, id);
+      return;
+    }
+    if (free_masks.empty()) {
+      free_masks.resize(prefix->closing_states());
+      for (int32_t id = 0; id < n; ++id)
+        if (tokens->bytes(id).find(prefix->close_last()) != std::string::npos) closers.push_back(id);
+    }
+    std::vector<uint32_t>& m = free_masks[pos.closing];
+    if (m.empty()) {
+      m.assign(mask_words, 0u);
+      for (int32_t id = 0; id < n; ++id)
+        if (!tokens->bytes(id).empty()) allow(m, id);
+      for (const int32_t id : closers)
+        if (!prefix_takes(pos, id)) refuse(m, id);
+    }
+    std::copy(m.begin(), m.end(), out.begin());
+  }
 
   // One walk of the whole trie from a local state: a subtree is skipped at the first byte no
   // local stack takes; its tokens depend on the context when a path escaped on the way.
@@ -216,8 +265,9 @@ struct GrammarMatcher::Impl {
   }
 };
 
-GrammarMatcher::GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenTable> tokens)
-    : impl_(std::make_unique<Impl>(std::move(grammar), std::move(tokens))) {}
+GrammarMatcher::GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenTable> tokens,
+                               std::optional<FreePrefix> prefix)
+    : impl_(std::make_unique<Impl>(std::move(grammar), std::move(tokens), std::move(prefix))) {}
 GrammarMatcher::~GrammarMatcher() = default;
 GrammarMatcher::GrammarMatcher(GrammarMatcher&&) noexcept = default;
 GrammarMatcher& GrammarMatcher::operator=(GrammarMatcher&&) noexcept = default;
@@ -226,6 +276,10 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
   Impl& m = *impl_;
   WICK_CHECK(mask.size() == m.mask_words, InvalidArgument, "GrammarMatcher::fill_mask: ", mask.size(),
              " words for a vocabulary of ", m.tokens->vocab_size(), " tokens (", m.mask_words, " expected)");
+  if (!m.pos.done) {
+    m.prefix_mask(mask);
+    return;
+  }
   auto it = m.masks.find(m.state);
   if (it == m.masks.end()) {
     if (m.masks.size() >= Impl::kMaxMasks) m.masks.clear();
@@ -240,12 +294,19 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   Impl& m = *impl_;
+  FreePrefixAutomaton::Pos pos = m.pos;
+  if (!pos.done) {
+    const size_t took = m.prefix->feed(pos, bytes);
+    if (took == std::string_view::npos) return false;
+    bytes.remove_prefix(took);
+  }
   uint32_t s = m.state;
   for (const char c : bytes) {
     s = m.dfa.next(s, uint8_t(c));
     if (s == GrammarAutomaton::kDead) return false;
   }
   m.state = s;
+  m.pos = pos;
   return true;
 }
 
@@ -255,8 +316,8 @@ bool GrammarMatcher::accept(int32_t token) {
   return !b.empty() && accept_bytes(b);  // an excluded token (special, a hole) has no bytes
 }
 
-bool GrammarMatcher::can_end() const { return impl_->dfa.accepting(impl_->state); }
-bool GrammarMatcher::must_end() const { return impl_->state == GrammarAutomaton::kDone; }
+bool GrammarMatcher::can_end() const { return impl_->pos.done && impl_->dfa.accepting(impl_->state); }
+bool GrammarMatcher::must_end() const { return impl_->pos.done && impl_->state == GrammarAutomaton::kDone; }
 uint64_t GrammarMatcher::masks_computed() const { return impl_->computed; }
 uint64_t GrammarMatcher::masks_cached() const { return impl_->cached; }
 

@@ -84,4 +84,12 @@ bool prompt_opens_reasoning(std::string_view prompt) {
   return prompt.ends_with("<think>");
 }
 
+std::optional<FreePrefix> reasoning_prefix(std::string_view chat_template, std::string_view prompt) {
+  if (!template_thinks(chat_template)) return std::nullopt;
+  if (prompt_opens_reasoning(prompt)) return FreePrefix{"", "</think>"};
+  while (!prompt.empty() && is_space(prompt.back())) prompt.remove_suffix(1);
+  if (prompt.ends_with("</think>")) return std::nullopt;
+  return FreePrefix{"<think>", "</think>"};
+}
+
 }  // namespace wick::text

@@ -8,13 +8,14 @@ is noise, so only the constraint makes an output valid. Every output is checked 
 """
 import functools
 import json
+import os
 import re
 
 import jsonschema
 import openai
 import pydantic
 
-from serve_util import MODEL_ID, Checks, Server, expect_400
+from serve_util import DATA, MODEL_ID, Checks, Server, expect_400
 
 WORD = {"type": "string", "maxLength": 6}
 
@@ -265,6 +266,36 @@ def test_reasoning(client, srv):
     expect_400(ask, "reasoning_format", extra_body={"reasoning_format": "yes"})
 
 
+def test_constraint_after_thinking(client, srv):
+    """Qwen3's template (--chat-template-file): the model opens its reasoning itself, so a
+    constrained reply is "<think>", free text up to "</think>", then the constrained answer.
+    The random model never writes "</think>" (single-byte tokens): its whole reply is
+    reasoning, cut by max_tokens. Thinking turned off in the prompt (chat_template_kwargs)
+    or reasoning_format none: the constraint applies from the first token."""
+    fmt = {"type": "json_object"}
+    for seed in range(3):
+        r = chat(client, response_format=fmt, seed=seed, max_tokens=30)
+        m = r.choices[0].message
+        assert r.choices[0].finish_reason == "length", r
+        assert not m.content, m.content
+        assert len(m.model_extra.get("reasoning_content") or "") > 0, m
+        raw = chat(client, response_format=fmt, seed=seed, max_tokens=30, extra_body={"reasoning_format": "none"})
+        assert not raw.choices[0].message.content.startswith("<think>"), raw.choices[0].message.content
+        for extra in ({"reasoning_format": "none"}, {"chat_template_kwargs": {"enable_thinking": False}}):
+            r = chat(client, response_format=fmt, seed=seed, max_tokens=120, extra_body=extra)
+            if r.choices[0].finish_reason == "stop":
+                assert isinstance(json.loads(r.choices[0].message.content), dict), r.choices[0].message.content
+            else:
+                assert r.choices[0].message.content.lstrip().startswith("{"), r.choices[0].message.content
+            assert not (r.choices[0].message.model_extra.get("reasoning_content") or ""), r
+    # Without a constraint the reply is free: the template's variables reach the template.
+    r = chat(client, seed=0, max_tokens=5, extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+    assert r.choices[0].finish_reason in ("stop", "length")
+    ask = functools.partial(chat, client, max_tokens=5)
+    expect_400(ask, "chat_template_kwargs", extra_body={"chat_template_kwargs": [1]})
+    expect_400(ask, "chat_template_kwargs", extra_body={"chat_template_kwargs": {"messages": []}})
+
+
 def main():
     checks = Checks()
     with Server("--parallel", "4") as srv:
@@ -272,6 +303,10 @@ def main():
         for t in (test_json_schema_outputs_validate, test_json_object, test_grammar_fields, test_openai_parse_helper,
                   test_bad_constraints, test_reasoning):
             checks.run(t, client, srv)
+    qwen3 = os.path.join(DATA, "chat_templates", "qwen3.jinja")
+    with Server("--parallel", "2", "--chat-template-file", qwen3) as srv:
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+        checks.run(test_constraint_after_thinking, client, srv)
     checks.finish()
 
 

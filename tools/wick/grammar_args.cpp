@@ -1,9 +1,8 @@
 #include "grammar_args.h"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "model_args.h"
 #include "wick/error.h"
 #include "wick/text/json_schema.h"
 
@@ -15,16 +14,6 @@ void add_grammar_options(CLI::App* sub, GrammarArgs& a) {
   sub->add_option("--json-schema", a.json_schema, "constrain the output to JSON valid under this JSON Schema");
   sub->add_option("--json-schema-file", a.json_schema_file, "the same, read from a file");
 }
-
-namespace {
-std::string read_all(const std::string& path, const char* option, const char* command) {
-  std::ifstream in(path, std::ios::binary);
-  WICK_CHECK(in.good(), InvalidArgument, command, ": ", option, ": cannot read '", path, "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace
 
 std::optional<text::Grammar> grammar_from_args(const GrammarArgs& a, const char* command) {
   std::vector<const char*> given;
@@ -39,13 +28,14 @@ std::optional<text::Grammar> grammar_from_args(const GrammarArgs& a, const char*
   const std::string option = given[0];
   try {
     if (option == "--grammar") return text::Grammar::from_gbnf(a.grammar);
-    if (option == "--grammar-file") return text::Grammar::from_gbnf(read_all(a.grammar_file, given[0], command));
+    if (option == "--grammar-file")
+      return text::Grammar::from_gbnf(read_option_file(a.grammar_file, given[0], command));
     const std::string schema =
-        option == "--json-schema" ? a.json_schema : read_all(a.json_schema_file, given[0], command);
+        option == "--json-schema" ? a.json_schema : read_option_file(a.json_schema_file, given[0], command);
     return text::Grammar::from_gbnf(text::json_schema_to_gbnf(schema));
   } catch (const Error& e) {
     const std::string what = e.what();
-    if (what.starts_with(command)) throw;  // read_all's own message
+    if (what.starts_with(command)) throw;  // read_option_file's own message
     fail(ErrorKind::InvalidArgument, command, ": ", option, ": ", what);
   }
 }

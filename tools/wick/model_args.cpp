@@ -1,6 +1,9 @@
 // Loading the model that `wick generate` / `wick chat` name on the command line.
 #include "model_args.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "commands.h"
 #include "wick/wick.h"
 
@@ -27,7 +30,16 @@ std::filesystem::path model_path(const ModelArgs& a, const char* command) {
   return a.model.empty() ? default_model_dir(command) : std::filesystem::path(a.model);
 }
 
+std::string read_option_file(const std::string& path, const char* option, const char* command) {
+  std::ifstream in(path, std::ios::binary);
+  WICK_CHECK(in.good(), InvalidArgument, command, ": ", option, ": cannot read '", path, "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 void check_chat_template(const ModelArgs& a, const char* command) {
+  if (!a.chat_template_file.empty()) return;  // load_model reads it
   const std::filesystem::path path = model_path(a, command);
   WICK_CHECK(models::LanguageModel::has_chat_template_at(path), Unsupported, command, ": the model ",
              a.model.empty() ? "(the shipped tiny GPT-2, the default: pass --model)" : "'" + a.model + "'",
@@ -42,6 +54,14 @@ models::LanguageModel load_model(const ModelArgs& a, const char* command) {
   if (!a.quantize.empty()) as_usage_error([&] { o.quantize = ggml_type_from_name(a.quantize); });
   o.quant_activation = quant_activation_from_name(a.quant_activation);
   o.on_tensor = [](size_t done, size_t total) { progress(done, total, "weights"); };
+  if (!a.chat_template_file.empty()) {
+    as_usage_error([&] { o.chat_template = read_option_file(a.chat_template_file, "--chat-template-file", command); });
+    try {
+      (void)text::ChatTemplate::parse(*o.chat_template);  // before any weight is read
+    } catch (const Error& e) {
+      throw UsageError(std::string(command) + ": --chat-template-file '" + a.chat_template_file + "': " + e.what());
+    }
+  }
   const std::filesystem::path path = model_path(a, command);
   std::fprintf(stderr, "loading %s\n", path.string().c_str());
   return models::LanguageModel::load(path, o);

@@ -19,7 +19,7 @@
 namespace wick::cli {
 
 struct ModelArgs {
-  std::string model, device, dtype, quantize, quant_activation = "q8";
+  std::string model, device, dtype, quantize, quant_activation = "q8", chat_template_file;
   int64_t ctx_size = 4096;
 };
 
@@ -43,7 +43,12 @@ inline void add_model_options(CLI::App* sub, ModelArgs& a) {
   add_quant_activation_option(sub, a.quant_activation);
   sub->add_option("--ctx-size", a.ctx_size, "positions the KV cache holds at most (clamped to the model's context)")
       ->capture_default_str();
+  sub->add_option("--chat-template-file", a.chat_template_file,
+                  "a Jinja chat template used instead of the model's (one with tools or reasoning, or one it lacks)");
 }
+
+// The whole of a file an option names (InvalidArgument naming the option when unreadable).
+std::string read_option_file(const std::string& path, const char* option, const char* command);
 
 // --spec and its options (draft_model: also --spec draft, --draft-model, --draft-quantize).
 inline void add_speculative_options(CLI::App* sub, SamplingArgs& a, bool draft_model) {

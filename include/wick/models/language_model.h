@@ -37,6 +37,9 @@ struct ModelLoadOptions {
   // faster decode on CUDA, 2-6x on the CPU); F32 for the exact product of the stored weights.
   QuantActivation quant_activation = QuantActivation::Q8;
   std::function<void(size_t done, size_t total)> on_tensor;  // progress, per weight
+  // A Jinja chat template used instead of the checkpoint's (llama-server's
+  // --chat-template-file): one with tools or reasoning, or one the checkpoint lacks.
+  std::optional<std::string> chat_template;
 };
 
 class LanguageModel {

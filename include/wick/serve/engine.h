@@ -71,6 +71,10 @@ struct Request {
   // as soon as nothing can follow. Needs EngineOptions::tokens; such a sequence does not
   // draft (speculative decoding).
   std::optional<text::Grammar> grammar;
+  // Free text before the grammar's sentence (a thinking model's reasoning, text/grammar.h):
+  // the output opens with its `open`, writes anything up to its `close`, then the sentence.
+  // No stop token is allowed before the sentence. Only with a grammar.
+  std::optional<text::FreePrefix> grammar_prefix;
 };
 
 struct EngineOptions {

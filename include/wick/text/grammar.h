@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,9 +84,17 @@ class TokenTable {
 };
 
 // Where one sequence is in a grammar. Not thread-safe; one per sequence.
+// Free text before the grammar's sentence: a thinking model's reasoning before its
+// structured answer. The output opens with `open` (empty: the prompt has opened it), then
+// any text up to the first `close` (non-empty), then the sentence, right after it.
+struct FreePrefix {
+  std::string open, close;
+};
+
 class GrammarMatcher {
  public:
-  GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenTable> tokens);
+  GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenTable> tokens,
+                 std::optional<FreePrefix> prefix = std::nullopt);
   ~GrammarMatcher();
   GrammarMatcher(GrammarMatcher&&) noexcept;
   GrammarMatcher& operator=(GrammarMatcher&&) noexcept;

@@ -3,8 +3,11 @@
 // `reasoning_content` and `content`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "wick/text/grammar.h"
 
 namespace wick::text {
 
@@ -35,5 +38,9 @@ class ReasoningSplit {
 // rendered prompt ends inside an opened reasoning.
 bool template_thinks(std::string_view chat_template);
 bool prompt_opens_reasoning(std::string_view prompt);
+// Where a constrained answer starts for a thinking template: after the reasoning, which the
+// prompt opened (open "") or the model opens ("<think>"); none when the prompt closed it
+// (thinking turned off: "<think>\n\n</think>\n\n") or the template does not think.
+std::optional<FreePrefix> reasoning_prefix(std::string_view chat_template, std::string_view prompt);
 
 }  // namespace wick::text

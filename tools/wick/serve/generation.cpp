@@ -155,16 +155,18 @@ void check_token_id(int32_t id, const models::LanguageModel& lm, const char* fie
 // and the calls written as text (Hermes-style).
 std::string render_conversation(const models::LanguageModel& lm, const GenerationRequest& r) {
   const ToolRequest& t = r.tools;
-  if (!t.active() && !t.history_has_tools) return lm.render_chat(r.messages);
+  nlohmann::json extra = r.template_kwargs;
+  const auto dump_extra = [&] { return extra.empty() ? std::string() : extra.dump(); };
+  if (!t.active() && !t.history_has_tools) return lm.render_chat(r.messages, true, dump_extra());
   if (text::template_takes_tools(lm.chat_template()->source())) {
-    nlohmann::json extra = {{"messages", t.messages}};
+    extra["messages"] = t.messages;
     if (t.active()) extra["tools"] = t.tools_json;
     return lm.render_chat(r.messages, true, extra.dump());
   }
   std::vector<text::ChatMessage> plain;
   if (t.active()) plain.push_back({"system", text::tools_system_prompt(t.tools_json.dump())});
   for (size_t i = 0; i < r.messages.size(); ++i) plain.push_back(plain_message(t.messages[i], r.messages[i].content));
-  return lm.render_chat(plain);
+  return lm.render_chat(plain, true, dump_extra());
 }
 
 std::vector<int32_t> prompt_tokens(const models::LanguageModel& lm, const GenerationRequest& r, std::string& rendered) {
@@ -323,6 +325,13 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   er.logprobs = r.logprobs;
   er.top_logprobs = r.top_logprobs;
   er.grammar = tool_grammar ? tool_grammar : r.grammar;
+  // A thinking model's reasoning goes to reasoning_content (llama-server's reasoning_format),
+  // and a constraint applies to the answer after it.
+  const bool split_reasoning =
+      r.endpoint == Endpoint::Chat && r.reasoning_format != "none" &&
+      (r.reasoning_format == "deepseek" || text::template_thinks(ctx.lm.chat_template()->source()));
+  if (er.grammar && split_reasoning)
+    er.grammar_prefix = text::reasoning_prefix(ctx.lm.chat_template()->source(), rendered);
   const int64_t n_prompt = int64_t(er.prompt.size());
 
   auto queue = std::make_shared<EventQueue>();
@@ -341,10 +350,7 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   const ResponseMeta meta{endpoint, (endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-") + std::to_string(serial),
                           ctx.model_id, int64_t(std::time(nullptr))};
   Generation gen(ctx.lm, r, n_prompt, arrival, ctx.metrics);
-  // A thinking model's reasoning goes to reasoning_content (llama-server's reasoning_format).
-  if (r.endpoint == Endpoint::Chat && r.reasoning_format != "none" &&
-      (r.reasoning_format == "deepseek" || text::template_thinks(ctx.lm.chat_template()->source())))
-    gen.split_reasoning(text::prompt_opens_reasoning(rendered));
+  if (split_reasoning) gen.split_reasoning(text::prompt_opens_reasoning(rendered));
   if (tool_format) gen.expect_tool_calls(*tool_format);
   if (r.stream) {
     auto s = std::make_shared<SseStream>(

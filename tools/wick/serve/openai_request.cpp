@@ -192,6 +192,15 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, std::string_vie
   }
   r.tools = parse_tools(f, *m);
   for (size_t i = 0; i < r.messages.size(); ++i) r.tools.messages[i]["content"] = r.messages[i].content;
+  if (const nlohmann::json* k = f.get("chat_template_kwargs"); k && !k->is_null()) {
+    if (!k->is_object()) f.wrong_type("chat_template_kwargs", "an object");
+    // What the request's own fields say is not overridden through the template's variables.
+    for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"})
+      if (k->contains(own))
+        throw ApiError(400, std::string("chat_template_kwargs: '") + own + "' is set by the request itself",
+                       "chat_template_kwargs");
+    r.template_kwargs = *k;
+  }
   if (r.tools.forced() && r.grammar)
     throw ApiError(400, "tool_choice: a required tool call and an output constraint cannot both apply", "tool_choice");
   r.logprobs = f.boolean("logprobs").value_or(false);

@@ -43,6 +43,9 @@ struct GenerationRequest {
   // always) or left in content ("none"); llama-server's reasoning_format.
   std::string reasoning_format = "auto";
   ToolRequest tools;  // chat: tools, tool_choice, parallel_tool_calls, the conversation's tool parts
+  // Chat: variables for the chat template (vLLM's and llama-server's chat_template_kwargs,
+  // e.g. {"enable_thinking": false} for Qwen3); an object, empty when not given.
+  nlohmann::json template_kwargs = nlohmann::json::object();
 };
 
 inline constexpr size_t kMaxStops = 4;               // OpenAI's bound on `stop`
