@@ -36,6 +36,28 @@ Fixture& fixture() {
   return f;
 }
 
+// An engine stepped by the test (no thread of its own) over the fixture's 128 positions.
+serve::EngineOptions stepped_options(int64_t parallel, std::shared_ptr<const text::TokenTable> tokens) {
+  serve::EngineOptions eo;
+  eo.parallel = parallel;
+  eo.ctx_size = 128;
+  eo.thread = false;
+  eo.tokens = std::move(tokens);
+  return eo;
+}
+
+// The fixture's prompt sampled at temperature 1 under a grammar, ending at its stop token.
+serve::Request sampled_request(const Fixture& f, int64_t max_tokens, uint64_t seed, const text::Grammar& g) {
+  serve::Request r;
+  r.prompt = f.prompt;
+  r.max_tokens = max_tokens;
+  r.sampling.temperature = 1.0;
+  r.sampling.seed = seed;
+  r.stop_tokens = f.stops;
+  r.grammar = g;
+  return r;
+}
+
 std::string bytes_of(const text::TokenTable& t, const std::vector<int32_t>& ids) {
   std::string out;
   for (const int32_t id : ids) out += t.bytes(id);
@@ -127,11 +149,7 @@ TEST(Constrained, RequestsWithoutATokenTableAreRefused) {
 
 TEST(Constrained, ManySequencesInOneBatchEachFollowTheirGrammar) {
   Fixture& f = fixture();
-  serve::EngineOptions eo;
-  eo.parallel = 6;
-  eo.ctx_size = 128;
-  eo.thread = false;
-  eo.tokens = f.tokens;
+  const serve::EngineOptions eo = stepped_options(6, f.tokens);
   serve::Engine engine(f.model, eo);
   const std::vector<text::Grammar> grammars{text::Grammar::from_gbnf(kRecord),
                                             text::Grammar::from_gbnf(R"(root ::= [0-9]{3} "-" [0-9]{4})"),
@@ -139,13 +157,7 @@ TEST(Constrained, ManySequencesInOneBatchEachFollowTheirGrammar) {
   std::vector<std::vector<int32_t>> outs(12);
   std::vector<serve::FinishReason> ends(12);
   for (size_t k = 0; k < outs.size(); ++k) {
-    serve::Request r;
-    r.prompt = f.prompt;
-    r.max_tokens = 100;
-    r.sampling.temperature = 1.0;
-    r.sampling.seed = k;
-    r.stop_tokens = f.stops;
-    r.grammar = grammars[k % 3];
+    const serve::Request r = sampled_request(f, 100, k, grammars[k % 3]);
     ASSERT_TRUE(engine.submit(r, [&, k](const serve::TokenEvent& ev) {
       if (ev.token >= 0) outs[k].push_back(ev.token);
       if (ev.finish != serve::FinishReason::None) ends[k] = ev.finish;
@@ -176,11 +188,7 @@ TEST_P(ConstrainedDevices, GreedyStepsPickTheBestTokenTheGrammarAllows) {
   lo.device = dev();
   lo.dtype = DType::F32;
   const auto model = models::LlamaModel::load(test::llama_dir("llama3"), lo);
-  serve::EngineOptions eo;
-  eo.parallel = 3;
-  eo.ctx_size = 128;
-  eo.thread = false;
-  eo.tokens = f.tokens;
+  const serve::EngineOptions eo = stepped_options(3, f.tokens);
   serve::Engine engine(model, eo);
   const std::vector<text::Grammar> grammars{text::Grammar::from_gbnf(kRecord),
                                             text::Grammar::from_gbnf(R"(root ::= [0-9]{3} "-" [0-9]{4})"),
@@ -237,25 +245,15 @@ WICK_INSTANTIATE_DEVICE_TEST(ConstrainedDevices);
 // closing byte is favoured (logit_bias) so that the random model reaches it.
 TEST(Constrained, AFreePrefixComesBeforeTheSentence) {
   Fixture& f = fixture();
-  serve::EngineOptions eo;
-  eo.parallel = 4;
-  eo.ctx_size = 128;
-  eo.thread = false;
-  eo.tokens = f.tokens;
+  const serve::EngineOptions eo = stepped_options(4, f.tokens);
   serve::Engine engine(f.model, eo);
   const text::Grammar g = text::Grammar::from_gbnf(kRecord);
   const int32_t close = *f.tokenizer.token_id(">");
   std::vector<std::string> texts(8);
   std::vector<serve::FinishReason> ends(8);
   for (size_t k = 0; k < texts.size(); ++k) {
-    serve::Request r;
-    r.prompt = f.prompt;
-    r.max_tokens = 110;
-    r.sampling.temperature = 1.0;
-    r.sampling.seed = 100 + k;
+    serve::Request r = sampled_request(f, 110, 100 + k, g);
     r.sampling.logit_bias = {{close, 4.0}, {f.stops[0], 6.0}};  // the stop must wait for the sentence
-    r.stop_tokens = f.stops;
-    r.grammar = g;
     r.grammar_prefix = text::FreePrefix{k % 2 ? "" : "<r", ">"};
     ASSERT_TRUE(engine.submit(r, [&, k](const serve::TokenEvent& ev) {
       if (ev.token >= 0) texts[k] += f.tokens->bytes(ev.token);
