@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "support/sanitized.h"
 #include "support/thrown.h"
 #include "wick/error.h"
 #include "wick/text/grammar.h"
+#include "wick/text/json_schema.h"
 #include "wick/text/tokenizer.h"
 
 using wick::ErrorKind;
@@ -413,4 +415,49 @@ TEST(GrammarMatcher, AFreePrefixLetsAnyTextComeBeforeTheSentence) {
   EXPECT_FALSE(m.can_end());
   EXPECT_TRUE(m.accept_bytes("}"));
   EXPECT_TRUE(m.can_end());
+}
+
+// A vocabulary large enough for the trie's shortcuts (subtrees skipped whole inside a
+// string, fragments shared across grammars, dependent subtrees walked from the real state):
+// every byte, then random tokens of JSON's characters, letters and UTF-8 pieces, many
+// sharing prefixes. Masks of schema grammars that share one table, against each token alone.
+TEST(GrammarMatcher, MasksOverALargeVocabularyMatchTheReference) {
+  std::vector<std::string> vocab;
+  for (int b = 0; b < 256; ++b) vocab.emplace_back(1, char(b));
+  std::mt19937 rng(5);
+  const std::vector<std::string> pieces{"\"", "\\", "{", "}", "[",        "]",        ",",    ":", " ",
+                                        "a",  "b",  "e", "n", "u",        "l",        "t",    "r", "0",
+                                        "1",  "9",  "-", ".", "\xc3\xa9", "\xe2\x82", "\xac", "x"};
+  const int extra = 2500 / (wick::test::kSanitizerSlowdown > 1 ? 5 : 1);
+  for (int k = 0; k < extra; ++k) {
+    std::string t = k % 3 && vocab.size() > 256 ? vocab[256 + rng() % (vocab.size() - 256)] : "";
+    for (int n = 1 + int(rng() % 3); n > 0; --n) t += pieces[rng() % pieces.size()];
+    vocab.push_back(t.substr(0, 10));
+  }
+  auto table = std::make_shared<const TokenTable>(vocab);
+  const std::vector<std::string> schemas{
+      R"({"type": "string"})", R"({"type": "array", "items": {"type": "string"}})",
+      R"({"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "number"}}, "required": ["a"]})",
+      R"({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "boolean"}}})",
+      R"({"type": "array"})"};
+  int steps = 0;
+  for (const std::string& schema : schemas) {
+    const Grammar g = Grammar::from_gbnf(wick::text::json_schema_to_gbnf(schema));
+    for (int walk = 0; walk < 2; ++walk) {
+      GrammarMatcher m(g, table);
+      std::string text;
+      for (int step = 0; step < 14 && !m.must_end(); ++step, ++steps) {
+        const std::vector<bool> bits = mask_bits(m, vocab.size());
+        ASSERT_EQ(bits, reference_mask(g, text, vocab)) << schema << " after '" << text << "'";
+        std::vector<int32_t> ids;
+        for (size_t id = 0; id < bits.size(); ++id)
+          if (bits[id]) ids.push_back(int32_t(id));
+        ASSERT_FALSE(ids.empty()) << schema << " after '" << text << "'";
+        const int32_t id = ids[rng() % ids.size()];
+        ASSERT_TRUE(m.accept(id));
+        text += vocab[size_t(id)];
+      }
+    }
+  }
+  EXPECT_GT(steps, 80);
 }

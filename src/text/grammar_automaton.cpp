@@ -20,7 +20,9 @@ GrammarAutomaton::GrammarAutomaton(const Grammar::Impl& g) : g_(g) {
   frames_.push_back({0, 0});                                        // the escape frame
   for (const uint8_t flags : {uint8_t(0), kAccepting, kEscapes}) {  // kDead, kDone, kEscaped
     state_ids_[std::string(1, char(flags))] = uint32_t(states_.size());
-    states_.push_back(State{{}, flags, std::vector<uint32_t>(256, kDead)});  // none takes a byte
+    states_.push_back(State{{}, flags});
+    info_.push_back(flags);
+    next_.resize(next_.size() + 256, kDead);  // none takes a byte
   }
   std::vector<Stack> stacks;
   uint8_t flags = 0;
@@ -72,7 +74,11 @@ uint32_t GrammarAutomaton::intern(std::vector<Stack>&& stacks, uint8_t flags) {
   std::memcpy(key.data(), stacks.data(), stacks.size() * sizeof(Stack));
   key.back() = char(flags);
   const auto [it, added] = state_ids_.try_emplace(std::move(key), uint32_t(states_.size()));
-  if (added) states_.push_back(State{std::move(stacks), flags, {}});
+  if (added) {
+    states_.push_back(State{std::move(stacks), flags});
+    info_.push_back(flags | kHasStacks);
+    next_.resize(next_.size() + 256, kUnknown);
+  }
   return it->second;
 }
 
@@ -86,25 +92,56 @@ uint32_t GrammarAutomaton::step(uint32_t state, uint8_t b) {
 }
 
 uint32_t GrammarAutomaton::remember(uint32_t state, uint8_t b, uint32_t to) {
-  auto& row = states_[state].next;  // after step(): states_ may have moved
-  if (row.empty()) row.assign(256, kUnknown);
-  row[b] = to;
+  next_[size_t(state) << 8 | b] = to;  // after step(): next_ may have moved
   return to;
+}
+
+const GrammarAutomaton::ByteBits& GrammarAutomaton::loops(uint32_t state) {
+  if (const auto it = loops_.find(state); it != loops_.end()) return it->second;
+  ByteBits bits{};
+  for (int b = 0; b < 256; ++b)
+    if (next(state, uint8_t(b)) == state) bits[size_t(b) >> 6] |= uint64_t(1) << (b & 63);
+  return loops_.emplace(state, bits).first->second;
+}
+
+uint32_t GrammarAutomaton::shared_context(const std::vector<Stack>& stacks) const {
+  if (stacks.size() < 2) return 0;
+  // The frames within reach of the first stack's top, nearest first; the deepest one every
+  // other stack reaches within kLocalFrames + 1 frames too... the nearest such, in fact.
+  std::vector<uint32_t> reach;
+  for (uint32_t f = stacks[0].ret; f != 0 && reach.size() <= size_t(kLocalFrames); f = frames_[f].ret)
+    reach.push_back(f);
+  for (const uint32_t c : reach) {
+    bool everywhere = true;
+    for (size_t k = 1; k < stacks.size() && everywhere; ++k) {
+      int depth = 0;
+      uint32_t f = stacks[k].ret;
+      for (; f != 0 && f != c && depth < kLocalFrames; f = frames_[f].ret) ++depth;
+      everywhere = f == c;
+    }
+    if (everywhere) return c;
+  }
+  return 0;
 }
 
 uint32_t GrammarAutomaton::local(uint32_t state) {
   if (local_of_.size() <= state) local_of_.resize(states_.size(), kUnknown);
   if (local_of_[state] != kUnknown) return local_of_[state];
-  // Each stack keeps its top and kLocalFrames frames below it (a string's loop and its
-  // closing quote); what lies deeper becomes the escape frame.
+  // Each stack keeps its top and the frames below it down to the context that every stack
+  // shares (what called a string whose content this is), when there is one within
+  // kLocalFrames frames of each top: the fragment is then the same wherever it is used (the
+  // same string rule in any object of any schema shares one walk). Else each keeps
+  // kLocalFrames frames. What lies deeper becomes the escape frame.
+  const std::vector<Stack>& stacks = states_[state].stacks;
+  const uint32_t shared = shared_context(stacks);
   const auto cut = [&](auto&& self, uint32_t f, int keep) -> uint32_t {
     if (f == 0) return 0;  // the real bottom stays: ending there is the sentence's end
-    if (keep == 0) return kEscapeFrame;
+    if (shared != 0 ? f == shared : keep == 0) return kEscapeFrame;
     const Stack below = frames_[f];
     return frame(below.pos, self(self, below.ret, keep - 1));
   };
   std::vector<Stack> tops;
-  for (const Stack& s : states_[state].stacks) tops.push_back({s.pos, cut(cut, s.ret, kLocalFrames)});
+  for (const Stack& s : stacks) tops.push_back({s.pos, cut(cut, s.ret, kLocalFrames)});
   const uint32_t id = intern(std::move(tops), 0);
   local_of_.resize(states_.size(), kUnknown);
   local_of_[state] = id;

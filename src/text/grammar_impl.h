@@ -81,14 +81,17 @@ class GrammarAutomaton {
   uint32_t start() const { return start_; }
   // The state after byte b (memoized).
   uint32_t next(uint32_t state, uint8_t b) {
-    const auto& row = states_[state].next;
-    if (!row.empty() && row[b] != kUnknown) return row[b];
-    return remember(state, b, step(state, b));
+    const uint32_t to = next_[size_t(state) << 8 | b];
+    return to != kUnknown ? to : remember(state, b, step(state, b));
   }
-  bool accepting(uint32_t state) const { return states_[state].flags & kAccepting; }
+  bool accepting(uint32_t state) const { return info_[state] & kAccepting; }
   // The byte that led here let a path of a local state return to its context.
-  bool escaped(uint32_t state) const { return states_[state].flags & kEscapes; }
-  bool has_stacks(uint32_t state) const { return !states_[state].stacks.empty(); }
+  bool escaped(uint32_t state) const { return info_[state] & kEscapes; }
+  bool has_stacks(uint32_t state) const { return info_[state] & kHasStacks; }
+  // The bytes that lead from `state` back to itself (a string's ordinary characters), as
+  // 256 bits; all 256 transitions are computed the first time it is asked.
+  using ByteBits = std::array<uint64_t, 4>;
+  const ByteBits& loops(uint32_t state);
   // The local state of `state` (its tops, returning to the escape frame), and a key that is
   // the same for states with the same tops.
   uint32_t local(uint32_t state);
@@ -105,15 +108,14 @@ class GrammarAutomaton {
   static constexpr uint32_t kUnknown = UINT32_MAX;
   static constexpr uint32_t kEscapeFrame = 1;  // frames_[1]: returning to it escapes
   static constexpr int kLocalFrames = 3;       // frames a local state keeps below each top
-  static constexpr uint8_t kAccepting = 1, kEscapes = 2;
+  static constexpr uint8_t kAccepting = 1, kEscapes = 2, kHasStacks = 4;
   struct Stack {
     uint32_t pos, ret;
     auto operator<=>(const Stack&) const = default;
   };
   struct State {
-    std::vector<Stack> stacks;   // sorted, unique
-    uint8_t flags = 0;           // kAccepting, kEscapes
-    std::vector<uint32_t> next;  // 256 transitions once asked (kUnknown: not computed)
+    std::vector<Stack> stacks;  // sorted, unique
+    uint8_t flags = 0;          // kAccepting, kEscapes
   };
   uint32_t step(uint32_t state, uint8_t b);
   uint32_t remember(uint32_t state, uint8_t b, uint32_t to);  // stores a transition, returns to
@@ -122,14 +124,22 @@ class GrammarAutomaton {
   // path returns to the bottom / the escape frame.
   void close(uint32_t pos, uint32_t ret, std::vector<Stack>& out, uint8_t& flags, int depth);
   uint32_t frame(uint32_t pos, uint32_t ret);
+  // The nearest frame that every one of several stacks has within kLocalFrames + 1 frames of
+  // its top (0: none, or a single stack).
+  uint32_t shared_context(const std::vector<Stack>& stacks) const;
   uint32_t intern(std::vector<Stack>&& stacks, uint8_t flags);
 
   const Grammar::Impl& g_;
   std::vector<Stack> frames_;  // frame id -> (pos, ret); 0 the bottom, 1 the escape frame
   std::unordered_map<uint64_t, uint32_t> frame_ids_;
   std::vector<State> states_;
+  // The transitions, 256 per state in one flat table (kUnknown: not computed yet): the token
+  // trie's walk reads one of them per node.
+  std::vector<uint32_t> next_;
+  std::vector<uint8_t> info_;                            // per state: its flags, and kHasStacks
   std::unordered_map<std::string, uint32_t> state_ids_;  // stacks' bytes + flags -> id
   std::vector<uint32_t> local_of_;                       // state -> its local state (kUnknown: not yet)
+  std::unordered_map<uint32_t, ByteBits> loops_;         // loops() of the states asked
   std::vector<Stack> scratch_;
   uint32_t start_ = kDead;
 };

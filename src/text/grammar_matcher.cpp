@@ -2,6 +2,7 @@
 // grammar's lazily built DFA (grammar_impl.h), one mask cached per state.
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <unordered_map>
 
@@ -21,13 +22,21 @@ struct TokenTable::Trie {
   std::vector<uint32_t> first_token;  // the tokens that end at node i: ids[first_token[i] .. first_token[i + 1])
   std::vector<int32_t> ids;
   uint16_t max_depth = 0;
+  // The bytes below node i (its descendants'), for nodes with kBelowMin descendants or more:
+  // below_bytes[below[i]], kNoBelow for the others. A walk in a state that every one of
+  // those bytes leads back to (a string's content) allows the whole subtree without
+  // stepping through it.
+  static constexpr uint32_t kNoBelow = UINT32_MAX, kBelowMin = 4;
+  std::vector<uint32_t> below;
+  std::vector<std::array<uint64_t, 4>> below_bytes;
 };
 
 // What a local state (grammar_impl.h) decides alone: the tokens it allows whatever the
-// context, and the tokens that depend on it (ranges of the trie's token list).
+// context, and the trie's subtrees whose tokens depend on it (their root nodes; a root's
+// own tokens may be allowed already).
 struct LocalMask {
   std::vector<uint32_t> allowed;
-  std::vector<std::pair<uint32_t, uint32_t>> dependent;
+  std::vector<uint32_t> dependent;
 };
 
 // Local masks by the signature of their local state. Bounded: 1,024 masks of a 152k
@@ -51,6 +60,10 @@ struct TokenTable::FragmentCache {
 namespace {
 
 void allow(std::span<uint32_t> mask, int32_t id) { mask[uint32_t(id) >> 5] |= 1u << (uint32_t(id) & 31); }
+// Whether every bit of `part` is in `whole`.
+bool covers(const std::array<uint64_t, 4>& whole, const std::array<uint64_t, 4>& part) {
+  return !(part[0] & ~whole[0]) && !(part[1] & ~whole[1]) && !(part[2] & ~whole[2]) && !(part[3] & ~whole[3]);
+}
 void refuse(std::span<uint32_t> mask, int32_t id) { mask[uint32_t(id) >> 5] &= ~(1u << (uint32_t(id) & 31)); }
 
 // Tokens with no bytes (special ones, holes) are not in it.
@@ -89,6 +102,22 @@ std::unique_ptr<TokenTable::Trie> build_trie(const std::vector<std::string>& byt
   }
   close_to(0);
   t->first_token.push_back(uint32_t(t->ids.size()));
+  // Each node's byte goes into the sets of its ancestors that keep one.
+  const size_t n = t->byte.size();
+  t->below.assign(n, TokenTable::Trie::kNoBelow);
+  std::vector<uint32_t> ancestors;  // ancestors[k]: the node at depth k + 1 on the current path
+  for (size_t i = 0; i < n; ++i) {
+    const size_t d = t->depth[i];
+    ancestors.resize(d - 1);
+    for (const uint32_t a : ancestors)
+      if (t->below[a] != TokenTable::Trie::kNoBelow)
+        t->below_bytes[t->below[a]][t->byte[i] >> 6] |= uint64_t(1) << (t->byte[i] & 63);
+    ancestors.push_back(uint32_t(i));
+    if (t->end[i] - i - 1 >= TokenTable::Trie::kBelowMin) {
+      t->below[i] = uint32_t(t->below_bytes.size());
+      t->below_bytes.emplace_back();
+    }
+  }
   return t;
 }
 
@@ -148,6 +177,7 @@ struct GrammarMatcher::Impl {
   static constexpr size_t kMaxSignature = 64 << 10;           // bytes of a fragment's signature that is shared
   std::unordered_map<uint32_t, std::vector<uint32_t>> masks;  // by state
   std::unordered_map<uint32_t, std::shared_ptr<const LocalMask>> locals;  // by local state
+  std::vector<uint32_t> scratch_level;                                    // walk_subtree's states by depth
   uint64_t computed = 0, cached = 0;
   // The free text before the sentence (FreePrefix), while pos is not done.
   std::optional<FreePrefixAutomaton> prefix;
@@ -210,22 +240,22 @@ struct GrammarMatcher::Impl {
       if (!dfa.has_stacks(s)) {
         // No local stack: the tokens ending here are allowed at a sentence's end; the others
         // below depend on the context if a path escaped on the way, else are refused.
-        uint32_t a = t.first_token[i];
-        if (dfa.accepting(s)) {
-          for (; a < t.first_token[i + 1]; ++a) allow(out.allowed, t.ids[a]);
-        }
-        const uint32_t b = t.first_token[t.end[i]];
-        if (esc && a != b) {
-          if (!out.dependent.empty() && out.dependent.back().second == a)
-            out.dependent.back().second = b;
-          else
-            out.dependent.emplace_back(a, b);
-        }
+        if (dfa.accepting(s))
+          for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) allow(out.allowed, t.ids[k]);
+        if (esc && t.first_token[i] != t.first_token[t.end[i]]) out.dependent.push_back(uint32_t(i));
         i = t.end[i];
         continue;
       }
       level[d] = s;
       escaped[d] = esc;
+      // A byte that led back to the same state (a string's content): when every byte below
+      // does too, every token of the subtree is allowed.
+      if (s == level[d - 1] && t.below[i] != TokenTable::Trie::kNoBelow &&
+          covers(dfa.loops(s), t.below_bytes[t.below[i]])) {
+        for (uint32_t k = t.first_token[i]; k < t.first_token[t.end[i]]; ++k) allow(out.allowed, t.ids[k]);
+        i = t.end[i];
+        continue;
+      }
       for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) allow(out.allowed, t.ids[k]);
       ++i;
     }
@@ -252,16 +282,33 @@ struct GrammarMatcher::Impl {
     const LocalMask& lm = *it->second;
     mask = lm.allowed;
     const TokenTable::Trie& t = tokens->trie();
-    for (const auto& [a, b] : lm.dependent)
-      for (uint32_t k = a; k < b; ++k) {
-        const auto id = t.ids[k];
-        uint32_t s = state;
-        for (const char c : tokens->bytes(id)) {
-          s = dfa.next(s, uint8_t(c));
-          if (s == GrammarAutomaton::kDead) break;
-        }
-        if (s != GrammarAutomaton::kDead) allow(mask, id);
+    for (const uint32_t root : lm.dependent) {
+      // The real state before the root's byte: after the bytes above it (any token of the
+      // subtree starts with them).
+      const std::string& path = tokens->bytes(t.ids[t.first_token[root]]);
+      uint32_t s = state;
+      for (size_t k = 0; k + 1 < t.depth[root] && s != GrammarAutomaton::kDead; ++k) s = dfa.next(s, uint8_t(path[k]));
+      if (s != GrammarAutomaton::kDead) walk_subtree(s, root, mask);
+    }
+  }
+
+  // The tokens of the trie's subtree at `root` that the real automaton takes from `from`
+  // (the state before the root's byte), added to mask.
+  void walk_subtree(uint32_t from, uint32_t root, std::vector<uint32_t>& mask) {
+    const TokenTable::Trie& t = tokens->trie();
+    scratch_level.resize(size_t(t.max_depth) + 1);
+    scratch_level[t.depth[root] - 1u] = from;
+    for (size_t i = root; i < t.end[root];) {
+      const size_t d = t.depth[i];
+      const uint32_t s = dfa.next(scratch_level[d - 1], t.byte[i]);
+      if (s == GrammarAutomaton::kDead) {
+        i = t.end[i];
+        continue;
       }
+      for (uint32_t k = t.first_token[i]; k < t.first_token[i + 1]; ++k) allow(mask, t.ids[k]);
+      scratch_level[d] = s;
+      ++i;
+    }
   }
 };
 
