@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/cli.h"
 #include "support/golden.h"
@@ -144,6 +146,40 @@ TEST(CliChat, GenerateRunsEveryFormatTheLoaderReads) {
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.err.find("generated: "), std::string::npos) << r.err;
   }
+}
+
+// --json-schema: every reply is a document of the schema (the random model sampled at
+// temperature 1: only the constraint makes it one). With a thinking template
+// (--chat-template-file Qwen3's), the reply opens with the reasoning the model must write
+// before the constrained answer.
+TEST(CliChat, RepliesFollowTheConstraintAfterTheReasoning) {
+  const fs::path input = fs::temp_directory_path() / ("wick_chat_in_" + std::to_string(::getpid()));
+  {
+    std::ofstream in(input);
+    in << "Give me JSON\nAgain\n";
+  }
+  test::CliRun how;
+  how.stdin_from = input.string();
+  const std::string schema =
+      R"('{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["n"], "additionalProperties": false}')";
+  const std::string base =
+      "chat --device cpu --temperature 1 --seed 3 --model '" + model_file() + "' --json-schema " + schema;
+  const auto r = run_cli(base + " --max-tokens 40", how);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int replies = 0;
+  while (std::getline(lines, line)) {
+    const auto doc = nlohmann::json::parse(line);
+    EXPECT_LE(doc.at("n").get<int>(), 9);
+    ++replies;
+  }
+  EXPECT_EQ(replies, 2);
+  const auto thinking = run_cli(
+      base + " --max-tokens 8 --chat-template-file '" + test::data_path("chat_templates/qwen3.jinja") + "'", how);
+  fs::remove(input);
+  ASSERT_EQ(thinking.code, 0) << thinking.err;
+  EXPECT_EQ(thinking.out.rfind("<think>", 0), 0u) << thinking.out;
 }
 
 }  // namespace

@@ -51,8 +51,12 @@ Generator& Generator::context(int64_t positions) {
   return *this;
 }
 
-Generator& Generator::grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens) {
+Generator& Generator::grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens,
+                              std::optional<text::FreePrefix> prefix) {
   WICK_CHECK(!grammar || tokens, InvalidArgument, "generate: a grammar needs the vocabulary's bytes (a TokenTable)");
+  WICK_CHECK(!prefix || grammar, InvalidArgument, "generate: a free prefix without a grammar");
+  WICK_CHECK(!prefix || !prefix->close.empty(), InvalidArgument, "generate: a free prefix needs a closing marker");
+  prefix_ = std::move(prefix);
   if (tokens != tokens_) engine_.reset();  // the engine holds the table
   grammar_ = std::move(grammar);
   tokens_ = std::move(tokens);
@@ -96,6 +100,7 @@ GenerationStats Generator::run(const std::vector<int32_t>& prompt, int64_t max_n
   req.sampling = opt_;
   req.stop_tokens = stop_tokens;
   req.grammar = grammar_;
+  req.grammar_prefix = prefix_;
   const EngineStats before = engine_->stats();
   bool wanted = true;  // on_token has not asked to stop
   std::exception_ptr thrown;

@@ -5,14 +5,18 @@
 // longest prefix the new rendering shares with what was fed before (a template may
 // re-render earlier turns differently, e.g. Qwen3 dropping old reasoning), and only the
 // rest is computed. --stop STR ends a reply before the first
-// stop string (the reply kept in the conversation is the text before it). Commands: /reset
-// forgets the conversation, /exit (or end of input) quits.
+// stop string (the reply kept in the conversation is the text before it). --grammar /
+// --json-schema (and their -file forms) constrain every reply, after the reasoning of a
+// thinking template (text::reasoning_prefix). Commands: /reset forgets the conversation,
+// /exit (or end of input) quits.
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 
+#include "grammar_args.h"
 #include "model_args.h"
+#include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 
 namespace wick::cli {
@@ -24,10 +28,13 @@ struct ChatArgs {
   std::string system;
   int64_t max_tokens = 512;
   std::vector<std::string> stop;
+  GrammarArgs grammar;
 };
 
 int run_chat(const ChatArgs& a) {
+  std::optional<text::Grammar> grammar;
   as_usage_error([&] {
+    grammar = grammar_from_args(a.grammar, "chat");
     models::check_sampling_options(a.sampling.opt);
     check_speculative_args(a.sampling, "chat");
     for (const auto& s : a.stop) WICK_CHECK(!s.empty(), InvalidArgument, "chat: a --stop string is empty");
@@ -41,6 +48,7 @@ int run_chat(const ChatArgs& a) {
   const int64_t capacity = std::min(lm.model().context_length(), a.model.ctx_size);
   serve::Generator gen(lm.model(), a.sampling.opt);
   gen.speculative(speculative_options(a.sampling, draft)).context(capacity);
+  const auto tokens = grammar ? std::make_shared<const text::TokenTable>(lm.tokenizer()) : nullptr;
   std::vector<text::ChatMessage> messages;
   auto reset = [&] {
     messages.clear();
@@ -58,7 +66,9 @@ int run_chat(const ChatArgs& a) {
       continue;
     }
     messages.push_back({"user", line});
-    const std::vector<int32_t> ids = lm.encode(lm.render_chat(messages), /*add_special=*/false);
+    const std::string rendered = lm.render_chat(messages);
+    const std::vector<int32_t> ids = lm.encode(rendered, /*add_special=*/false);
+    if (grammar) gen.grammar(grammar, tokens, text::reasoning_prefix(lm.chat_template()->source(), rendered));
     WICK_CHECK(int64_t(ids.size()) < capacity, InvalidArgument, "chat: the conversation is ", ids.size(),
                " tokens, the context holds ", capacity, " (--ctx-size; /reset starts over)");
     models::SamplingOptions opt = a.sampling.opt;
@@ -97,6 +107,7 @@ Runner add_chat(CLI::App& app) {
   sub->add_option("--max-tokens", a->max_tokens, "tokens per reply at most")->capture_default_str();
   sub->add_option("--stop", a->stop, "end a reply before this string (repeatable: the first of them to appear)");
   add_sampling_options(sub, a->sampling);
+  add_grammar_options(sub, a->grammar);
   return [a]() -> int { return run_chat(*a); };
 }
 

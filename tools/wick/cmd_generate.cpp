@@ -17,6 +17,7 @@
 
 #include "grammar_args.h"
 #include "model_args.h"
+#include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 
 namespace wick::cli {
@@ -64,7 +65,10 @@ int run_generate(const GenerateArgs& a) {
 
   serve::Generator gen(model, a.sampling.opt);
   gen.speculative(speculative_options(a.sampling, draft));
-  if (grammar) gen.grammar(grammar, std::make_shared<const text::TokenTable>(lm.tokenizer()));
+  // With --chat, a thinking template's reasoning comes before the constrained answer.
+  if (grammar)
+    gen.grammar(grammar, std::make_shared<const text::TokenTable>(lm.tokenizer()),
+                a.chat ? text::reasoning_prefix(lm.chat_template()->source(), text) : std::nullopt);
   // KV memory for the prompt and the output, within --ctx-size.
   gen.context(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   auto stream = lm.tokenizer().decode_stream();

@@ -52,8 +52,10 @@ class Generator {
   // Constrained decoding (text/grammar.h) for the next calls: every token one the grammar
   // allows, and the generation ends once the output is a sentence nothing can continue;
   // `tokens` is the vocabulary's bytes (text::TokenTable of the model's tokenizer). nullopt:
-  // unconstrained.
-  Generator& grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens);
+  // unconstrained. prefix: free text before the sentence (a thinking model's reasoning,
+  // text::reasoning_prefix), as Request::grammar_prefix.
+  Generator& grammar(std::optional<text::Grammar> grammar, std::shared_ptr<const text::TokenTable> tokens,
+                     std::optional<text::FreePrefix> prefix = std::nullopt);
 
   // Runs the prompt through the model (prefill), then generates up to max_new_tokens one at a
   // time, calling on_token with each id as it is produced, on the calling thread. Stops early
@@ -85,6 +87,7 @@ class Generator {
   int64_t context_ = 0;
   std::optional<text::Grammar> grammar_;
   std::shared_ptr<const text::TokenTable> tokens_;
+  std::optional<text::FreePrefix> prefix_;
   std::unique_ptr<Engine> engine_;  // made by run() when missing or too small
 };
 
