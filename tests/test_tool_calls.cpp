@@ -143,3 +143,44 @@ TEST(ToolCalls, RealTemplatesFormatsAndRendering) {
       << out;
   EXPECT_NE(out.find("<tool_response>\nsunny\n</tool_response>"), std::string::npos) << out;
 }
+
+// Streaming: a reply pushed in pieces of every size releases text that cannot belong to a
+// call as it comes, and what it released followed by finish()'s content is the content
+// parse_tool_calls gives the whole reply, with the same calls.
+TEST(ToolCalls, StreamsTheTextBeforeACallAsItComes) {
+  struct Case {
+    ToolCallFormat format;
+    std::string reply, early;  // early: released before the reply's end
+  };
+  const std::vector<Case> cases{
+      {ToolCallFormat::Hermes,
+       "  Let me check <the> weather.\n<tool_call>\n{\"name\": \"w\", \"arguments\": {\"c\": 1}}\n</tool_call>\n"
+       "then <tool_call>{\"name\": \"n\", \"arguments\": {}}</tool_call> done ",
+       "Let me check <the> weather."},
+      {ToolCallFormat::Hermes, "No tools needed here. <tool", "No tools needed here."},
+      {ToolCallFormat::Hermes, "Bad <tool_call>not json</tool_call> end", "Bad"},
+      {ToolCallFormat::Hermes, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>", ""},
+      {ToolCallFormat::Llama3, "\n<|python_tag|>{\"name\": \"s\", \"parameters\": {\"q\": \"x\"}}", ""},
+      {ToolCallFormat::Llama3, "{\"name\": \"s\", \"parameters\": {}}", ""},
+      {ToolCallFormat::Llama3, "The answer is {x}.\n\n", "The answer is {x}."},
+      {ToolCallFormat::Llama3, "<b>bold</b> ", "<b>bold</b>"},
+      {ToolCallFormat::Mistral, "[TOOL_CALLS] [{\"name\": \"a\", \"arguments\": {\"x\": 1}}]", ""},
+      {ToolCallFormat::Mistral, "Plain answer, [1] cited.", "Plain answer, [1] cited."},
+  };
+  for (const Case& c : cases) {
+    const ToolCallReply whole = parse_tool_calls(c.reply, c.format);
+    for (size_t step = 1; step <= c.reply.size(); ++step) {
+      ToolCallStream s(c.format);
+      std::string released;
+      for (size_t at = 0; at < c.reply.size(); at += step) released += s.push(c.reply.substr(at, step));
+      EXPECT_EQ(released, c.early) << c.reply << " in pieces of " << step;
+      const ToolCallReply rest = s.finish();
+      EXPECT_EQ(released + rest.content, whole.content) << c.reply << " in pieces of " << step;
+      ASSERT_EQ(rest.calls.size(), whole.calls.size()) << c.reply;
+      for (size_t k = 0; k < rest.calls.size(); ++k) {
+        EXPECT_EQ(rest.calls[k].name, whole.calls[k].name);
+        EXPECT_EQ(rest.calls[k].arguments, whole.calls[k].arguments);
+      }
+    }
+  }
+}

@@ -101,6 +101,55 @@ ToolCallReply parse_tool_calls(std::string_view reply, ToolCallFormat format) {
   return {std::string(trim(reply)), {}};
 }
 
+namespace {
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+// The length of the longest suffix of s that is a proper prefix of marker.
+size_t partial_marker(std::string_view s, std::string_view marker) {
+  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
+    if (s.ends_with(marker.substr(0, n))) return n;
+  return 0;
+}
+}  // namespace
+
+std::string ToolCallStream::push(std::string_view piece) {
+  reply_ += piece;
+  if (holding_) return {};
+  while (released_ < reply_.size() && content_.empty() && is_space(reply_[released_])) ++released_;
+  size_t limit = reply_.size();
+  if (format_ == ToolCallFormat::Hermes) {
+    const size_t open = reply_.find(kHermesOpen, released_);
+    if (open != std::string::npos) {
+      holding_ = true;
+      limit = open;
+    } else {
+      limit -= partial_marker(reply_, kHermesOpen);
+    }
+  } else if (content_.empty()) {
+    // A call is the whole reply: decided by how the reply opens.
+    const std::string_view start = std::string_view(reply_).substr(released_);
+    const std::string_view marker = format_ == ToolCallFormat::Mistral ? kMistralMarker : kPythonTag;
+    if (start.empty()) return {};
+    if (start[0] == '{' || start[0] == '[' || start.starts_with(marker)) {
+      holding_ = true;
+      return {};
+    }
+    if (marker.starts_with(start)) return {};  // perhaps the marker, not known yet
+  }
+  while (limit > released_ && is_space(reply_[limit - 1])) --limit;
+  if (limit <= released_) return {};
+  std::string out = reply_.substr(released_, limit - released_);
+  released_ = limit;
+  content_ += out;
+  return out;
+}
+
+ToolCallReply ToolCallStream::finish() {
+  ToolCallReply r = parse_tool_calls(reply_, format_);
+  // What was released opens the content (see the class comment); the rest goes now.
+  if (r.content.starts_with(content_)) r.content.erase(0, content_.size());
+  return r;
+}
+
 std::string write_tool_call(const ToolCall& call, ToolCallFormat format) {
   Json j;
   j["name"] = call.name;

@@ -88,6 +88,12 @@ def test_auto_and_none(client, srv):
     r = chat(client, tools=TOOLS, tool_choice="auto", seed=1, max_tokens=30)
     c = r.choices[0]
     assert c.finish_reason in ("stop", "length") and not c.message.tool_calls and c.message.content
+    # Streamed, the text that cannot be a call goes out as it comes (many chunks, not one at
+    # the end) and adds up to the same content.
+    pieces = [ch.choices[0].delta.content for ch in chat(client, tools=TOOLS, tool_choice="auto", seed=1, max_tokens=30,
+                                                         stream=True) if ch.choices and ch.choices[0].delta.content]
+    assert "".join(pieces) == c.message.content, (pieces, c.message.content)
+    assert len(pieces) > 5, pieces
     # none: the tools are not offered; the same as no tools at all.
     a = chat(client, tools=TOOLS, tool_choice="none", seed=2, max_tokens=20).choices[0].message.content
     b = chat(client, seed=2, max_tokens=20).choices[0].message.content

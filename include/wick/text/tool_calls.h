@@ -35,6 +35,28 @@ struct ToolCallReply {
 // The calls of a reply, in order; text that is not a well-formed call (not JSON, no name,
 // arguments not an object) stays content.
 ToolCallReply parse_tool_calls(std::string_view reply, ToolCallFormat format);
+// A reply with tool calls as it is generated (what a streamed reply sends): the text that
+// cannot belong to a call goes out as it comes, the rest is held until the end. Hermes: the
+// text before the first <tool_call> (less what may be the start of one); Llama 3 and
+// Mistral: a reply that does not open with a call ({, [, <|python_tag|>, [TOOL_CALLS]).
+// Whitespace at either end of the released text is held, so that what push() released
+// followed by finish()'s content is parse_tool_calls(reply)'s content.
+class ToolCallStream {
+ public:
+  explicit ToolCallStream(ToolCallFormat format) : format_(format) {}
+  // The next piece of the reply: the content that may go out now.
+  std::string push(std::string_view piece);
+  // The end: the calls and the content not released yet.
+  ToolCallReply finish();
+
+ private:
+  ToolCallFormat format_;
+  std::string reply_;
+  size_t released_ = 0;   // bytes of reply_ released or skipped (leading whitespace)
+  std::string content_;   // what push() released
+  bool holding_ = false;  // a call may have begun: nothing more until the end
+};
+
 // A call as the model would write it (Hermes: its <tool_call> block).
 std::string write_tool_call(const ToolCall& call, ToolCallFormat format);
 

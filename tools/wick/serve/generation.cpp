@@ -91,24 +91,23 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
 }
 
 void Generation::append(const std::string& piece) {
-  std::string& answer = tool_format_ ? reply_ : text_;
-  if (!split_) {
-    answer += piece;
-    return;
+  std::string answer = piece;
+  if (split_) {
+    const text::ReasoningSplit::Piece p = split_->push(piece);
+    reasoning_ += p.reasoning;
+    answer = p.content;
   }
-  const text::ReasoningSplit::Piece p = split_->push(piece);
-  reasoning_ += p.reasoning;
-  answer += p.content;
+  text_ += tools_ ? tools_->push(answer) : answer;
 }
 
 void Generation::end() {
   if (split_) {
     const text::ReasoningSplit::Piece p = split_->flush();
     reasoning_ += p.reasoning;
-    (tool_format_ ? reply_ : text_) += p.content;
+    text_ += tools_ ? tools_->push(p.content) : p.content;
   }
-  if (tool_format_ && !error_status_) {
-    text::ToolCallReply r = text::parse_tool_calls(reply_, *tool_format_);
+  if (tools_ && !error_status_) {
+    text::ToolCallReply r = tools_->finish();
     text_ += r.content;
     calls_ = std::move(r.calls);
     if (!calls_.empty()) finish_ = "tool_calls";

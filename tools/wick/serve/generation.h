@@ -67,10 +67,10 @@ class Generation {
   void split_reasoning(bool starts_inside) { split_.emplace(starts_inside); }
   std::string take_text();       // text not yet taken
   std::string take_reasoning();  // reasoning not yet taken
-  // A chat with tools: the reply is kept until it ends, then its calls are parsed out in the
-  // model's syntax (text::parse_tool_calls); a streamed reply is sent at its end. The finish
-  // reason is then "tool_calls".
-  void expect_tool_calls(text::ToolCallFormat format) { tool_format_ = format; }
+  // A chat with tools: the text that cannot belong to a call goes out as it comes, the rest
+  // is kept until the reply ends, then its calls are parsed out in the model's syntax
+  // (text::ToolCallStream). The finish reason is then "tool_calls".
+  void expect_tool_calls(text::ToolCallFormat format) { tools_.emplace(format); }
   const std::vector<text::ToolCall>& tool_calls() const { return calls_; }
   const std::string& reasoning() const { return reasoning_; }
   std::vector<TokenLogprob>* take_logprobs();  // logprobs not yet taken (nullptr when not asked)
@@ -89,8 +89,7 @@ class Generation {
   std::string text_, reasoning_;
   size_t taken_ = 0, reasoning_taken_ = 0;
   std::optional<text::ReasoningSplit> split_;
-  std::optional<text::ToolCallFormat> tool_format_;
-  std::string reply_;  // with tools: the answer until the end
+  std::optional<text::ToolCallStream> tools_;
   std::vector<text::ToolCall> calls_;
   std::vector<TokenLogprob> logprobs_, taken_logprobs_;
   int64_t prompt_tokens_, completion_tokens_ = 0, cached_tokens_ = 0;
