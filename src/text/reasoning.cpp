@@ -1,17 +1,8 @@
 #include "wick/text/reasoning.h"
 
+#include "text/marker_text.h"
+
 namespace wick::text {
-
-namespace {
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// The longest suffix of s that is a proper prefix of marker: text that may still become it.
-size_t partial_suffix(std::string_view s, std::string_view marker) {
-  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == marker.substr(0, n)) return n;
-  return 0;
-}
-}  // namespace
 
 ReasoningSplit::ReasoningSplit(bool starts_inside, std::string open, std::string close)
     : state_(starts_inside ? State::Inside : State::Start), open_(std::move(open)), close_(std::move(close)) {}
@@ -24,7 +15,7 @@ ReasoningSplit::Piece ReasoningSplit::push(std::string_view text) {
     switch (state_) {
       case State::Start: {
         size_t i = 0;
-        while (i < held_.size() && is_space(held_[i])) ++i;
+        while (i < held_.size() && is_blank(held_[i])) ++i;
         const std::string_view rest = std::string_view(held_).substr(i);
         if (rest.starts_with(open_)) {
           held_.erase(0, i + open_.size());
@@ -44,7 +35,7 @@ ReasoningSplit::Piece ReasoningSplit::push(std::string_view text) {
           state_ = State::Between;
           again = true;
         } else {
-          const size_t keep = partial_suffix(held_, close_);
+          const size_t keep = partial_marker(held_, close_);
           out.reasoning += held_.substr(0, held_.size() - keep);
           held_.erase(0, held_.size() - keep);
         }
@@ -52,7 +43,7 @@ ReasoningSplit::Piece ReasoningSplit::push(std::string_view text) {
       }
       case State::Between: {
         size_t i = 0;
-        while (i < held_.size() && is_space(held_[i])) ++i;
+        while (i < held_.size() && is_blank(held_[i])) ++i;
         held_.erase(0, i);
         if (!held_.empty()) {
           state_ = State::Answer;
@@ -80,14 +71,14 @@ ReasoningSplit::Piece ReasoningSplit::flush() {
 bool template_thinks(std::string_view chat_template) { return chat_template.find("</think>") != std::string::npos; }
 
 bool prompt_opens_reasoning(std::string_view prompt) {
-  while (!prompt.empty() && is_space(prompt.back())) prompt.remove_suffix(1);
+  while (!prompt.empty() && is_blank(prompt.back())) prompt.remove_suffix(1);
   return prompt.ends_with("<think>");
 }
 
 std::optional<FreePrefix> reasoning_prefix(std::string_view chat_template, std::string_view prompt) {
   if (!template_thinks(chat_template)) return std::nullopt;
   if (prompt_opens_reasoning(prompt)) return FreePrefix{"", "</think>"};
-  while (!prompt.empty() && is_space(prompt.back())) prompt.remove_suffix(1);
+  while (!prompt.empty() && is_blank(prompt.back())) prompt.remove_suffix(1);
   if (prompt.ends_with("</think>")) return std::nullopt;
   return FreePrefix{"<think>", "</think>"};
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/marker_text.h"
+
 namespace wick::text {
 
 std::string StopText::push(std::string_view text) {
@@ -20,12 +22,7 @@ std::string StopText::push(std::string_view text) {
   // Hold back the longest suffix that is a proper prefix of a stop string. It starts on a
   // character boundary: a stop string starts with a lead byte, which never continues one.
   size_t hold = 0;
-  for (const auto& s : stops_)
-    for (size_t n = std::min(s.size() - 1, pending_.size()); n > hold; --n)
-      if (std::string_view(pending_).substr(pending_.size() - n) == std::string_view(s).substr(0, n)) {
-        hold = n;
-        break;
-      }
+  for (const auto& s : stops_) hold = std::max(hold, partial_marker(pending_, s));
   std::string out = pending_.substr(0, pending_.size() - hold);
   pending_.erase(0, pending_.size() - hold);
   return out;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "text/marker_text.h"
 #include "wick/error.h"
 #include "wick/text/json_schema.h"
 
@@ -14,13 +15,6 @@ using Json = nlohmann::ordered_json;  // arguments keep the order the model wrot
 
 constexpr std::string_view kHermesOpen = "<tool_call>", kHermesClose = "</tool_call>";
 constexpr std::string_view kMistralMarker = "[TOOL_CALLS]", kPythonTag = "<|python_tag|>";
-
-std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // {"name": "...", "arguments"|"parameters": {...}} as a call; nullopt for anything else.
 std::optional<ToolCall> call_of(const Json& j) {
@@ -50,8 +44,8 @@ ToolCallReply parse_hermes(std::string_view reply) {
     if (open == std::string_view::npos) break;
     const size_t close = reply.find(kHermesClose, open);
     const size_t body = open + kHermesOpen.size();
-    const std::optional<Json> j =
-        parse_json(trim(reply.substr(body, close == std::string_view::npos ? std::string_view::npos : close - body)));
+    const std::optional<Json> j = parse_json(
+        trim_blank(reply.substr(body, close == std::string_view::npos ? std::string_view::npos : close - body)));
     const std::optional<ToolCall> call = j ? call_of(*j) : std::nullopt;
     if (!call) break;  // not a call: the rest is text
     content += reply.substr(at, open - at);
@@ -59,7 +53,7 @@ ToolCallReply parse_hermes(std::string_view reply) {
     at = close == std::string_view::npos ? reply.size() : close + kHermesClose.size();
   }
   content += reply.substr(at);
-  out.content = std::string(trim(content));
+  out.content = std::string(trim_blank(content));
   return out;
 }
 
@@ -93,28 +87,18 @@ bool template_takes_tools(std::string_view t) { return t.find("tools") != std::s
 
 ToolCallReply parse_tool_calls(std::string_view reply, ToolCallFormat format) {
   if (format == ToolCallFormat::Hermes) return parse_hermes(reply);
-  std::string_view body = trim(reply);
+  std::string_view body = trim_blank(reply);
   const std::string_view marker = format == ToolCallFormat::Mistral ? kMistralMarker : kPythonTag;
-  if (body.starts_with(marker)) body = trim(body.substr(marker.size()));
+  if (body.starts_with(marker)) body = trim_blank(body.substr(marker.size()));
   if (const std::optional<Json> j = parse_json(body))
     if (std::optional<std::vector<ToolCall>> calls = calls_of(*j)) return {"", std::move(*calls)};
-  return {std::string(trim(reply)), {}};
+  return {std::string(trim_blank(reply)), {}};
 }
-
-namespace {
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-// The length of the longest suffix of s that is a proper prefix of marker.
-size_t partial_marker(std::string_view s, std::string_view marker) {
-  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
-    if (s.ends_with(marker.substr(0, n))) return n;
-  return 0;
-}
-}  // namespace
 
 std::string ToolCallStream::push(std::string_view piece) {
   reply_ += piece;
   if (holding_) return {};
-  while (released_ < reply_.size() && content_.empty() && is_space(reply_[released_])) ++released_;
+  while (released_ < reply_.size() && content_.empty() && is_blank(reply_[released_])) ++released_;
   size_t limit = reply_.size();
   if (format_ == ToolCallFormat::Hermes) {
     const size_t open = reply_.find(kHermesOpen, released_);
@@ -135,7 +119,7 @@ std::string ToolCallStream::push(std::string_view piece) {
     }
     if (marker.starts_with(start)) return {};  // perhaps the marker, not known yet
   }
-  while (limit > released_ && is_space(reply_[limit - 1])) --limit;
+  while (limit > released_ && is_blank(reply_[limit - 1])) --limit;
   if (limit <= released_) return {};
   std::string out = reply_.substr(released_, limit - released_);
   released_ = limit;
@@ -185,7 +169,7 @@ std::string tool_call_gbnf(std::span<const ToolSpec> tools, ToolCallFormat forma
   const char* args_key = format == ToolCallFormat::Llama3 ? "parameters" : "arguments";
   Json any = Json::array();
   for (size_t i = 0; i < tools.size(); ++i) {
-    const std::string_view p = trim(tools[i].parameters);
+    const std::string_view p = trim_blank(tools[i].parameters);
     Json params = p.empty() ? Json::object() : Json::parse(p, nullptr, false);
     WICK_CHECK(params.is_object(), InvalidArgument, "tool '", tools[i].name,
                "': parameters must be a JSON Schema object");
