@@ -12,10 +12,11 @@
 # Writes to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/device/parts.sh
 out=${OUT:-/tmp/out}; m=/tmp/m
-mkdir -p "$out" "$m" /tmp/carry
+mkdir -p "$out" "$m"
 if [[ ${STAGE:-run} == start ]]; then
-  cp .device/build.part_00 /tmp/carry/
+  stash_part 0
   mkdir -p /tmp/gg && tar -C /tmp/gg -xJf .device/gguf-py.tar.xz
   setsid bash -c "PYTHONPATH=/tmp/gg/gguf-py python3 bench/make_llama_gguf.py --shape 1b --dtype f16 --out $m/part.gguf \
     && mv $m/part.gguf $m/l1b-f16.gguf" > $m/make.log 2>&1 < /dev/null &
@@ -23,11 +24,10 @@ if [[ ${STAGE:-run} == start ]]; then
   exit 0
 fi
 if [[ ${STAGE:-run} == part ]]; then
-  cp .device/build.part_01 /tmp/carry/
+  stash_part 1
   exit 0
 fi
-cat /tmp/carry/build.part_00 /tmp/carry/build.part_01 .device/build.part_02 > .device/build.tar.xz
-source scripts/device/unpack.sh
+join_parts
 nvidia-smi -L
 (cd build && timeout 300 ctest -j8 --timeout 250 -R "Constrained|Grammar|TokenTable|Engine" \
   -E "CliConstrained|JsonSchema|MiniLM|ToolCalls" > "$out/ctest.log" 2>&1)

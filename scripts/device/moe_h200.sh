@@ -7,16 +7,17 @@
 #   STAGE=start: carries .device/build.part_00 and .device/llama.tar.xz; stashes the part,
 #     starts the llama.cpp CUDA build (trimmed sdist tree, not part of wick) and the f16 file.
 #   STAGE=part: carries .device/build.part_01; stashes it.
-#   STAGE=run: carries .device/build.part_02; joins the build, runs the CUDA cases of TESTS under
+#   STAGE=run: carries .device/build.part_02 and .device/origin.txt; joins the build, runs the CUDA cases of TESTS under
 #     ctest and MEMCHECK's binaries under compute-sanitizer, then quantizes (QUANTS) and runs
 #     bench/llm_side_by_side.py and llama-batched-bench / wick batched-bench.
 # Writes to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/device/parts.sh
 out=${OUT:-/tmp/out}; lc=/tmp/lc; m=/tmp/m; layers=${LAYERS:-12}
-mkdir -p "$out" "$lc" "$m" /tmp/carry
+mkdir -p "$out" "$lc" "$m"
 if [[ ${STAGE:-run} == start ]]; then
-  cp .device/build.part_00 /tmp/carry/
+  stash_part 0
   tar -C "$lc" -xJf .device/llama.tar.xz
   setsid bash -c "cd $lc/trim && cmake -S . -B b -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF \
@@ -27,11 +28,10 @@ if [[ ${STAGE:-run} == start ]]; then
   exit 0
 fi
 if [[ ${STAGE:-run} == part ]]; then
-  cp .device/build.part_01 /tmp/carry/
+  stash_part 1
   exit 0
 fi
-cat /tmp/carry/build.part_00 /tmp/carry/build.part_01 .device/build.part_02 > .device/build.tar.xz
-source scripts/device/unpack.sh
+join_parts
 nvidia-smi -L
 (cd build && timeout 240 ctest -j8 --timeout 200 -R "${TESTS:-cuda_0}" > "$out/ctest.log" 2>&1)
 echo "ctest rc=$?"
