@@ -5,9 +5,12 @@
 // walked: with a vocabulary of every byte and a few longer pieces, each step's mask must
 // allow a token or the text must be a sentence (no dead ends), an allowed token must be
 // taken, a refused one must change nothing, and Grammar::accepts must agree with the matcher.
+// Bit 2 of the first byte adds a FreePrefix ("<" ... ">", or from the free text on with bit
+// 3): the sentence is then the text after the first ">".
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,8 +38,22 @@ std::shared_ptr<const TokenTable> table() {
 
 bool allowed(const std::vector<uint32_t>& mask, size_t id) { return (mask[id / 32] >> (id % 32)) & 1; }
 
-void walk(const Grammar& g, std::string_view choices) {
-  GrammarMatcher m(g, table());
+// The part of text the grammar reads: all of it, or with a prefix what follows its first
+// closing marker (nullopt while the prefix is open; trap when the opening is not there).
+std::optional<std::string> answer(const std::optional<wick::text::FreePrefix>& p, const std::string& text) {
+  if (!p) return text;
+  if (text.size() < p->open.size()) {
+    if (!p->open.starts_with(text)) __builtin_trap();
+    return std::nullopt;
+  }
+  if (!text.starts_with(p->open)) __builtin_trap();
+  const size_t at = text.find(p->close, p->open.size());
+  if (at == std::string::npos) return std::nullopt;
+  return text.substr(at + p->close.size());
+}
+
+void walk(const Grammar& g, std::string_view choices, std::optional<wick::text::FreePrefix> prefix) {
+  GrammarMatcher m(g, table(), prefix);
   const size_t n = table()->vocab_size();
   std::vector<uint32_t> mask((n + 31) / 32);
   std::string text;
@@ -59,9 +76,11 @@ void walk(const Grammar& g, std::string_view choices) {
     const size_t id = ids[pick % ids.size()];
     if (!m.accept(int32_t(id))) __builtin_trap();
     text += table()->bytes(int32_t(id));
-    if (!g.accepts_prefix(text)) __builtin_trap();
+    const std::optional<std::string> a = answer(prefix, text);
+    if (a && !g.accepts_prefix(*a)) __builtin_trap();
   }
-  if (m.can_end() != g.accepts(text)) __builtin_trap();
+  const std::optional<std::string> a = answer(prefix, text);
+  if (m.can_end() != (a && g.accepts(*a))) __builtin_trap();
 }
 
 }  // namespace
@@ -79,7 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 1: gbnf = wick::text::json_schema_to_gbnf(text); break;
       default: gbnf = wick::text::regex_to_gbnf(text); break;
     }
-    walk(Grammar::from_gbnf(gbnf), choices);
+    std::optional<wick::text::FreePrefix> prefix;
+    if (data[0] & 4) prefix = wick::text::FreePrefix{data[0] & 8 ? "" : "<", ">"};
+    walk(Grammar::from_gbnf(gbnf), choices, prefix);
   } catch (const wick::Error& e) {
     if (e.kind() != wick::ErrorKind::InvalidArgument && e.kind() != wick::ErrorKind::Unsupported) __builtin_trap();
   }
