@@ -195,6 +195,31 @@ TEST_F(Cli, BenchCommandsSayWhenWickBenchIsMissing) {
   EXPECT_EQ(v.out, "wick " + build_info().version + "\n");
 }
 
+// mask-bench on a small vocabulary: every document is taken, the JSON holds each case's
+// tokens and times, and a second pass (fragments cached) is reported apart.
+TEST_F(Cli, MaskBenchTakesEveryDocumentAndReportsEachPass) {
+  test::CliRun bench;
+  bench.program = WICK_BENCH_CLI_PATH;
+  const std::string dir = ::testing::TempDir();
+  const std::string cases = dir + "/wick_mask_cases.json", out = dir + "/wick_mask_out.json";
+  std::ofstream(cases) << R"([{"name": "s", "schema": {"type": "string", "maxLength": 8}, "doc": "\"abc\""},
+    {"name": "o", "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+     "doc": "{\"n\": 12}"}])";
+  const CliResult r = test::run_cli("mask-bench --tokenizer '" + test::data_path("tokenizers/llama3") + "' --cases " +
+                                        cases + " --passes 2 --json " + out,
+                                    bench);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 cases (0 rejected)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass 2 (fragments cached"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(test::slurp(out));
+  ASSERT_EQ(j.at("cases").size(), 2u);
+  for (const auto& c : j.at("cases")) {
+    EXPECT_TRUE(c.at("accepted").get<bool>()) << c.dump();
+    EXPECT_EQ(c.at("ids").size(), c.at("mask_us").size()) << c.dump();
+  }
+  EXPECT_EQ(test::run_cli("mask-bench --tokenizer x --cases y --passes 0", bench).code, 2);
+}
+
 TEST_F(Cli, WickBenchRunDirectlyNamesItself) {
   test::CliRun bench;
   bench.program = WICK_BENCH_CLI_PATH;
