@@ -3,8 +3,11 @@
 // output a sentence; the outputs are checked by the grammar and by an independent parser.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <random>
 
+#include "serve/constrain.h"
 #include "support/devices.h"
 #include "support/llama_oracle.h"
 #include "wick/models/llama.h"
@@ -287,4 +290,35 @@ TEST(Constrained, AFreePrefixComesBeforeTheSentence) {
   bad.grammar = g;
   bad.grammar_prefix = text::FreePrefix{"<", ""};
   EXPECT_THROW(engine.submit(bad, [](const serve::TokenEvent&) {}), Error);  // no closing marker
+}
+
+// masked_argmax alone (src/serve/constrain.h), against the first maximum over the allowed
+// ids computed here: rows whose indices fit a byte (uploaded with the masks) and rows that
+// do not (an index list of their own), a vocabulary that is not a multiple of 8 or 32.
+TEST_P(ConstrainedDevices, MaskedArgmaxIsTheFirstMaximumOfTheAllowedIds) {
+  constexpr int64_t kRows = 300, kVocab = 77;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-4, 4);
+  std::vector<float> host(size_t(kRows * kVocab));
+  for (float& x : host) x = std::round(u(rng) * 4) / 4;  // ties happen: the first maximum wins
+  const Tensor logits = Tensor::from_vector(host, Shape{kRows, kVocab}).to(dev());
+  const Tensor bits = serve::bit_table(dev());
+  for (const std::vector<int64_t>& rows : {std::vector<int64_t>{3, 17, 255}, std::vector<int64_t>{5, 299, 0, 256}}) {
+    std::vector<std::vector<uint32_t>> masks(rows.size(), std::vector<uint32_t>((kVocab + 31) / 32));
+    for (size_t r = 0; r < rows.size(); ++r)
+      for (int64_t id = 0; id < kVocab; ++id)
+        if (rng() % 3 == 0 || id == int64_t(r)) masks[r][size_t(id) / 32] |= 1u << (id % 32);
+    std::vector<const std::vector<uint32_t>*> ptrs;
+    for (const auto& m : masks) ptrs.push_back(&m);
+    const std::vector<int64_t> got =
+        serve::masked_argmax(logits, rows, ptrs, bits).to(Device::cpu()).to(DType::I64).to_vector<int64_t>();
+    ASSERT_EQ(got.size(), rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      int64_t best = -1;
+      for (int64_t id = 0; id < kVocab; ++id)
+        if ((masks[r][size_t(id) / 32] >> (id % 32)) & 1)
+          if (best < 0 || host[size_t(rows[r] * kVocab + id)] > host[size_t(rows[r] * kVocab + best)]) best = id;
+      EXPECT_EQ(got[r], best) << "row " << rows[r];
+    }
+  }
 }

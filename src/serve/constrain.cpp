@@ -50,19 +50,26 @@ Tensor masked_argmax(const Tensor& logits, std::span<const int64_t> rows,
              masks.size(), " masks");
   const int64_t vocab = logits.shape()[1];
   const auto row_bytes = size_t(vocab + 7) / 8;
-  // Words are little-endian on the hosts wick builds for: byte k of the row holds ids 8k..8k+7.
-  std::vector<uint8_t> packed(rows.size() * row_bytes);
+  // One upload (each waits for the device): the masks, then the rows' indices as bytes when
+  // every one fits a byte (index_select takes u8 indices). Words are little-endian on the
+  // hosts wick builds for: byte k of a row's mask holds ids 8k..8k+7.
+  const auto n = int64_t(rows.size());
+  const bool byte_rows = *std::max_element(rows.begin(), rows.end()) < 256;
+  const size_t mask_bytes = rows.size() * row_bytes;
+  std::vector<uint8_t> packed(mask_bytes + (byte_rows ? rows.size() : 0));
   for (size_t r = 0; r < rows.size(); ++r) {
     WICK_CHECK(masks[r]->size() * 4 >= row_bytes, Internal, "masked_argmax: a mask of ", masks[r]->size(),
                " words for ", vocab, " ids");
     std::memcpy(packed.data() + r * row_bytes, masks[r]->data(), row_bytes);
+    if (byte_rows) packed[mask_bytes + r] = uint8_t(rows[r]);
   }
   const Device dev = logits.device();
-  const auto n = int64_t(rows.size());
-  const Tensor ids = Tensor::from_data(packed.data(), DType::U8, packed.size(), Shape{n, int64_t(row_bytes)}, dev);
+  const Tensor up = Tensor::from_data(packed.data(), DType::U8, packed.size(), Shape{int64_t(packed.size())}, dev);
+  const Tensor ids = up.narrow(0, 0, int64_t(mask_bytes)).reshape({n, int64_t(row_bytes)});
+  const Tensor index = byte_rows ? up.narrow(0, int64_t(mask_bytes), n)
+                                 : Tensor::from_vector(std::vector<int64_t>(rows.begin(), rows.end())).to(dev);
   const Tensor allowed = embedding(ids, bits).reshape({n, int64_t(row_bytes) * 8}).narrow(1, 0, vocab);
-  const Tensor picked =
-      index_select(logits, 0, Tensor::from_vector(std::vector<int64_t>(rows.begin(), rows.end())).to(dev));
+  const Tensor picked = index_select(logits, 0, index);
   const Tensor never = full(Shape{}, kNever, logits.dtype(), dev);
   return argmax(where(allowed, picked, never), -1);
 }
