@@ -30,7 +30,7 @@ fi
 join_parts
 nvidia-smi -L
 (cd build && timeout 300 ctest -j8 --timeout 250 -R "Constrained|Grammar|TokenTable|Engine" \
-  -E "CliConstrained|JsonSchema|MiniLM|ToolCalls" > "$out/ctest.log" 2>&1)
+  -E "CliConstrained|JsonSchema|MiniLM|ToolCalls|ReasoningSplit" > "$out/ctest.log" 2>&1)
 echo "ctest rc=$?"
 grep -E "tests passed|tests failed" "$out/ctest.log"
 grep -E "\((Failed|SEGFAULT|Timeout|Exception|Subprocess aborted)\)" "$out/ctest.log" | head -20
