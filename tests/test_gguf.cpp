@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "support/golden.h"
 #include "support/st_reader.h"
@@ -233,6 +234,10 @@ TEST(GgufTypes, NamesAndRowBytes) {
   EXPECT_EQ(ggml_type_from_id(30), GgmlType::BF16);
   EXPECT_FALSE(ggml_type_from_id(4).has_value());  // removed q4_2
   EXPECT_EQ(ggml_row_bytes(GgmlType::Q5_K, 512), 352u);
+  EXPECT_EQ(ggml_type_from_id(39), GgmlType::MXFP4);
+  EXPECT_EQ(ggml_type_from_name("MXFP4"), GgmlType::MXFP4);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::MXFP4, 96), 51u);  // 17-byte blocks: rows of any byte parity
+  EXPECT_WICK_ERROR(ggml_row_bytes(GgmlType::MXFP4, 48), InvalidArgument, "not a multiple of mxfp4's block size 32");
   EXPECT_WICK_ERROR(ggml_type_from_name("q9_0"), InvalidArgument, "unknown ggml type 'q9_0'");
 }
 
@@ -340,6 +345,66 @@ TEST(GgufDequant, RejectsInconsistentTensors) {
   EXPECT_WICK_ERROR(dequantize(t), InvalidArgument, "row of 500 values is not a multiple of q4_0's block size 32");
   t.shape = Shape{9, 512};
   EXPECT_WICK_ERROR(dequantize(t), ShapeMismatch, "needs 2592 bytes but holds 2304");
+}
+
+// MXFP4 (gpt-oss's experts): tests/data/gguf/gen_mxfp4.py writes the bytes and the
+// dequantization of gguf-py's numpy reference (ggml's quantize/dequantize_row_mxfp4), with
+// subnormal, huge and overflowing scales and every code in t3d.
+const File& mxfp4_file() {
+  static const File f = File::open(fixture("mxfp4.gguf"));
+  return f;
+}
+
+TEST(GgufDequant, Mxfp4IsBitExactWithTheReference) {
+  for (const std::string name : {"w.mxfp4", "t3d.mxfp4"}) {
+    SCOPED_TRACE(name);
+    const QuantTensor& q = mxfp4_file().tensor(name);
+    EXPECT_EQ(q.type, GgmlType::MXFP4);
+    const Tensor want = dequantize(mxfp4_file().tensor(name + ".f32"));
+    const Tensor got = dequantize(q);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(test::bits_equal(got.to_vector<float>(), want.to_vector<float>()));
+    std::vector<float> row(size_t(q.row_elems()));
+    dequantize_row(GgmlType::MXFP4, q.bytes.data(), row.data(), q.row_elems());
+    const std::vector<float> all = want.to_vector<float>();
+    EXPECT_TRUE(test::bits_equal(row, std::vector<float>(all.begin(), all.begin() + q.row_elems())));
+  }
+  // Hand-derived: t3d's block 5 holds codes 0..15 twice; block 10 has e = 127 (d = 1/2).
+  const std::vector<float> t = dequantize(mxfp4_file().tensor("t3d.mxfp4")).to_vector<float>();
+  const std::vector<float> codes = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
+  const float d5 = t[5 * 32 + 1] / 1.0f;  // code 1 is the scale itself
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(t[size_t(5 * 32 + i)], codes[size_t(i % 16)] * d5) << i;
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(std::fmod(std::fabs(t[size_t(10 * 32 + i)]), 0.5f), 0.0f) << i;
+  // Block 19 has e = 255 (d = 2^127): its largest codes (8 or 12: the source's maximum) overflow.
+  EXPECT_TRUE(std::any_of(t.begin() + 19 * 32, t.begin() + 20 * 32, [](float v) { return std::isinf(v); }));
+}
+
+TEST(GgufQuantize, Mxfp4ReproducesTheReferenceBytes) {
+  for (const std::string name : {"w.mxfp4", "t3d.mxfp4"}) {
+    SCOPED_TRACE(name);
+    const QuantTensor& ref = mxfp4_file().tensor(name);
+    const QuantTensor q = quantize(dequantize(mxfp4_file().tensor(name + ".source")), GgmlType::MXFP4);
+    ASSERT_EQ(q.bytes.nbytes(), ref.bytes.nbytes());
+    const auto* a = static_cast<const uint8_t*>(q.bytes.data());
+    const auto* b = static_cast<const uint8_t*>(ref.bytes.data());
+    // t3d's edited blocks (gen_mxfp4.py: scales of blocks 1, 4, ..., 19 and the codes of 5)
+    // differ from the quantization of its source by construction.
+    std::set<size_t> edited;
+    if (name == "t3d.mxfp4") edited = {1, 4, 5, 7, 10, 13, 16, 19};
+    int differing = 0;
+    for (size_t blk = 0; blk < ref.bytes.nbytes() / 17; ++blk)
+      if (!edited.count(blk) && std::memcmp(a + blk * 17, b + blk * 17, 17) != 0) ++differing;
+    EXPECT_EQ(differing, 0);
+  }
+  // Hand-derived: e = floor(log2 3) - 2 + 127 = 126, d = 2^(126 - 128), and -3 = -12 * d is
+  // code 15 in both nibbles.
+  const QuantTensor threes = quantize(full(Shape{1, 32}, -3.0), GgmlType::MXFP4);
+  const auto* o = static_cast<const uint8_t*>(threes.bytes.data());
+  EXPECT_EQ(o[0], 126);
+  EXPECT_EQ(o[1], 0xFF);
+  const QuantTensor z = quantize(Tensor::empty(Shape{1, 64}).fill_(0.0), GgmlType::MXFP4);
+  EXPECT_EQ(static_cast<const uint8_t*>(z.bytes.data())[0], 0);
+  for (float v : dequantize(z).to_vector<float>()) EXPECT_EQ(v, 0.0f);
 }
 
 // ---- quantization -----------------------------------------------------------------------

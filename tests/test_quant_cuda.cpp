@@ -31,8 +31,15 @@ const gguf::File& quants() {
   return f;
 }
 
+// The fixture types: quants.gguf's (ggml's own fixtures) and mxfp4.gguf's (gen_mxfp4.py:
+// gguf-py's reference, with subnormal and overflowing scales in t3d.mxfp4).
 const std::vector<std::string> kTypes = {"f32",  "f16",  "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
-                                         "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+                                         "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4"};
+
+const QuantTensor& fixture_tensor(const std::string& name) {
+  static const gguf::File mxfp4 = gguf::File::open(fixture("mxfp4.gguf"));
+  return name.find("mxfp4") != std::string::npos ? mxfp4.tensor(name) : quants().tensor(name);
+}
 
 // Every fixture tensor with a block-quantized or float type: w.* (8, 512), t3d.* (3-D),
 // odd.* (rows not a multiple of 8).
@@ -60,7 +67,7 @@ std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
 TEST(QuantBlockDecode, HostDecodersMatchCpuDequantizer) {
   for (const std::string& name : fixture_names()) {
     SCOPED_TRACE(name);
-    const QuantTensor& q = quants().tensor(name);
+    const QuantTensor& q = fixture_tensor(name);
     const std::vector<float> want = dequantize(q).to_vector<float>();
     const int64_t rows = q.rows(), n = q.row_elems();
     const size_t row_bytes = ggml_row_bytes(q.type, n);
@@ -85,7 +92,7 @@ TEST(QuantBlockDecode, HostDecodersMatchCpuDequantizer) {
 TEST(QuantBlockDecode, AffineDecodeMatchesDecode8) {
   for (const std::string& name : fixture_names()) {
     SCOPED_TRACE(name);
-    const QuantTensor& q = quants().tensor(name);
+    const QuantTensor& q = fixture_tensor(name);
     const int64_t rows = q.rows(), n = q.row_elems();
     if (n % 8 != 0) continue;
     const size_t row_bytes = ggml_row_bytes(q.type, n);
@@ -122,7 +129,7 @@ TEST(QuantBlockDecode, AffineDecodeMatchesDecode8) {
 TEST(QuantBlockDecode, WideBytesMatchTwoDecode8Bytes) {
   int checked = 0;
   for (const std::string& name : fixture_names()) {
-    const QuantTensor& q = quants().tensor(name);
+    const QuantTensor& q = fixture_tensor(name);
     const int64_t rows = q.rows(), n = q.row_elems();
     const size_t row_bytes = ggml_row_bytes(q.type, n);
     const auto* src = static_cast<const uint8_t*>(q.bytes.data());
@@ -148,7 +155,7 @@ TEST(QuantBlockDecode, WideBytesMatchTwoDecode8Bytes) {
       }
     });
   }
-  EXPECT_EQ(checked, 14);  // w.* and t3d.* of q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K
+  EXPECT_EQ(checked, 16);  // w.* and t3d.* of q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, mxfp4
 }
 
 // ---- device cases -------------------------------------------------------------------------
@@ -156,7 +163,7 @@ TEST(QuantBlockDecode, WideBytesMatchTwoDecode8Bytes) {
 class QuantDevice : public test::DeviceTest {};
 
 TEST_P(QuantDevice, ToKeepsBytesPackedAndRoundTrips) {
-  const QuantTensor& q = quants().tensor("w.q4_k");
+  const QuantTensor& q = fixture_tensor("w.q4_k");
   const QuantTensor d = q.to(dev());
   EXPECT_EQ(d.device(), dev());
   EXPECT_EQ(d.type, q.type);
@@ -170,7 +177,7 @@ TEST_P(QuantDevice, ToKeepsBytesPackedAndRoundTrips) {
 
 TEST_P(QuantDevice, DequantizeIsBitExactWithCpuForEveryType) {
   for (const std::string& name : fixture_names()) {
-    const QuantTensor& q = quants().tensor(name);
+    const QuantTensor& q = fixture_tensor(name);
     const QuantTensor d = q.to(dev());
     for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
       SCOPED_TRACE(name + " -> " + std::string(dtype_name(dt)));
@@ -271,7 +278,7 @@ TEST_P(QuantDevice, MatmulMatchesCpuForTheMainTypes) {
 
 TEST_P(QuantDevice, MatmulMatchesCpuForEveryFixtureType) {
   for (const std::string& type : kTypes) {
-    const QuantTensor& w = quants().tensor("w." + type);  // (8, 512)
+    const QuantTensor& w = fixture_tensor("w." + type);  // (8, 512)
     for (int64_t M : {1, 5, 9}) {
       SCOPED_TRACE(type + " M=" + std::to_string(M));
       const Tensor x = Tensor::from_vector(random_values(size_t(M * 512), uint32_t(M + 100)), Shape{M, 512});
@@ -284,7 +291,7 @@ TEST_P(QuantDevice, MatmulMatchesCpuForEveryFixtureType) {
 // of w.<type> (K >= 512), or the first K values of one (K < 512, whole blocks), so every
 // ggml type (not only those wick quantizes) gets any N and K.
 QuantTensor fixture_weight(const std::string& type, int64_t N, int64_t K) {
-  const QuantTensor& f = quants().tensor("w." + type);  // (8, 512)
+  const QuantTensor& f = fixture_tensor("w." + type);  // (8, 512)
   const size_t f_row = ggml_row_bytes(f.type, 512), row_bytes = ggml_row_bytes(f.type, K);
   const auto* src = static_cast<const uint8_t*>(f.bytes.data());
   std::vector<uint8_t> bytes(row_bytes * size_t(N));

@@ -40,6 +40,7 @@ enum class GgmlType : uint32_t {
   I64 = 27,
   F64 = 28,
   BF16 = 30,
+  MXFP4 = 39,  // OCP microscaling fp4: 32 e2m1 values sharing an e8m0 scale (gpt-oss's experts)
 };
 
 struct GgmlTypeInfo {
@@ -88,7 +89,7 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 Tensor dequantize(const QuantTensor& q, DType dtype = DType::F32);
 
 // Quantizes a floating-point CPU tensor (any layout) to type with ggml's reference
-// scalar algorithms. Supported: Q8_0, Q4_0, Q4_K, Q6_K and the float types F32/F16/BF16.
+// scalar algorithms. Supported: Q8_0, Q4_0, Q4_K, Q6_K, MXFP4 and the float types F32/F16/BF16.
 // The last dimension must be a multiple of the block size.
 QuantTensor quantize(const Tensor& src, GgmlType type, std::string name = {});
 

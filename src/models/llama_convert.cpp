@@ -34,6 +34,7 @@ uint32_t file_type(GgmlType t) {
     case GgmlType::Q4_K: return 14;  // MOSTLY_Q4_K_S: every matrix q4_K
     case GgmlType::Q6_K: return 18;
     case GgmlType::BF16: return 32;
+    case GgmlType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
     default: fail(ErrorKind::InvalidArgument, kConvertOp, ": cannot write ", ggml_type_name(t));
   }
 }

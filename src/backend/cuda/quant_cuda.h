@@ -50,7 +50,7 @@ void quant_matvec(GgmlType type, const void* w, size_t row_bytes, int64_t N, int
                   const Tensor& y, bool q8_x);
 
 // Whether quant_matvec has a q8-activation kernel for type (the block types with a byte
-// form: q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K).
+// form: q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, mxfp4).
 bool quant_matvec_q8_supported(GgmlType type);
 
 // out = x rounded to q8_0 per 32 values and back to f32 (dequantize(quantize(x, Q8_0))

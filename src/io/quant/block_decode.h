@@ -267,6 +267,65 @@ struct DecodeQ8_0 {
   }
 };
 
+// MXFP4: the legacy 32-value layout (Q4_0's nibbles) with a table instead of an offset. The
+// byte form maps each 4-bit code to its kvalue + 12 (0..24), so the dp4a kernel's
+// byte - kByteOffset is the kvalue and the block scale 2^(e - 128) factors out.
+// The 4 codes in the bytes of w (each 0..15) as bytes kvalue + 12.
+WICK_HD inline uint32_t mxfp4_bytes4(uint32_t w) {
+#if defined(__CUDA_ARCH__)
+  // Two 8-entry byte tables (codes 0..7 and 8..15) through byte_perm's 3-bit selectors,
+  // then bit 3 of each code picks the table.
+  const uint32_t sel = (w & 0x7u) | ((w >> 4) & 0x70u) | ((w >> 8) & 0x700u) | ((w >> 12) & 0x7000u);
+  const uint32_t pos = __byte_perm(0x0F0E0D0Cu, 0x18141210u, sel);
+  const uint32_t neg = __byte_perm(0x090A0B0Cu, 0x00040608u, sel);
+  const uint32_t m = ((w >> 3) & 0x01010101u) * 0xFFu;
+  return (pos & ~m) | (neg & m);
+#else
+  uint32_t r = 0;
+  for (int k = 0; k < 4; ++k) r |= uint32_t(mxfp4_value((w >> (8 * k)) & 15u) + 12) << (8 * k);
+  return r;
+#endif
+}
+
+struct DecodeMXFP4 {
+  static constexpr int kElems = kQK, kBytes = int(sizeof(BlockMXFP4));
+  WICK_HD static float value(const uint8_t* row, int64_t e) {
+    const uint8_t* b = row + (e / kElems) * kBytes;
+    const int i = int(e % kElems);
+    const uint8_t byte = b[offsetof(BlockMXFP4, qs) + (i & 15)];
+    return float(mxfp4_value(i < 16 ? byte & 0x0Fu : byte >> 4)) * e8m0_half(b[offsetof(BlockMXFP4, e)]);
+  }
+  WICK_HD static void decode8(const uint8_t* row, int64_t e0, float* v) {
+    const uint8_t* b = row + (e0 / kElems) * kBytes;
+    const int i0 = int(e0 % kElems);
+    const uint8_t* qs = b + offsetof(BlockMXFP4, qs) + (i0 & 15);
+    const float d = e8m0_half(b[offsetof(BlockMXFP4, e)]);
+    for (int k = 0; k < 8; ++k) v[k] = float(mxfp4_value(i0 < 16 ? qs[k] & 0x0Fu : qs[k] >> 4)) * d;
+  }
+  static constexpr bool kAffineOffset = false;
+  static constexpr int kScaleVals = kElems;
+  static constexpr int kByteOffset = 12;
+  template <class R>
+  WICK_HD static Bytes8 decode8_bytes_at(const R& rd, int64_t e0) {
+    const int i0 = int(e0 % kElems);
+    const Bytes8 q = rd.bytes8((e0 / kElems) * kBytes + offsetof(BlockMXFP4, qs) + (i0 & 15));
+    const int shift = (i0 & 16) >> 2;
+    return {mxfp4_bytes4((q.lo >> shift) & 0x0F0F0F0Fu), mxfp4_bytes4((q.hi >> shift) & 0x0F0F0F0Fu)};
+  }
+  WICK_HD static void scale_affine(const uint8_t* row, int64_t e0, float& a, float& b) {
+    a = e8m0_half(row[(e0 / kElems) * kBytes + offsetof(BlockMXFP4, e)]);
+    b = 0.0f;
+  }
+  // The wide form, as Q4_0's: the low and high nibbles of the same 8 bytes.
+  static constexpr int kWideStride = 16;
+  template <class R>
+  WICK_HD static void decode16_bytes_at(const R& rd, int64_t e0, Bytes8& low, Bytes8& high) {
+    const Bytes8 q = rd.bytes8((e0 / kElems) * kBytes + offsetof(BlockMXFP4, qs) + e0 % kElems);
+    low = {mxfp4_bytes4(q.lo & 0x0F0F0F0Fu), mxfp4_bytes4(q.hi & 0x0F0F0F0Fu)};
+    high = {mxfp4_bytes4((q.lo >> 4) & 0x0F0F0F0Fu), mxfp4_bytes4((q.hi >> 4) & 0x0F0F0F0Fu)};
+  }
+};
+
 // q2_K and q3_K walk a 256-value super-block as 2 halves x 4 shifts x 2 parts x 16:
 // value i reads 2 bits at shift 2 * ((i % 128) / 32) of qs[32 * (i / 128) + i % 32], and
 // belongs to sub-block i / 16.
@@ -542,6 +601,7 @@ decltype(auto) dispatch_decoder(GgmlType type, F&& f) {
     case GgmlType::Q4_K: return f.template operator()<DecodeQ4_K>();
     case GgmlType::Q5_K: return f.template operator()<DecodeQ5_K>();
     case GgmlType::Q6_K: return f.template operator()<DecodeQ6_K>();
+    case GgmlType::MXFP4: return f.template operator()<DecodeMXFP4>();
     case GgmlType::I8:
     case GgmlType::I16:
     case GgmlType::I32:

@@ -84,6 +84,14 @@ struct BlockQ6_K {
   uint16_t d;
 };
 
+// MXFP4 (OCP microscaling): 32 e2m1 values, value j (< 16) in the low nibble of qs[j] and
+// j + 16 in the high one, times 2^(e - 127). ggml stores the e2m1 values doubled (kvalues
+// 0, 1, 2, 3, 4, 6, 8, 12 and their negatives) and halves the scale instead.
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kQK / 2];
+};
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -94,6 +102,29 @@ static_assert(sizeof(BlockQ3_K) == 110);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockMXFP4) == 17);
+
+// The doubled e2m1 value of a 4-bit code: magnitudes 0, 1, 2, 3, 4, 6, 8, 12 (one per
+// nibble of kMxfp4Magnitudes, no table in memory: the same code on the host and the
+// device), bit 3 the sign.
+inline constexpr uint32_t kMxfp4Magnitudes = 0xC8643210u;
+WICK_HD inline int mxfp4_value(uint32_t code) {
+  const int m = int((kMxfp4Magnitudes >> (4 * (code & 7u))) & 15u);
+  return (code & 8u) ? -m : m;
+}
+
+// ggml_e8m0_to_fp32_half: 2^(x - 128) as f32 bits (x < 2 gives the subnormals 2^-128 and
+// 2^-127), exact, so value * scale rounds only where ggml's does.
+WICK_HD inline float e8m0_half(uint8_t x) {
+  const uint32_t bits = x < 2 ? 0x00200000u << x : uint32_t(x - 1) << 23;
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
 
 // The 6-bit scale and min of sub-block j (0..7) of a q4_K/q5_K block: the first four
 // pairs sit in the low 6 bits of bytes 0..7; the last four are split into a nibble in

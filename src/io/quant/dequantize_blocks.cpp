@@ -152,6 +152,13 @@ void block_q6_k(const BlockQ6_K& b, float* y) {
   }
 }
 
+// ggml's dequantize_row_mxfp4: the int8 kvalue times the halved e8m0 scale (exact).
+void block_mxfp4(const BlockMXFP4& b, float* y) {
+  const float d = e8m0_half(b.e);
+  for (int j = 0; j < kQK / 2; ++j) y[j] = float(mxfp4_value(lo(b.qs[j]))) * d;
+  for (int j = 0; j < kQK / 2; ++j) y[j + kQK / 2] = float(mxfp4_value(hi(b.qs[j]))) * d;
+}
+
 // The block decoder is a template argument, not a function pointer argument, so the
 // compiler inlines it into the loop over blocks.
 template <class Block, int N, void (*Decode)(const Block&, float*)>
@@ -185,6 +192,7 @@ void dequantize_run(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q4_K: return blocks<BlockQ4_K, kQK_K, block_q4_k>(src, dst, n);
     case GgmlType::Q5_K: return blocks<BlockQ5_K, kQK_K, block_q5_k>(src, dst, n);
     case GgmlType::Q6_K: return blocks<BlockQ6_K, kQK_K, block_q6_k>(src, dst, n);
+    case GgmlType::MXFP4: return blocks<BlockMXFP4, kQK, block_mxfp4>(src, dst, n);
     case GgmlType::I8:
     case GgmlType::I16:
     case GgmlType::I32:

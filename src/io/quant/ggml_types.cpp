@@ -9,7 +9,8 @@
 namespace wick {
 
 namespace {
-constexpr std::array<GgmlTypeInfo, 18> kTypes{{
+// clang-format off
+constexpr std::array<GgmlTypeInfo, 19> kTypes{{
     {GgmlType::F32, "f32", 1, 4},
     {GgmlType::F16, "f16", 1, 2},
     {GgmlType::Q4_0, "q4_0", 32, 18},
@@ -28,7 +29,9 @@ constexpr std::array<GgmlTypeInfo, 18> kTypes{{
     {GgmlType::I64, "i64", 1, 8},
     {GgmlType::F64, "f64", 1, 8},
     {GgmlType::BF16, "bf16", 1, 2},
+    {GgmlType::MXFP4, "mxfp4", 32, 17},
 }};
+// clang-format on
 
 std::string lower(std::string_view s) {
   std::string r(s);
@@ -56,7 +59,8 @@ GgmlType ggml_type_from_name(std::string_view name) {
   for (const auto& t : kTypes)
     if (lower(t.name) == want) return t.type;
   fail(ErrorKind::InvalidArgument, "ggml_type_from_name: unknown ggml type '", name,
-       "' (known: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, i8, i16, i32, i64, f64)");
+       "' (known: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, mxfp4, i8, i16, i32, "
+       "i64, f64)");
 }
 
 QuantActivation quant_activation_from_name(std::string_view name) {

@@ -55,6 +55,37 @@ void quantize_q4_0(const float* x, uint8_t* dst, int64_t n) {
   }
 }
 
+// mxfp4: e = floor(log2(max|x|)) - 2 + 127 (so max|x| / 2^(e - 127) lands in [4, 8), the top
+// e2m1 values), then each value takes the nearest doubled kvalue times the halved scale,
+// the lower code on a tie. The f32 log2 and the wrap of an exponent below 0 into a byte
+// are ggml's (x86); a block with an infinite or NaN value gets e = 255.
+int best_mxfp4_code(float x, float d) {
+  int best = 0;
+  float best_err = std::fabs(float(mxfp4_value(0)) * d - x);
+  for (int c = 1; c < 16; ++c) {
+    const float err = std::fabs(float(mxfp4_value(uint32_t(c))) * d - x);
+    if (err < best_err) best = c, best_err = err;
+  }
+  return best;
+}
+
+void quantize_mxfp4(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
+    float amax = 0.0f;
+    bool finite = true;
+    for (int j = 0; j < kQK; ++j) {
+      finite = finite && std::isfinite(x[j]);
+      if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
+    }
+    BlockMXFP4 b;
+    b.e = !finite ? uint8_t(255) : amax > 0.0f ? uint8_t(int(std::floor(std::log2(amax)) - 2 + 127)) : uint8_t(0);
+    const float d = e8m0_half(b.e);
+    for (int j = 0; j < kQK / 2; ++j)
+      b.qs[j] = uint8_t(best_mxfp4_code(x[j], d) | (best_mxfp4_code(x[j + kQK / 2], d) << 4));
+    store_block(b, dst + i * int64_t(sizeof b));
+  }
+}
+
 template <class H>
 void store_half(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -74,10 +105,11 @@ void quantize_run(GgmlType type, const float* x, uint8_t* dst, int64_t n) {
     case GgmlType::Q4_0: return quantize_q4_0(x, dst, n);
     case GgmlType::Q4_K: return quantize_q4_k(x, dst, n);
     case GgmlType::Q6_K: return quantize_q6_k(x, dst, n);
+    case GgmlType::MXFP4: return quantize_mxfp4(x, dst, n);
     default: break;
   }
   fail(ErrorKind::Unsupported, "quantize: no quantizer for ", ggml_type_name(type),
-       " (supported: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K)");
+       " (supported: f32, f16, bf16, q8_0, q4_0, q4_K, q6_K, mxfp4)");
 }
 
 }  // namespace quant
