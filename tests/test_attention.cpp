@@ -205,6 +205,66 @@ TEST_P(Attention, BatchHeadsMaskBroadcastScaleAndMaskedRow) {
   });
 }
 
+// gpt-oss's attention sinks: each head's logit joins the softmax with a zero value (numpy
+// goldens, gen_attention.py). One sink dominates every score (the overflow-free branch); a
+// row that sees no key gives zeros, not NaN. On CUDA every kernel (the tiled prefill ones
+// included: 64 queries) writes partials whose combine adds the sink.
+TEST_P(Attention, SinksJoinTheSoftmaxWithAZeroValue) {
+  auto with_sinks = [&](DType dt, AttentionOptions o) {
+    o.sinks = in("b2h3.sinks", dt);
+    return o;
+  };
+  check_all("b2h3.sinks.out", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt), in("b2h3.k", dt), in("b2h3.v", dt), in("b2h3.mask", dt),
+                                        with_sinks(dt, {.scale = 0.3}));
+  });
+  check_all("b2h3.sinks.causal", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt), in("b2h3.k", dt), in("b2h3.v", dt), {},
+                                        with_sinks(dt, {.causal = true}));
+  });
+  check_all("b2h3.deadrow.sinks.out", [&](DType dt) {
+    return scaled_dot_product_attention(in("b2h3.q", dt), in("b2h3.k", dt), in("b2h3.v", dt), in("b2h3.deadrow", dt),
+                                        with_sinks(dt, {}));
+  });
+  // The tiled kernels (64 queries and more): the pool's 300 keys, the sinks as a numpy-free
+  // identity: a sink is a key of score sinks[h] and value 0, i.e. an extra key column of the
+  // mask with a zero key and value.
+  for (DType dt : {DType::F32, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    // Three heads (each its own sink) made of the pool's one: q scaled per head.
+    const Tensor q1 = in("pool.q", dt).narrow(2, 0, 96);
+    const Tensor pq = cat({q1, q1 * Scalar(0.5), q1 * Scalar(-1.0)}, 1);
+    const Tensor pk = cat({in("pool.k", dt), in("pool.k", dt), in("pool.k", dt)}, 1);
+    const Tensor pv = cat({in("pool.v", dt), in("pool.v", dt), in("pool.v", dt)}, 1);
+    const int64_t B = pq.dim(0), H = pq.dim(1), Tq = pq.dim(2), Tk = pk.dim(2), D = pq.dim(3);
+    std::vector<float> sv(static_cast<size_t>(H));
+    for (int64_t h = 0; h < H; ++h) sv[size_t(h)] = float(h % 3) * 2.5f - 1.0f;
+    const Tensor sinks = Tensor::from_vector(sv, Shape{H}).to(dev());
+    AttentionOptions o;
+    o.causal = true;
+    o.sinks = sinks;
+    const Tensor got = scaled_dot_product_attention(pq, pk, pv, {}, o);
+    // The reference: keys [0; k], values [0; v]; the zero key's score is 0, so mask column 0
+    // carries sinks[h] (the mask is added after the scale), the others causality.
+    const Tensor zero = zeros(Shape{B, H, 1, D}, dt, dev());
+    const Tensor k1 = cat({zero, pk}, 2), v1 = cat({zero, pv}, 2);
+    std::vector<float> mv(size_t(H * Tq * (Tk + 1)));
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Tq; ++i)
+        for (int64_t j = 0; j <= Tk; ++j)
+          mv[size_t((h * Tq + i) * (Tk + 1) + j)] = j == 0 ? sv[size_t(h)] : (j - 1 <= i + Tk - Tq ? 0.0f : -INFINITY);
+    const Tensor mask = Tensor::from_vector(mv, Shape{1, H, Tq, Tk + 1}).to(dt).to(dev());
+    const Tensor want = scaled_dot_product_attention(pq, k1, v1, mask);
+    EXPECT_CLOSE(got, want, tol(dt), tol(dt));
+  }
+  const Tensor q = in("b2h3.q", DType::F32), k = in("b2h3.k", DType::F32), v = in("b2h3.v", DType::F32);
+  AttentionOptions bad;
+  bad.sinks = zeros(Shape{2}, DType::F32, dev());
+  EXPECT_WICK_ERROR(scaled_dot_product_attention(q, k, v, {}, bad), ShapeMismatch, "sinks must have shape (3)");
+  bad.sinks = zeros(Shape{3}, DType::I64, dev());
+  EXPECT_WICK_ERROR(scaled_dot_product_attention(q, k, v, {}, bad), DTypeMismatch, "expected a floating-point tensor");
+}
+
 TEST_P(Attention, OddHeadDimWithMaskAndCausal) {
   check_all("d80.out", [&](DType dt) {
     return scaled_dot_product_attention(in("d80.q", dt), in("d80.k", dt), in("d80.v", dt), in("d80.mask", dt),

@@ -63,6 +63,31 @@ TEST_P(CacheAttention, MatchesNumpyGoldens) {
     }
 }
 
+// gpt-oss's attention sinks (gen_cache_attention.py): a per-head logit in the softmax with a
+// zero value, with and without a window, over slots and over paged blocks.
+TEST_P(CacheAttention, SinksMatchNumpyGoldens) {
+  CacheAttentionOptions sinks, windowed;
+  for (DType dt : kDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    sinks.sinks = in("gqa.sinks", dt);
+    windowed = sinks;
+    windowed.window = 8;
+    const Tensor q = in("gqa.q", dt), k = in("gqa.k", dt), v = in("gqa.v", dt);
+    EXPECT_CLOSE(cache_attention(q, k, v, in("gqa.slots"), in("gqa.lengths"), sinks), gold("sinks.out"), tol(dt),
+                 tol(dt));
+    EXPECT_CLOSE(cache_attention(q, k, v, in("gqa.slots"), in("gqa.lengths"), windowed), gold("sinks_window.out"),
+                 tol(dt), tol(dt));
+    CacheAttentionOptions paged;
+    paged.sinks = in("paged.sinks", dt);
+    EXPECT_CLOSE(cache_attention(in("paged.q", dt), in("paged.k", dt), in("paged.v", dt), in("paged.tables"),
+                                 in("paged.lengths"), paged),
+                 gold("paged_sinks.out"), tol(dt), tol(dt));
+  }
+  sinks.sinks = in("gqa.sinks").narrow(0, 0, 5);
+  EXPECT_WICK_ERROR(cache_attention(in("gqa.q"), in("gqa.k"), in("gqa.v"), in("gqa.slots"), in("gqa.lengths"), sinks),
+                    ShapeMismatch, "sinks must have shape (6)");
+}
+
 // Block tables: rows whose keys lie in scattered (and shared) blocks of a pool.
 TEST_P(CacheAttention, PagedMatchesNumpyGoldens) {
   CacheAttentionOptions window;

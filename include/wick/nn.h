@@ -23,6 +23,10 @@ Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, bool interlea
 struct AttentionOptions {
   bool causal = false;
   std::optional<double> scale;  // default 1/sqrt(head dim)
+  // Attention sinks (gpt-oss): undefined, or (H) of any float dtype on q's device. Head h's
+  // softmax also counts a key of logit sinks[h] (not scaled) whose value is zero, so the
+  // weights of the real keys sum to less than 1; a row that sees no key gives zeros.
+  Tensor sinks;
 };
 // Scaled dot-product attention. q (B, H, Tq, D), k and v (B, H, Tk, D); an optional
 // additive mask broadcastable to (B, H, Tq, Tk). With causal, query i (aligned to the end
@@ -34,6 +38,7 @@ struct CacheAttentionOptions {
   std::optional<double> scale;  // multiplies q.k; default 1/sqrt(head dim)
   int64_t window = 0;           // > 0: a row sees only its last `window` keys (sliding-window layers)
   double softcap = 0;           // > 0: scores become softcap * tanh(scores / softcap) (Gemma 2)
+  Tensor sinks;                 // (H) per-head sink logits, as AttentionOptions::sinks
 };
 // Decode attention over a pool of KV cache blocks (a server's paged cache, or its slots:
 // KvCache::pooled). k_cache and v_cache (P, KV, N, D), any strides: P blocks of N positions.

@@ -111,6 +111,7 @@ struct LinearParams {
 struct AttentionParams {
   bool causal = false;
   double scale = 1.0;
+  Tensor sinks;  // undefined, or (H) f32 contiguous on the device: head h's sink logit (nn.h)
 };
 
 // cache_attention's options as resolved by the front end (nn.h CacheAttentionOptions).
@@ -118,6 +119,7 @@ struct CacheAttentionParams {
   double scale = 1.0;
   int64_t window = 0;  // > 0: row b sees keys [lengths[b] - window, lengths[b]) only
   double softcap = 0;  // > 0: scores = softcap * tanh(scores / softcap)
+  Tensor sinks;        // undefined, or (H) f32 contiguous on the device: head h's sink logit (nn.h)
 };
 
 class Backend {

@@ -120,4 +120,19 @@ WICK_MATH_UNARY(wfabs, fabsf, fabs)
 WICK_HD inline float wpow(float x, float y) { return ::powf(x, y); }
 WICK_HD inline double wpow(double x, double y) { return ::pow(x, y); }
 
+// The factor an online softmax's accumulator takes at the end, 1 / (sum + exp(sink - max)),
+// for a row whose scores peaked at max with denominator sum (relative to max), and a sink
+// logit (gpt-oss's attention sinks: a key of that logit whose value is zero; -inf for none).
+// Computed without overflow when the sink exceeds the scores. A row that saw no key gives
+// 0 with a sink (only the sink had weight) and NaN without one (0/0, as PyTorch).
+template <class C>
+WICK_HD inline C softmax_inv(C max, C sum, C sink) {
+  if (sink == C(-INFINITY)) return sum > C(0) ? C(1) / sum : C(NAN);
+  if (!(sink <= max)) {  // above the scores, or no key (max -inf)
+    const C c = wexp(max - sink);
+    return c / (sum * c + C(1));
+  }
+  return C(1) / (sum + wexp(sink - max));
+}
+
 }  // namespace wick::math

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/checks.h"
+#include "nn/attention_sinks.h"
 #include "wick/nn.h"
 
 namespace wick {
@@ -32,6 +33,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   AttentionParams p;
   p.causal = opt.causal;
   p.scale = opt.scale.value_or(D > 0 ? 1.0 / std::sqrt(double(D)) : 1.0);
+  p.sinks = detail::attention_sinks(op, opt.sinks, H, dev);
   Tensor out = Tensor::empty(Shape{B, H, Tq, D}, q.dtype(), dev);
   backend_for(dev).attention(p, q, k, v, m, out);
   return out;

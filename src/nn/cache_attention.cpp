@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/checks.h"
+#include "nn/attention_sinks.h"
 #include "wick/nn.h"
 
 namespace wick {
@@ -58,6 +59,7 @@ Tensor cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_c
   WICK_CHECK(std::isfinite(p.scale), InvalidArgument, op, ": scale must be finite, got ", p.scale);
   p.window = opt.window;
   p.softcap = opt.softcap;
+  p.sinks = detail::attention_sinks(op, opt.sinks, H, dev);
   Tensor out = Tensor::empty(Shape{B, H, D}, q.dtype(), dev);
   if (out.numel() == 0) return out;
   backend_for(dev).cache_attention(p, q, k_cache, v_cache, blocks, lengths, out);

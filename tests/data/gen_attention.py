@@ -23,7 +23,7 @@ def randn(*shape):
     return bf16_exact(rng.standard_normal(shape))
 
 
-def sdpa(q, k, v, mask=None, causal=False, scale=None):
+def sdpa(q, k, v, mask=None, causal=False, scale=None, sinks=None):
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     B, H, Tq, D = q.shape
     Tk = k.shape[2]
@@ -35,10 +35,15 @@ def sdpa(q, k, v, mask=None, causal=False, scale=None):
         i = np.arange(Tq)[:, None]
         j = np.arange(Tk)[None, :]
         s = np.where(j <= i + Tk - Tq, s, -np.inf)
+    if sinks is not None:  # gpt-oss: a column of the head's sink logit, dropped after the softmax
+        sink = np.broadcast_to(np.asarray(sinks, dtype=np.float64).reshape(1, H, 1, 1), (B, H, Tq, 1))
+        s = np.concatenate([s, sink], axis=-1)
     with np.errstate(invalid="ignore"):
         m = s.max(axis=-1, keepdims=True)
         p = np.exp(s - m)  # rows with every key masked: -inf - -inf = NaN, as PyTorch
         p = p / p.sum(axis=-1, keepdims=True)
+    if sinks is not None:
+        p = p[..., :Tk]
     return np.einsum("bhij,bhjd->bhid", p, v)
 
 
@@ -152,5 +157,16 @@ T["rope.half"] = rope(rx, rc, rs, False)
 
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention.safetensors")
+# Attention sinks (gpt-oss), on b2h3's inputs: a moderate, a negative and a dominating sink
+# (above every score: the overflow-free branch); with the mask, causal, and a row that sees no
+# key (every key masked: zeros with a sink, NaN without).
+T["b2h3.sinks"] = np.array([1.5, -2.0, 12.0], dtype=np.float32)
+T["b2h3.sinks.out"] = sdpa(bq, bk, bv, mask=bmask, scale=0.3, sinks=T["b2h3.sinks"])
+T["b2h3.sinks.causal"] = sdpa(bq, bk, bv, causal=True, sinks=T["b2h3.sinks"])
+dead = np.zeros(bmask.shape[-2:], dtype=np.float32)
+dead[1, :] = -np.inf
+T["b2h3.deadrow"] = dead
+T["b2h3.deadrow.sinks.out"] = sdpa(bq, bk, bv, mask=dead, sinks=T["b2h3.sinks"])
+
 write_safetensors(out, T)
 print(out, os.path.getsize(out), "bytes")

@@ -31,7 +31,7 @@ def row_keys(k, blocks, b, L):
     return np.concatenate([k[i] for i in used], axis=1)[:, :L]
 
 
-def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0):
+def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0, sinks=None):
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     slots = np.asarray(slots)
     B, H, D = q.shape
@@ -48,8 +48,10 @@ def cache_attention(q, k, v, slots, lengths, scale, window=0, softcap=0.0):
             s = keys @ q[b, h] * scale
             if softcap > 0:
                 s = softcap * np.tanh(s / softcap)
+            if sinks is not None:  # gpt-oss: the head's sink logit joins the softmax, its value 0
+                s = np.append(s, sinks[h])
             p = np.exp(s - s.max())
-            out[b, h] = (p / p.sum()) @ vals
+            out[b, h] = (p / p.sum())[: len(vals)] @ vals
     return out
 
 
@@ -109,6 +111,15 @@ paged("paged5", P=12, KV=1, N=5, D=32, H=2, tables=[[11, 0, 9, 3, 4, 10], [2, 5,
       lengths=[30, 13])
 T["paged5_window.out"] = cache_attention(T["paged5.q"], T["paged5.k"], T["paged5.v"], T["paged5.tables"],
                                          T["paged5.lengths"], 1.0 / np.sqrt(32), window=7)
+
+# Attention sinks (gpt-oss): one logit per query head, some above every score (the
+# overflow-free branch), with and without a window, and over paged blocks.
+T["gqa.sinks"] = np.array([0.5, -1.0, 9.0, 2.0, -30.0, 1.0], dtype=np.float32)
+variant("sinks", "gqa", sinks=T["gqa.sinks"])
+variant("sinks_window", "gqa", sinks=T["gqa.sinks"], window=8)
+T["paged.sinks"] = np.array([1.0, 8.0, -3.0, 0.0], dtype=np.float32)
+T["paged_sinks.out"] = cache_attention(T["paged.q"], T["paged.k"], T["paged.v"], T["paged.tables"],
+                                       T["paged.lengths"], 1.0 / np.sqrt(64), sinks=T["paged.sinks"])
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cache_attention.safetensors")
 write_safetensors(out, T)

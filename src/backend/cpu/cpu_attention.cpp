@@ -242,6 +242,7 @@ void CpuBackend::attention(const AttentionParams& p, const Tensor& q, const Tens
       const View4<T> qv(q), kv(k), vv(v);
       const C scale = C(p.scale);
       T* o = cpu::base_ptr<T>(out) + out.offset();  // contiguous (B, H, Tq, D)
+      const float* sinks = p.sinks.defined() ? cpu::base_ptr<const float>(p.sinks) + p.sinks.offset() : nullptr;
       // Keys query i sees; with a KV cache the queries are the last Tq positions of the Tk keys.
       auto keys_of = [&](int64_t i) { return p.causal ? std::clamp<int64_t>(i + Tk - Tq + 1, 0, Tk) : Tk; };
       cpu::parallel_for(B * H * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -283,10 +284,11 @@ void CpuBackend::attention(const AttentionParams& p, const Tensor& q, const Tens
             if (!direct)
               rows_product(nq, s.p.data(), kKeyTile, s.v.data(), s.dp, s.dp, n_pad, s.acc.data(), s.dp, true);
           }
+          const C sink = sinks ? C(sinks[h]) : -std::numeric_limits<C>::infinity();
           for (int64_t qi = 0; qi < nq; ++qi) {
-            // A row whose every key is masked out gives NaN, as PyTorch does (0/0).
-            const C denom = s.denom[size_t(qi)];
-            const C inv = denom > 0 ? C(1) / denom : std::numeric_limits<C>::quiet_NaN();
+            // A row whose every key is masked out gives NaN, as PyTorch does (0/0), or zeros
+            // with a sink.
+            const C inv = math::softmax_inv(s.max[size_t(qi)], s.denom[size_t(qi)], sink);
             const C* acc = s.acc.data() + qi * s.dp;
             T* op = o + ((b * H + h) * Tq + i0 + qi) * D;
             for (int64_t d = 0; d < D; ++d) op[d] = T(acc[d] * inv);

@@ -76,6 +76,7 @@ void CpuBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q,
     const auto& ks = k.strides();
     const auto& vs = v.strides();
     const C scale = C(p.scale), cap = C(p.softcap);
+    const float* sinks = p.sinks.defined() ? cpu::base_ptr<const float>(p.sinks) + p.sinks.offset() : nullptr;
     // Tasks per chunk: enough multiply-adds (~64k) that a pool dispatch pays for itself; a
     // decode step of a small model (a few heads, a few keys each) then runs on one thread.
     const int64_t longest = len.empty() ? 1 : *std::max_element(len.begin(), len.end());
@@ -140,7 +141,8 @@ void CpuBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q,
         }
         for (int64_t g = 0; g < G; ++g) {
           // Every row sees at least one key (lengths >= 1), so den > 0 unless a score is NaN.
-          const C inv = C(1) / den[size_t(g)];
+          const C sink = sinks ? C(sinks[kvh * G + g]) : -std::numeric_limits<C>::infinity();
+          const C inv = math::softmax_inv(mx[size_t(g)], den[size_t(g)], sink);
           T* o = op_ + (b * H + kvh * G + g) * D;
           for (int64_t d = 0; d < D; ++d) o[d] = T(acc[size_t(g * D + d)] * inv);
         }

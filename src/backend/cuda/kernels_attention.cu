@@ -134,7 +134,7 @@ __global__ void attention_warp_kernel(AttnArgs a, int64_t chunk, const S* __rest
 // maxima and weights, so the accumulator loads below depend on nothing and overlap.
 template <class S, int EPL>
 __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits, const dcompute_t<S>* __restrict__ acc,
-                                         const dcompute_t<S>* __restrict__ ml, S* __restrict__ out) {
+                                         const dcompute_t<S>* __restrict__ ml, S* __restrict__ out, SinkRows sinks) {
   using A = dcompute_t<S>;
   const int lane = threadIdx.x & 31;
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -186,7 +186,7 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
   }
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  const A inv = sum > A(0) ? A(1) / sum : A(NAN);
+  const A inv = math::softmax_inv(m, sum, A(sinks.at(row)));
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
     const int64_t d = lane + 32 * e;
@@ -200,7 +200,7 @@ __global__ void attention_combine_kernel(int64_t rows, int64_t D, int64_t splits
 constexpr int kFewSplits = 4;
 template <class S>
 __global__ void attention_combine_few_kernel(int64_t rows, int D, int splits, const float* __restrict__ acc,
-                                             const float2* __restrict__ ml, S* __restrict__ out) {
+                                             const float2* __restrict__ ml, S* __restrict__ out, SinkRows sinks) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int quads = D / 4;
   const int64_t row = i / quads;
@@ -226,7 +226,7 @@ __global__ void attention_combine_few_kernel(int64_t rows, int D, int splits, co
       o.x += w * part[s].x, o.y += w * part[s].y, o.z += w * part[s].z, o.w += w * part[s].w;
     }
   }
-  const float inv = sum > 0.0f ? 1.0f / sum : NAN;  // no split saw a key: NaN, as PyTorch (0/0)
+  const float inv = math::softmax_inv(m, sum, sinks.at(row));  // no key: NaN as PyTorch (0/0), 0 with a sink
   S* op = out + row * D + d0;
   op[0] = from_compute<S>(o.x * inv), op[1] = from_compute<S>(o.y * inv);
   op[2] = from_compute<S>(o.z * inv), op[3] = from_compute<S>(o.w * inv);
@@ -245,7 +245,7 @@ void launch_warp_attention(CudaBackend& be, const AttnArgs& a, const Tensor& q, 
   splits = (a.Tk + chunk - 1) / chunk;
   const unsigned blocks = unsigned((rows * 32 + kThreads - 1) / kThreads);
   S* o = dptr<S>(out) + out.offset();
-  if (splits <= 1) {
+  if (splits <= 1 && !a.sinks) {
     attention_warp_kernel<S, EPL><<<dim3(blocks, 1), kThreads, 0, be.stream()>>>(
         a, a.Tk, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, nullptr, nullptr);
     check_launch("scaled_dot_product_attention");
@@ -257,7 +257,7 @@ void launch_warp_attention(CudaBackend& be, const AttnArgs& a, const Tensor& q, 
       a, chunk, dptr<const S>(q), dptr<const S>(k), dptr<const S>(v), o, static_cast<A*>(acc.get()),
       static_cast<A*>(ml.get()));
   check_launch("scaled_dot_product_attention");
-  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out);
+  launch_attention_combine(be, out.dtype(), rows, a.D, splits, acc.get(), ml.get(), out, {a.sinks, a.H, a.Tq});
 }
 
 MaskRef mask_ref(const Tensor& mask) {
@@ -299,7 +299,7 @@ __global__ void rope_kernel(int64_t rows, int64_t H, int64_t T, int64_t half, bo
 }  // namespace
 
 void cuda::launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits,
-                                    const void* acc, const void* ml, const Tensor& out) {
+                                    const void* acc, const void* ml, const Tensor& out, SinkRows sinks) {
   dispatch_float(dtype, "scaled_dot_product_attention", [&]<class T>() {
     using S = dev_t<T>;
     using A = dcompute_t<S>;
@@ -309,14 +309,14 @@ void cuda::launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, 
       if (splits <= kFewSplits && D % 4 == 0) {
         const int64_t threads = rows * (D / 4);
         attention_combine_few_kernel<S><<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, be.stream()>>>(
-            rows, int(D), int(splits), static_cast<const float*>(acc), static_cast<const float2*>(ml), o);
+            rows, int(D), int(splits), static_cast<const float*>(acc), static_cast<const float2*>(ml), o, sinks);
         check_launch("scaled_dot_product_attention (combine)");
         return;
       }
     }
     auto go = [&]<int EPL>() {
       attention_combine_kernel<S, EPL><<<blocks, kThreads, 0, be.stream()>>>(
-          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), o);
+          rows, D, splits, static_cast<const A*>(acc), static_cast<const A*>(ml), o, sinks);
     };
     if (D <= 64)
       go.template operator()<2>();
@@ -334,6 +334,7 @@ void CudaBackend::attention(const AttentionParams& p, const Tensor& q, const Ten
   if (out.numel() == 0) return;
   AttnArgs a{q.dim(0), q.dim(1),    q.dim(2),    k.dim(2),    q.dim(3),      p.scale,
              p.causal, strides4(q), strides4(k), strides4(v), mask_ref(mask)};
+  a.sinks = p.sinks.defined() ? dptr<const float>(p.sinks) + p.sinks.offset() : nullptr;
   WICK_CHECK(a.D <= 256, Unsupported, "scaled_dot_product_attention: head_dim ", a.D,
              " is not supported on cuda (at most 256)");
   if (a.Tq >= kFlashMinQueries && launch_flash_attention(*this, a, q.dtype(), q, k, v, out)) return;

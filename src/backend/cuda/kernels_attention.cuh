@@ -54,6 +54,17 @@ struct AttnArgs {
   bool causal;
   Strides4 q, k, v;
   MaskRef mask;
+  const float* sinks = nullptr;  // (H) sink logits (nn.h), or none
+};
+
+// The sink logit of each output row for launch_attention_combine: rows come per head in runs
+// of per_head (the Tq queries of a prefill, 1 for a decode step's heads). With sinks the
+// kernels always write partials, and the combine folds the sink into each row's softmax
+// (math::softmax_inv): one place for every attention kernel.
+struct SinkRows {
+  const float* p = nullptr;
+  int64_t H = 1, per_head = 1;
+  __device__ __forceinline__ float at(int64_t row) const { return p ? p[(row / per_head) % H] : -INFINITY; }
 };
 
 // Last key query i may see (inclusive): with a KV cache the queries are the last Tq
@@ -160,7 +171,7 @@ inline FlashSplit flash_key_split(int64_t blocks, int64_t want_blocks, int64_t T
 // unnormalized accumulators as [split][row][D], ml the (running max, sum) pairs as
 // [split][row][2], both in dcompute_t of the dtype (f32, or f64 for f64).
 void launch_attention_combine(CudaBackend& be, DType dtype, int64_t rows, int64_t D, int64_t splits, const void* acc,
-                              const void* ml, const Tensor& out);
+                              const void* ml, const Tensor& out, SinkRows sinks = {});
 
 // Resident blocks per SM of a prefill kernel with smem bytes of dynamic shared memory (the
 // opt-in above 48 KiB is made once per kernel, with the occupancy query).
@@ -179,7 +190,7 @@ int prefill_blocks_per_sm(size_t smem) {
 // part_ml), over every (query tile of bq rows, batch, head). When the tiles alone cannot
 // fill the GPU (batch-1 prefill) the keys are split over several blocks per tile (whole
 // key tiles each) whose partials launch_attention_combine merges; otherwise the kernel
-// writes out itself.
+// writes out itself. With sinks the partials always go through the combine, which adds them.
 template <auto Kernel, class S>
 void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, int bq, const Tensor& q, const Tensor& k,
                     const Tensor& v, const Tensor& out) {
@@ -192,7 +203,7 @@ void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, int bq, con
   const dim3 grid{unsigned(blocks), unsigned(sp.splits)};
   const int64_t chunk_keys = sp.chunk_tiles * kFlashBK;
   S* o = dptr<S>(out) + out.offset();
-  if (sp.splits <= 1) {
+  if (sp.splits <= 1 && !a.sinks) {
     Kernel<<<grid, kFlashThreads, smem, be.stream()>>>(a, aligned, chunk_keys, dptr<const S>(q), dptr<const S>(k),
                                                        dptr<const S>(v), o, nullptr, nullptr);
     check_launch("scaled_dot_product_attention");
@@ -205,7 +216,7 @@ void launch_prefill(CudaBackend& be, const AttnArgs& a, size_t smem, int bq, con
                                                      dptr<const S>(v), o, static_cast<float*>(acc.get()),
                                                      static_cast<float*>(ml.get()));
   check_launch("scaled_dot_product_attention");
-  launch_attention_combine(be, out.dtype(), rows, a.D, sp.splits, acc.get(), ml.get(), out);
+  launch_attention_combine(be, out.dtype(), rows, a.D, sp.splits, acc.get(), ml.get(), out, {a.sinks, a.H, a.Tq});
 }
 
 }  // namespace wick::cuda

@@ -79,6 +79,7 @@ struct CacheArgs {
   Strides4 k, v;
   BlockTable blocks;
   Index1 lengths;
+  const float* sinks;  // (H) sink logits (nn.h), or null
 };
 
 // Shared-memory row stride for D elements of S: an odd number of 4-byte words for the 16-bit
@@ -275,7 +276,7 @@ void launch_cache_attention(CudaBackend& be, CacheArgs a, const Tensor& q, const
   const S* qp = dptr<const S>(q);
   const S* kp = dptr<const S>(k);
   const S* vp = dptr<const S>(v);
-  if (a.splits == 1) {
+  if (a.splits == 1 && !a.sinks) {  // with sinks the combine finishes every row (SinkRows)
     kernel<<<grid, kBlockThreads, smem, be.stream()>>>(a, qp, kp, vp, o, nullptr, nullptr, be.error_record());
     check_launch("cache_attention");
     return;
@@ -286,7 +287,7 @@ void launch_cache_attention(CudaBackend& be, CacheArgs a, const Tensor& q, const
   kernel<<<grid, kBlockThreads, smem, be.stream()>>>(a, qp, kp, vp, o, static_cast<A*>(acc.get()),
                                                      static_cast<A*>(ml.get()), be.error_record());
   check_launch("cache_attention");
-  launch_attention_combine(be, out.dtype(), rows, a.D, a.splits, acc.get(), ml.get(), out);
+  launch_attention_combine(be, out.dtype(), rows, a.D, a.splits, acc.get(), ml.get(), out, {a.sinks, a.H, 1});
 }
 
 template <class S>
@@ -332,6 +333,7 @@ void CudaBackend::cache_attention(const CacheAttentionParams& p, const Tensor& q
                                   const Tensor& blocks, const Tensor& lengths, const Tensor& out) {
   activate();
   CacheArgs a{};
+  a.sinks = p.sinks.defined() ? dptr<const float>(p.sinks) + p.sinks.offset() : nullptr;
   a.B = q.dim(0), a.H = q.dim(1), a.D = q.dim(2), a.P = k.dim(0), a.KV = k.dim(1), a.N = k.dim(2);
   a.G = a.H / a.KV;
   WICK_CHECK(a.D <= kMaxD, Unsupported, "cache_attention: head_dim ", a.D, " is not supported on cuda (at most ", kMaxD,
