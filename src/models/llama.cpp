@@ -50,13 +50,15 @@ Tensor apply_weight(const LlamaModel::Weight& w, const Tensor& x, const Tensor& 
 // softmax(q k^T * scale [softcapped] + mask) v. Softcapping (Gemma 2) needs the scores,
 // so that path spells the attention out; the mask then carries causality too.
 Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                       bool causal) {
+                       bool causal, const Tensor& sinks) {
   if (c.attn_logit_softcap == 0) {
     AttentionOptions o;
     o.causal = causal;
     o.scale = c.attention_scale;
+    o.sinks = sinks;
     return scaled_dot_product_attention(q, k, v, mask, o);
   }
+  WICK_CHECK(!sinks.defined(), Unsupported, kLlamaOp, ": attention sinks with a logit softcap are not supported");
   WICK_CHECK(mask.defined() || !causal, Internal, kLlamaOp, ": softcapped attention takes causality as a mask");
   const double cap = c.attn_logit_softcap;
   Tensor s = affine(tanh(affine(matmul(q, k.transpose(2, 3)), c.attention_scale / cap, 0.0)), cap, 0.0);
@@ -64,11 +66,12 @@ Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, c
   return matmul(softmax(s), v);
 }
 
-CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li) {
+CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li, const LlamaModel::Layer& layer) {
   CacheAttentionOptions o;
   o.scale = c.attention_scale;
   o.window = c.sliding_layers[li] ? c.sliding_window : 0;
   o.softcap = c.attn_logit_softcap;
+  o.sinks = layer.sinks;
   return o;
 }
 
@@ -247,9 +250,10 @@ Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, Kv
     v = l.v.narrow(2, 0, Tk);
   }
   const bool sliding = m.windowed && c.sliding_layers[li];
-  if (T == 1) {
+  const Tensor& sinks = layers_[li].sinks;
+  if (T == 1 && !sinks.defined()) {
     // One query sees every cached key (but those the window drops): the grouped form, so a
-    // step does not copy the cache.
+    // step does not copy the cache. (Sinks are per query head, so their heads stay apart.)
     const int64_t G = c.kv_groups();
     const Tensor qg = q.reshape({B, c.n_kv_head, G, c.head_dim});
     return llama_attention(c, qg, k, v, sliding ? m.window : Tensor(), false).reshape({B, c.n_head, 1, c.head_dim});
@@ -257,7 +261,7 @@ Tensor LlamaModel::attend_seq(size_t li, const Tensor& q, Tensor k, Tensor v, Kv
   k = repeat_kv(k, c.kv_groups());
   v = repeat_kv(v, c.kv_groups());
   const Tensor& mask = sliding ? m.window : m.causal;
-  return llama_attention(c, q, k, v, mask, !mask.defined());
+  return llama_attention(c, q, k, v, mask, !mask.defined(), sinks);
 }
 
 int64_t LlamaModel::exact_span(int64_t past) const {

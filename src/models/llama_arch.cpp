@@ -22,6 +22,7 @@ constexpr std::string_view kMixtralHf[] = {"MixtralForCausalLM"};
 constexpr std::string_view kQwen2MoeHf[] = {"Qwen2MoeForCausalLM"};
 constexpr std::string_view kQwen3MoeHf[] = {"Qwen3MoeForCausalLM"};
 constexpr std::string_view kOlmoeHf[] = {"OlmoeForCausalLM"};
+constexpr std::string_view kGptOssHf[] = {"GptOssForCausalLM"};
 
 // Mistral has no GGUF architecture of its own: convert_hf_to_gguf.py writes it as "llama"
 // (and llama.cpp's llama graph has no sliding window), so its name is never matched in GGUF.
@@ -128,6 +129,20 @@ constexpr std::array kArchs = {
               .qk_norm_full = true,
               .sliding = SlidingPattern::All,
               .gguf_name = "olmoe"},
+    // gpt-oss: sinks, biases on attention, router and experts, the clamped SwiGLU, even layers
+    // sliding (layer_types in config.json), the softmax over the picked experts' logits.
+    LlamaArch{.name = "gpt-oss",
+              .hf_architectures = kGptOssHf,
+              .hf_model_type = "gpt_oss",
+              .activation = Activation::Silu,
+              .moe_norm_topk = true,
+              .sliding = SlidingPattern::Alternate,
+              .gguf_name = "gpt-oss",
+              .gguf_sliding_window = true,
+              .attn_sinks = true,
+              .moe_bias = true,
+              .clamped_swiglu = true,
+              .gguf_yarn_truncate = false},
     LlamaArch{.name = "gpt2",
               .hf_architectures = kGpt2Hf,
               .hf_model_type = "gpt2",

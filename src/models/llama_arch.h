@@ -49,6 +49,15 @@ struct LlamaArch {
   bool gguf_vocab_size = false;      // <arch>.vocab_size
   bool gguf_rope_dims = false;       // <arch>.rope.dimension_count
   bool gguf_sliding_window = false;  // <arch>.attention.sliding_window (0 when none)
+  // gpt-oss: a learned sink logit per query head in every softmax of attention (nn.h
+  // AttentionOptions::sinks), biases on the router and on every expert's projections, and the
+  // clamped SwiGLU of its experts (LlamaConfig::swiglu_limit).
+  bool attn_sinks = false;
+  bool moe_bias = false;
+  bool clamped_swiglu = false;
+  // GGUF: yarn's correction range rounded outward to whole dims (llama.cpp always does; gpt-oss
+  // was trained with transformers' truncate false, which its GGUF cannot say).
+  bool gguf_yarn_truncate = true;
 };
 
 // Whether layer i uses the window under pattern: Alternate the even layers, EverySixth all but

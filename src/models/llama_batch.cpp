@@ -59,7 +59,7 @@ Tensor LlamaModel::forward_batch(std::span<const BatchSequence> seqs) const {
   };
   const Tensor y =
       blocks(embed(p.ids, p.positions), rot, [&](size_t li, const Tensor& q, const Tensor& k, const Tensor& v) {
-        return batch::attend_batch(p, pooled, li, cache_options(config_, li), q, k, v,
+        return batch::attend_batch(p, pooled, li, cache_options(config_, li, layers_[li]), q, k, v,
                                    [&](size_t i, const Tensor& qi, const Tensor& ki, const Tensor& vi) {
                                      return attend_one(li, i, qi, ki, vi);
                                    });

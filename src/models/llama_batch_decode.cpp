@@ -70,7 +70,7 @@ void LlamaModel::decode_batch_step(BatchDecodeState& s) const {
         // q (1, H, L, D), k and v (1, KV, L, D): the lanes as rows.
         auto rows = [](const Tensor& t) { return t.squeeze(0).transpose(0, 1); };
         return batch::pooled_attention(pool[li], rows(q), rows(k), rows(v), in.blocks, in.positions, in.lengths,
-                                       cache_options(c, li));
+                                       cache_options(c, li, layers_[li]));
       });
   s.logits = head(y.reshape({L, c.hidden_size})).to(DType::F32);
 }

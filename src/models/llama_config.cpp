@@ -285,12 +285,17 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
   WICK_CHECK(!find(j, "clip_qkv"), Unsupported, kLlamaOp, ": config key 'clip_qkv' (clamped q/k/v) is not supported");
   read_experts(j, *arch, c);
+  if (arch->clamped_swiglu) {
+    c.swiglu_limit = get_number(j, "swiglu_limit", 7.0);
+    c.swiglu_alpha = get_number(j, "swiglu_alpha", 1.702);
+  }
   finish_config(c, *arch, {"num_attention_heads", "num_key_value_heads", "head_dim", "partial_rotary_factor"});
   return c;
 }
 
 NameStyle name_style(const LlamaConfig& c) {
   if (c.sandwich_norms) return NameStyle::Sandwich;
+  if (c.attn_sinks) return NameStyle::GptOss;
   return c.arch == "mixtral" ? NameStyle::Mixtral : NameStyle::Plain;
 }
 
@@ -327,6 +332,8 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
   c.sandwich_norms = arch.sandwich_norms;
   c.qk_norm = arch.qk_norm;
   c.qk_norm_full = arch.qk_norm_full;
+  c.attn_sinks = arch.attn_sinks;
+  c.moe_bias = arch.moe_bias;
   if (c.moe_layers.size() != size_t(c.n_layer)) c.moe_layers.assign(size_t(c.n_layer), false);
   if (c.n_expert > 0) {
     WICK_CHECK(c.n_expert_used >= 1 && c.n_expert_used <= c.n_expert, Format, kLlamaOp, ": ", c.n_expert_used,

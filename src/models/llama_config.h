@@ -63,16 +63,18 @@ struct RopeTables {
 };
 
 // softmax(q k^T * scale [tanh-softcapped] + mask) v over matching heads, q (B, H, Tq, D);
-// with causal, query i sees keys j <= i + Tk - Tq (mask then undefined).
+// with causal, query i sees keys j <= i + Tk - Tq (mask then undefined). sinks: the layer's
+// (H) sink logits (gpt-oss), or undefined.
 Tensor llama_attention(const LlamaConfig& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                       bool causal);
+                       bool causal, const Tensor& sinks = {});
 
 // epilogue(x @ W^T + b) (+ residual) for a float or packed W: one fused linear either way;
 // a packed W's output is out_dtype (the LM head keeps f32).
 Tensor apply_weight(const LlamaModel::Weight& w, const Tensor& x, const Tensor& bias, DType out_dtype,
                     QuantActivation act, const Tensor& residual = {}, const LinearEpilogue& e = {});
 
-// Layer li's options of cache_attention: the model's scale and softcap, the layer's window.
-CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li);
+// Layer li's options of cache_attention: the model's scale and softcap, the layer's window
+// and sinks.
+CacheAttentionOptions cache_options(const LlamaConfig& c, size_t li, const LlamaModel::Layer& layer);
 
 }  // namespace wick::models

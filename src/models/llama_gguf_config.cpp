@@ -167,6 +167,8 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   }
   read_rope(k, f, c);
   c.rope.interleaved = arch->gguf_interleaved_rope;
+  c.rope.yarn_truncate = arch->gguf_yarn_truncate;
+  if (arch->clamped_swiglu) c.swiglu_limit = 7.0;  // llama.cpp's constant for gpt-oss (no key)
   c.activation = arch->activation;
   c.sliding_window = k.integer("attention.sliding_window", 0).value_or(0);
   c.sliding_layers.assign(size_t(c.n_layer), false);

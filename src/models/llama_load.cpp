@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Matrix: a weight matrix (float or packed, maybe quantized at load); Norm, Bias: vectors;
-// Table: a float table in the compute dtype (GPT-2's learned positions).
-enum class Kind { Matrix, Norm, Bias, Table };
+// Table: a float table in the compute dtype (GPT-2's learned positions, gpt-oss's expert
+// biases); F32: a vector kept in f32 (gpt-oss's sinks and router bias).
+enum class Kind { Matrix, Norm, Bias, Table, F32 };
 
 struct Request {
   std::string name;
@@ -127,6 +128,7 @@ struct LlamaLoader {
         linear(Part::V, Shape{KV * D, E}, l.v, l.v_b, c.qkv_bias);
       }
       linear(Part::O, Shape{E, H * D}, l.o, l.o_b, c.o_bias);
+      if (c.attn_sinks) vector(name(Part::Sinks, ".weight"), H, Kind::F32, l.sinks);
       if (c.qk_norm) {
         vector(name(Part::QNorm, ".weight"), c.qk_norm_full ? H * D : D, Kind::Norm, l.q_norm);
         vector(name(Part::KNorm, ".weight"), c.qk_norm_full ? KV * D : D, Kind::Norm, l.k_norm);
@@ -144,6 +146,12 @@ struct LlamaLoader {
         experts(Part::GateExps, F, E, l.gate_exps);
         experts(Part::UpExps, F, E, l.up_exps);
         experts(Part::DownExps, E, F, l.down_exps);
+        if (c.moe_bias) {
+          vector(name(Part::Router, ".bias"), c.n_expert, Kind::F32, l.router_b);
+          table(name(Part::GateExps, ".bias"), Shape{c.n_expert, F}, l.gate_exps_b);
+          table(name(Part::UpExps, ".bias"), Shape{c.n_expert, F}, l.up_exps_b);
+          table(name(Part::DownExps, ".bias"), Shape{c.n_expert, E}, l.down_exps_b);
+        }
         if (S > 0) {  // the shared expert in the dense MLP's place
           matrix(name(Part::SharedGate, ".weight"), Shape{S, E}, l.gate);
           matrix(name(Part::SharedUp, ".weight"), Shape{S, E}, l.up);
@@ -208,7 +216,9 @@ struct LlamaLoader {
   // A float matrix's dtype once loaded (matrix_dtype.h).
   DType matrix_dtype(DType stored) const { return models::matrix_dtype(m.device_, m.dtype_, stored); }
 
-  DType vector_dtype(Kind kind) const { return kind == Kind::Norm && m.config_.gemma_norms ? DType::F32 : m.dtype_; }
+  DType vector_dtype(Kind kind) const {
+    return kind == Kind::F32 || (kind == Kind::Norm && m.config_.gemma_norms) ? DType::F32 : m.dtype_;
+  }
 
   void load(Request& r) {
     const Device dev = m.device_;
@@ -329,7 +339,9 @@ LlamaModel LlamaModel::load(const fs::path& path, const LlamaLoadOptions& opt) {
     m.config_ = LlamaConfig::from_hf_json_file(path / "config.json");
     if (const fs::path g = path / "generation_config.json"; fs::exists(g))
       merge_generation_config(m.config_, read_config_text(g, kLlamaOp), g.string());
-    if (m.config_.arch == "gpt2") {
+    if (m.config_.attn_sinks) {
+      src = std::make_unique<GptOssFolder>(path);
+    } else if (m.config_.arch == "gpt2") {
       src = std::make_unique<Gpt2Folder>(path);
       // As GPT-2 checkpoints are read: a stored lm_head.weight is the head, else wte is.
       if (src->contains("output.weight")) m.config_.tie_embeddings = false;

@@ -1,14 +1,28 @@
 // The Mixture-of-Experts feed-forward of the Llama family (Mixtral, Qwen2-MoE, Qwen3-MoE,
-// OLMoE), as transformers computes it: router logits, their softmax over every expert in
-// f32, the top k (equal scores: the lower expert index, as torch.topk), renormalized with
-// norm_topk_prob, then the picked experts' gated MLPs summed with those weights; Qwen2-MoE
-// adds a shared expert scaled by sigmoid(x . shared_gate).
+// OLMoE, gpt-oss), as transformers computes it: router logits (plus gpt-oss's bias), their
+// softmax over every expert in f32, the top k (equal scores: the lower expert index, as
+// torch.topk), renormalized with norm_topk_prob (gpt-oss's softmax over the k picked logits is
+// the same), then the picked experts' gated MLPs summed with those weights; Qwen2-MoE adds a
+// shared expert scaled by sigmoid(x . shared_gate). gpt-oss's experts carry biases and gate
+// with the clamped SwiGLU.
 #include "llama_config.h"
 #include "wick/experts.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
 
 namespace wick::models {
+
+namespace {
+
+// gpt-oss's expert activation (transformers' GptOssExperts): g = min(gate, limit),
+// u = clamp(up, -limit, limit), (u + 1) * (g * sigmoid(alpha g)), in that order.
+Tensor clamped_swiglu(const Tensor& gate, const Tensor& up, double limit, double alpha) {
+  const Tensor g = clamp(gate, std::nullopt, Scalar(limit));
+  const Tensor u = clamp(up, Scalar(-limit), Scalar(limit));
+  return (u + Scalar(1.0)) * (g * sigmoid(g * Scalar(alpha)));
+}
+
+}  // namespace
 
 bool LlamaModel::graph_recordable(int64_t lanes) const {
   return config_.n_expert == 0 || mul_mat_id_on_device(device_, lanes * config_.n_expert_used);
@@ -19,7 +33,7 @@ Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
   const Tensor x = h.reshape({-1, c.hidden_size});
   // The router in f32 whatever the compute dtype (as llama.cpp's products are): a 16-bit
   // product would pick other experts for tokens whose scores are close.
-  const Tensor logits = apply_weight(l.router, x.to(DType::F32), {}, DType::F32, quant_activation_);
+  const Tensor logits = apply_weight(l.router, x.to(DType::F32), l.router_b, DType::F32, quant_activation_);
   const SortResult top = topk(softmax(logits), c.n_expert_used);
   Tensor weights = top.values;
   if (c.norm_topk_prob) weights = weights / sum(weights, {-1}, true);
@@ -28,14 +42,34 @@ Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
     if (w.quantized()) return mul_mat_id(in, w.packed, top.indices, quant_activation_, e, dtype_);
     return mul_mat_id(in, w.dense, top.indices, e);
   };
+  // Each token's picked experts' bias rows (E, out) -> (tokens, k, out) (gpt-oss).
+  auto picked_bias = [&](const Tensor& b) {
+    return index_select(b, 0, top.indices.reshape({-1})).reshape({x.dim(0), c.n_expert_used, b.dim(1)});
+  };
   Tensor mid;
-  if (l.gate_up_exps.present()) {
+  if (c.swiglu_limit > 0) {
+    Tensor gate, up;
+    if (l.gate_up_exps.present()) {  // [gate_e; up_e] rows: the product's halves
+      const Tensor both = experts(l.gate_up_exps, x, {});
+      gate = both.narrow(2, 0, c.expert_ffn);
+      up = both.narrow(2, c.expert_ffn, c.expert_ffn);
+    } else {
+      gate = experts(l.gate_exps, x, {});
+      up = experts(l.up_exps, x, {});
+    }
+    if (l.gate_exps_b.defined()) {
+      gate = gate + picked_bias(l.gate_exps_b);
+      up = up + picked_bias(l.up_exps_b);
+    }
+    mid = clamped_swiglu(gate, up, c.swiglu_limit, c.swiglu_alpha);
+  } else if (l.gate_up_exps.present()) {
     mid = experts(l.gate_up_exps, x, {.act = c.activation, .glu = true});
   } else {
     mid = activate(experts(l.gate_exps, x, {}), c.activation) * experts(l.up_exps, x, {});
   }
   // The k outputs of each token weighted and summed as one batched product, (N, 1, k) @ (N, k, H).
-  const Tensor out = experts(l.down_exps, mid, {});
+  Tensor out = experts(l.down_exps, mid, {});
+  if (l.down_exps_b.defined()) out = out + picked_bias(l.down_exps_b);
   Tensor y = matmul(weights.to(dtype_).unsqueeze(1), out).reshape({x.dim(0), c.hidden_size});
   if (l.down.present()) {  // the shared expert
     Tensor s;

@@ -26,6 +26,12 @@ constexpr PartRow kMixtralRows[] = {
     {Part::DownExps, "block_sparse_moe.experts.*.w2", "ffn_down_exps"},
 };
 
+constexpr PartRow kGptOssRows[] = {
+    {Part::FfnNorm, "post_attention_layernorm", "post_attention_norm"},
+    {Part::Router, "mlp.router", "ffn_gate_inp"},
+    {Part::Sinks, "self_attn.sinks", "attn_sinks"},
+};
+
 constexpr PartRow kRows[] = {
     {Part::AttnNorm, "input_layernorm", "attn_norm"},
     {Part::Q, "self_attn.q_proj", "attn_q"},
@@ -67,6 +73,9 @@ const PartRow* find_row(NameStyle style, F&& match) {
       if (match(r)) return &r;
   if (style == NameStyle::Mixtral)
     for (const PartRow& r : kMixtralRows)
+      if (match(r)) return &r;
+  if (style == NameStyle::GptOss)
+    for (const PartRow& r : kGptOssRows)
       if (match(r)) return &r;
   for (const PartRow& r : kRows)
     if (match(r)) return &r;

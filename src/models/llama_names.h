@@ -35,13 +35,16 @@ enum class Part {
   SharedGate,
   SharedUp,
   SharedDown,
-  SharedExpertGate
+  SharedExpertGate,
+  Sinks  // gpt-oss: one logit per query head
 };
 
 // Where an architecture's HF names differ from the common ones: Gemma 2, whose HF
 // post_attention_layernorm follows attention instead of preceding the MLP; Mixtral, whose
 // MoE block is "block_sparse_moe" with experts w1 / w3 / w2.
-enum class NameStyle : uint8_t { Plain, Sandwich, Mixtral };
+// gpt-oss: its GGUF names the norm before the MLP post_attention_norm, its HF router is
+// mlp.router (its HF folders are read under GGUF names: GptOssFolder, llama_weights.h).
+enum class NameStyle : uint8_t { Plain, Sandwich, Mixtral, GptOss };
 
 // A layer tensor's name within its layer ("self_attn.q_proj" / "attn_q").
 std::string_view part_name(Part p, NameStyle style, bool gguf);

@@ -49,6 +49,8 @@ class SafetensorsFolder final : public WeightSource {
   bool gguf_names() const override { return false; }
   // Every tensor's name, sorted.
   std::vector<std::string> names() const;
+  // A tensor of dtype `want` (packed bytes: U8), Format naming it when absent or of another dtype.
+  Tensor raw(const std::string& name, DType want) const;
 
  private:
   std::vector<safetensors::File> files_;
@@ -89,6 +91,36 @@ class Gpt2Folder final : public WeightSource {
   std::optional<HfName> hf_name(const std::string& gguf_name) const;
   SafetensorsFolder folder_;
   std::string prefix_;  // "transformer." when the checkpoint's keys carry it
+};
+
+// A gpt-oss Hugging Face folder (GptOssForCausalLM) read under GGUF's names, llama.cpp's
+// gpt-oss layout, so that the loader plans gpt-oss once for both sources. Its experts are
+// fused: gate_up_proj (E, hidden, 2F), gate and up interleaved along the last dim (gate row f
+// at column 2f, up row f at 2f + 1), and down_proj (E, F, hidden), both (in, out): handed out
+// as (E, out, in) copies, their biases split the same way. As OpenAI released gpt-oss, the
+// experts are MXFP4 instead (<name>_blocks (E, rows, K/32, 16) u8, value 2b of a block in the
+// low nibble of byte b and 2b + 1 in the high one; <name>_scales (E, rows, K/32) e8m0): they
+// are repacked into ggml's MXFP4 blocks (the same scale byte and codes, ggml's nibble order),
+// never expanded.
+class GptOssFolder final : public WeightSource {
+ public:
+  explicit GptOssFolder(const std::filesystem::path& dir) : folder_(dir) {}
+  bool contains(const std::string& name) const override;
+  StoredTensor get(const std::string& name) const override;
+  int64_t layer_count() const override { return folder_.layer_count(); }
+  bool gguf_names() const override { return true; }
+  std::string stored_name(const std::string& name) const override;
+
+ private:
+  enum class Take : uint8_t { Plain, Gate, Up, Down };  // which part of the fused experts
+  struct HfName {
+    std::string name;  // the HF tensor (for the experts, the stem of their weight / _bias / _blocks)
+    Take take = Take::Plain;
+    bool bias = false;
+  };
+  std::optional<HfName> hf_name(const std::string& gguf_name) const;
+  StoredTensor experts(const HfName& hf) const;
+  SafetensorsFolder folder_;
 };
 
 // The type a float matrix with rows of k values is quantized to (at load, and by the

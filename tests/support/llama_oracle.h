@@ -19,8 +19,9 @@
 namespace wick::test {
 
 inline const std::vector<std::string>& llama_fixtures() {
-  static const std::vector<std::string> names = {"llama3", "llama2", "mistral", "qwen2",    "qwen3",    "gemma2",
-                                                 "phi3",   "gemma3", "mixtral", "qwen2moe", "qwen3moe", "olmoe"};
+  static const std::vector<std::string> names = {"llama3",   "llama2", "mistral", "qwen2",       "qwen3",
+                                                 "gemma2",   "phi3",   "gemma3",  "mixtral",     "qwen2moe",
+                                                 "qwen3moe", "olmoe",  "gptoss",  "gptoss_mxfp4"};
   return names;
 }
 
@@ -28,7 +29,8 @@ inline const std::vector<std::string>& llama_fixtures() {
 inline std::vector<std::string> llama_dense_fixtures() {
   std::vector<std::string> names;
   for (const std::string& n : llama_fixtures())
-    if (n != "mixtral" && n != "qwen2moe" && n != "qwen3moe" && n != "olmoe") names.push_back(n);
+    if (n != "mixtral" && n != "qwen2moe" && n != "qwen3moe" && n != "olmoe" && !n.starts_with("gptoss"))
+      names.push_back(n);
   return names;
 }
 

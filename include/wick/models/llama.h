@@ -88,6 +88,12 @@ struct LlamaConfig {
   int64_t n_expert = 0, n_expert_used = 0, expert_ffn = 0, shared_expert_ffn = 0;
   bool norm_topk_prob = false;
   std::vector<bool> moe_layers;  // n_layer entries (all false without experts)
+  // gpt-oss: a sink logit per query head in attention's softmax (a key of zero value), biases
+  // on the router and the experts, and experts whose gated activation is the clamped SwiGLU
+  // (up + 1) * g * sigmoid(alpha g), g = min(gate, limit), up clamped to [-limit, limit]
+  // (swiglu_limit > 0; 0: the config's activation, plain).
+  bool attn_sinks = false, moe_bias = false;
+  double swiglu_limit = 0, swiglu_alpha = 1.702;
   // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
   std::vector<int32_t> bos_token_ids, eos_token_ids;
   std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
@@ -161,6 +167,9 @@ class LlamaModel final : public CausalLM {
     // gate/up/down above then hold the shared expert (if any), scaled by sigmoid(x . shared_gate).
     Weight router, gate_exps, up_exps, gate_up_exps, down_exps;
     Tensor shared_gate;  // (hidden)
+    // gpt-oss: the sink logits (n_head, f32), the router's bias (n_expert, f32) and the
+    // experts' biases (n_expert, out) in the compute dtype.
+    Tensor sinks, router_b, gate_exps_b, up_exps_b, down_exps_b;
   };
 
  protected:

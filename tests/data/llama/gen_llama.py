@@ -13,6 +13,11 @@ top-1/top-2 margin at every greedy step so that f32 rounding cannot flip an argm
 Fixtures saved in bf16 (save dtype below) are evaluated from the bf16-rounded weights
 (upcast to f32), so the oracle is exact for them too; their GGUF is written as bf16.
 
+gptoss_mxfp4 (make_mxfp4, below the FIXTURES' code) is gpt-oss's folder as OpenAI released it,
+the experts as MXFP4 blocks and scales (config.json's quantization_config); its oracle is the
+model transformers itself loads (and dequantizes) from that folder, and its GGUF keeps the
+experts in ggml's MXFP4 as convert_hf_to_gguf.py repacks them.
+
 convert_hf_to_gguf.py needs a tokenizer in the folder. Each folder gets a byte-level BPE
 tokenizer.json of 255 byte tokens and one merge (vocab_size 256; llama.cpp wants merges),
 committed beside the weights (with tokenizer_config.json), so that wick's own converter
@@ -47,6 +52,12 @@ GREEDY_NEW = 32
 
 BASE = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             intermediate_size=64, max_position_embeddings=128, rms_norm_eps=1e-5, bos_token_id=1, eos_token_id=2)
+
+GPTOSS = dict(head_dim=16, num_local_experts=8, num_experts_per_tok=2, intermediate_size=32, sliding_window=8,
+              layer_types=["sliding_attention", "full_attention"], attention_bias=True, swiglu_limit=7.0,
+              tie_word_embeddings=False, rope_parameters=dict(
+                  rope_type="yarn", rope_theta=150000.0, factor=4.0, original_max_position_embeddings=32,
+                  beta_fast=32.0, beta_slow=1.0, truncate=False))
 
 # name: (config class, kwargs, seed, save dtype, shard size or None)
 FIXTURES = {
@@ -119,6 +130,13 @@ FIXTURES = {
                                   tie_word_embeddings=False, pad_token_id=0,
                                   rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
               13, torch.float32, None),
+    # gpt-oss: attention sinks (one learned logit per head in the softmax), q/k/v/o biases, even
+    # layers sliding (window 8) and odd ones full, as transformers' default layer_types and
+    # llama.cpp's pattern of 2 have it, yarn rope as released (truncate false: the correction range
+    # is not rounded), 8 experts of 32, top 2 by the router's logits (with a bias) then a softmax over
+    # the two, gate and up interleaved in gate_up_proj, the clamped SwiGLU (limit 7; perturb draws
+    # gate_up wider so that the clamps bite) with its (up + 1), expert biases.
+    "gptoss": ("GptOssConfig", GPTOSS, 16, torch.float32, None),
 }
 
 PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for i in range(40)]]
@@ -127,13 +145,22 @@ PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for
 def perturb(model, seed, std=0.15):
     g = torch.Generator().manual_seed(seed)
     gemma = "Gemma" in type(model).__name__
+    gptoss = "GptOss" in type(model).__name__
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "norm" in name:  # Gemma's norms are (1 + w): perturb around 0
+            if gptoss and name.endswith(".self_attn.sinks"):  # comparable to the attention logits
+                p.copy_(torch.randn(p.shape, generator=g))
+            elif gptoss and name.endswith(".mlp.router.bias"):  # large enough to change choices
+                p.copy_(0.5 * torch.randn(p.shape, generator=g))
+            elif gptoss and name.endswith(".mlp.experts.gate_up_proj"):  # some values past the clamps (7)
+                p.copy_(0.4 * torch.randn(p.shape, generator=g))
+            elif gptoss and name.endswith("_proj_bias"):  # the experts' biases
+                p.copy_(0.2 * torch.randn(p.shape, generator=g))
+            elif "norm" in name:  # Gemma's norms are (1 + w): perturb around 0
                 p.copy_((0.0 if gemma else 1.0) + 0.2 * torch.randn(p.shape, generator=g))
             elif gemma and "embed_tokens" in name:  # scaled by sqrt(64) = 8 on the way in
                 p.copy_(0.05 * torch.randn(p.shape, generator=g))
-            elif name.endswith((".mlp.gate.weight", ".block_sparse_moe.gate.weight")):
+            elif name.endswith((".mlp.gate.weight", ".block_sparse_moe.gate.weight", ".mlp.router.weight")):
                 # MoE routers: a wide spread of scores, so that no token's choice of experts is
                 # close enough for bf16 rounding (the bf16 test) to flip it.
                 p.copy_(1.5 * torch.randn(p.shape, generator=g))
@@ -178,7 +205,7 @@ def convert(src, out, outtype, llama_cpp):
     import convert_hf_to_gguf as conv
     import conversion
     from conversion import base
-    for module in ("llama", "qwen", "gemma", "phi", "olmo"):  # the model classes register on import
+    for module in ("llama", "qwen", "gemma", "phi", "olmo", "gpt_oss"):  # the model classes register on import
         __import__(f"conversion.{module}")
     tokens = [t for t, _ in sorted(json.load(open(os.path.join(src, "tokenizer.json")))["model"]["vocab"].items(),
                                    key=lambda kv: kv[1])]
@@ -206,7 +233,7 @@ def routing_margin(model, k):
     k-th and (k+1)-th largest logit: bf16 rounding must not change any token's experts."""
     gaps, hooks = [], []
     for name, m in model.named_modules():
-        if name.endswith((".mlp.gate", ".block_sparse_moe.gate")):
+        if name.endswith((".mlp.gate", ".block_sparse_moe.gate", ".mlp.router")):  # gpt-oss: with a bias
             def hook(mod, inp, out):
                 logits = (out[0] if isinstance(out, tuple) else out).reshape(-1, mod.weight.shape[0]).float()
                 top = torch.topk(logits, k + 1, dim=-1).values
@@ -468,15 +495,108 @@ def make_moe_quant(llama_cpp, build, quantize_bin):
     save_file(exp, os.path.join(d, "expected.safetensors"))
 
 
+# gpt-oss as OpenAI released it: the experts in MXFP4 (config.json's quantization_config
+# {"quant_method": "mxfp4"}), as <proj>_blocks (u8, experts x outputs x inputs / 32 x 16: 32
+# e2m1 codes of consecutive inputs a block, value 2j in byte j's low nibble, 2j + 1 in its high
+# one) and <proj>_scales (u8 e8m0, experts x outputs x inputs / 32: 2^(scale - 127)), their biases
+# and everything else dense. The fixture's own experts quantized (the scale and rounding of
+# gguf-py's MXFP4: floor(log2(max |v|)) - 2, nearest code); expected.safetensors comes from the
+# model transformers loads from that folder (Mxfp4Config(dequantize=True): the dequantizing
+# path, with no kernels from the hub), the routing margin on those weights; model.gguf by
+# convert_hf_to_gguf.py, which repacks the blocks into ggml's MXFP4 (type 39), asserted to
+# dequantize (gguf-py) to the same experts. 8 experts of 64: two blocks a row in both matrices.
+MXFP4_NAME = "gptoss_mxfp4"
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def mxfp4_pack(w):
+    """gpt-oss's MXFP4 blocks and scales of dense experts w (experts x inputs x outputs, as
+    GptOssExperts holds them)."""
+    e, n_in, n_out = w.shape
+    v = w.transpose(1, 2).reshape(e, n_out, n_in // 32, 32).double()
+    amax = v.abs().amax(-1)
+    exp = torch.where(amax > 0, torch.floor(torch.log2(amax.clamp(min=1e-30))) - 2 + 127, torch.zeros_like(amax))
+    scale = torch.exp2(exp - 127).unsqueeze(-1)
+    codes = (scale.unsqueeze(-1) * torch.tensor(E2M1, dtype=torch.float64) - v.unsqueeze(-1)).abs().argmin(-1)
+    blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).to(torch.uint8)
+    return blocks.contiguous(), exp.to(torch.uint8).contiguous()
+
+
+def make_mxfp4(llama_cpp):
+    import numpy as np
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    cfg = transformers.GptOssConfig(**{**BASE, **GPTOSS, "intermediate_size": 64})
+    experts = ("gate_up_proj", "down_proj")
+    for attempt in range(100):
+        seed = 17 + 1000 * attempt
+        torch.manual_seed(seed)
+        model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+        perturb(model, seed)
+        state = {key: v.clone() for key, v in model.state_dict().items()}
+        packed = {}
+        for key in [key for key in state if key.endswith(experts)]:
+            packed[key + "_blocks"], packed[key + "_scales"] = mxfp4_pack(state[key])
+            # transformers' own dequantization of the packed layout
+            state[key] = convert_moe_packed_tensors(packed[key + "_blocks"], packed[key + "_scales"],
+                                                    dtype=torch.float32)
+        model.load_state_dict(state)
+        routing = routing_margin(model, cfg.num_experts_per_tok)
+        if routing >= 0.1:
+            print(MXFP4_NAME, "seed", seed, "min routing margin", round(routing, 4))
+            break
+    else:
+        raise AssertionError(f"{MXFP4_NAME}: no seed gives a routing margin of 0.1")
+    d = os.path.join(HERE, MXFP4_NAME)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        config = json.load(open(os.path.join(tmp, "config.json")))
+        config["quantization_config"] = {"quant_method": "mxfp4", "modules_to_not_convert": [  # as released
+            "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
+        tensors = {key: v for key, v in state.items() if not key.endswith(experts)}
+        save_file({**tensors, **packed}, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+        write_tokenizer(d)
+        loaded = transformers.AutoModelForCausalLM.from_pretrained(
+            d, quantization_config=transformers.Mxfp4Config(dequantize=True), dtype=torch.float32,
+            attn_implementation="eager").eval()
+        for key, v in loaded.state_dict().items():
+            assert torch.equal(v, state[key]), key
+        convert(d, os.path.join(d, "model.gguf"), "f32", llama_cpp)
+    # The GGUF's experts (gate and up split from the interleaved gate_up_proj) dequantized by gguf-py
+    sys.path.insert(0, os.path.join(llama_cpp, "gguf-py"))
+    import gguf
+    from gguf.quants import dequantize
+    for t in gguf.GGUFReader(os.path.join(d, "model.gguf")).tensors:
+        if t.name.endswith("_exps.weight"):
+            assert t.tensor_type == gguf.GGMLQuantizationType.MXFP4, t.name
+            w = torch.from_numpy(np.array(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(
+                [int(x) for x in reversed(t.shape)]).copy())
+            layer, part = t.name.split(".")[1:3]
+            proj = "down_proj" if part == "ffn_down_exps" else "gate_up_proj"
+            dense = state[f"model.layers.{layer}.mlp.experts.{proj}"]
+            dense = {"ffn_gate_exps": dense[..., 0::2], "ffn_up_exps": dense[..., 1::2]}.get(part, dense)
+            assert torch.equal(w, dense.transpose(1, 2)), t.name
+    exp, margin = oracle(loaded, 0)
+    assert margin > 1e-3, f"{MXFP4_NAME}: greedy margin too small: {margin}"
+    save_file(exp, os.path.join(d, "expected.safetensors"))
+    print(MXFP4_NAME, "greedy", exp["greedy"].tolist(), "min margin", round(margin, 4))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, help="llama.cpp source folder (has convert_hf_to_gguf.py)")
     ap.add_argument("--llama-cpp-build", help="a CPU build of it (bin/llama-quantize, libllama): writes " + QUANT_NAME)
     ap.add_argument("--llama-quantize", help="llama-quantize to use instead of the build's (moe_quant)")
-    ap.add_argument("names", nargs="*", default=list(FIXTURES))
+    ap.add_argument("names", nargs="*", default=list(FIXTURES) + [MXFP4_NAME])
     args = ap.parse_args()
     for name in args.names:
-        if name not in (QUANT_NAME, MOE_QUANT_NAME):
+        if name == MXFP4_NAME:
+            make_mxfp4(os.path.abspath(args.llama_cpp))
+        elif name not in (QUANT_NAME, MOE_QUANT_NAME):
             make(name, FIXTURES[name], os.path.abspath(args.llama_cpp))
     if args.llama_cpp_build and (QUANT_NAME in args.names or not args.names):
         make_quant(os.path.abspath(args.llama_cpp), os.path.abspath(args.llama_cpp_build))
