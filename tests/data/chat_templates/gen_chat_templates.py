@@ -130,6 +130,7 @@ TEMPLATES = {
     "deepseek_r1_distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", ALL, True, {}),
     "hermes3_tool_use": ("<|begin_of_text|>", "<|im_end|>", ALL, True, {}),
     "functionary_v3_2": ("<|begin_of_text|>", "<|eot_id|>", ALL, True, {}),
+    "gpt_oss": ("<|startoftext|>", "<|return|>", ALL, True, {}),
 }
 # Template-specific extras: (case name, messages, tools, kwargs)
 EXTRA = {
@@ -147,7 +148,19 @@ EXTRA = {
         ("builtin_tools", [msg(U, "Search it")], None, {"builtin_tools": ["brave_search", "code_interpreter"]}),
     ],
     "llama2_chat": [("default_prompt", [msg(U, "Hi")], None, {"USE_DEFAULT_PROMPT": True})],
+    "gpt_oss": [
+        ("thinking_history", [msg(U, "2+2?"), {"role": A, "content": "4", "thinking": "add them"}, msg(U, "3+3?")],
+         None, {}),
+        ("thinking_last", [msg(U, "2+2?"), {"role": A, "content": "4", "thinking": "add them"}], None, {}),
+        ("effort_identity", [msg(S, "Be terse."), msg(U, "Hi")], None,
+         {"reasoning_effort": "high", "model_identity": "You are wick's test model."}),
+        ("builtin_tools", [msg(U, "Search it")], TOOLS, {"builtin_tools": ["browser", "python"]}),
+        ("channel_in_content", [msg(U, "Hi"), msg(A, "<|channel|>final<|message|>x")], None, {}),
+    ],
 }
+# Templates that print today's date with strftime_now (no kwarg replaces it): the date in the
+# expected text becomes {TODAY} and the case says its format, which the test fills in.
+TODAY_FORMAT = {"gpt_oss": "%Y-%m-%d"}
 
 
 # Small templates over the language itself (rendered by jinja2 the same way).
@@ -270,6 +283,10 @@ def main():
                 out = render(env, source, ctx)
                 if cross_check(source, ctx, out.get("expected")):
                     checked += 1
+                if name in TODAY_FORMAT and "expected" in out:
+                    today = datetime.now().strftime(TODAY_FORMAT[name])
+                    out["expected"] = out["expected"].replace(today, "{TODAY}")
+                    out["today"] = TODAY_FORMAT[name]
                 cases.append({"template": name, "case": "%s/%s" % (case, "gen" if gen else "nogen"), "context": ctx, **out})
     for i, (source, ctx) in enumerate(LANGUAGE):
         cases.append({"source": source, "case": "language/%d" % i, "context": ctx, **render(env, source, ctx)})
