@@ -9,7 +9,11 @@ Shapes: `1b` is Llama-3.2-1B's layers (hidden 2048, 16 layers, 32 heads, 8 KV he
 `8b` Llama-3-8B's (4096, 32, 32, 8, 14336), `tiny` a 4-layer 256-wide model for smoke tests;
 Mixture-of-Experts shapes: `olmoe` OLMoE-1B-7B's (2048, 16 layers, 16 heads, 64 experts of 1024,
 top 8), `qwen3moe` Qwen3-30B-A3B's (2048, 48, 32 heads of 128, 4 KV heads, 128 experts of 768,
-top 8, its 151,936-token vocabulary), `tinymoe` a 4-layer qwen3moe for smoke tests;
+top 8, its 151,936-token vocabulary), `tinymoe` a 4-layer qwen3moe for smoke tests, `gptoss20b`
+gpt-oss-20b's (2880, 24 layers, 64 heads of 64, 8 KV heads, 32 experts of 2880, top 4, its
+201,088-token vocabulary; sinks, biases, even layers sliding over 128, yarn 32x over 4096) with
+its experts in MXFP4 as released (`--experts mxfp4`, the default for it: random codes under a
+scale of 2^-8, values of about the others' scale), `tinygptoss` a 4-layer one;
 each with GPT-2's vocabulary (50257 tokens, from tests/data/gpt2-tokenizer) and an untied output
 head, as in issue 22's llama.cpp figures. Quantized files come from llama.cpp's
 `llama-quantize FILE OUT Q4_K_M` on the f16 file (nothing of llama.cpp is committed).
@@ -22,6 +26,7 @@ import argparse
 import json
 import os
 
+import gguf
 import numpy as np
 from gguf import GGUFWriter, GGMLQuantizationType, TokenType
 
@@ -38,6 +43,12 @@ SHAPES = {
                      expert_ffn=768, experts=128, used=8, qk_norm="head", vocab=151936),
     "tinymoe": dict(arch="qwen3moe", hidden=256, layers=4, heads=8, kv_heads=2, ffn=768, expert_ffn=256, experts=16,
                     used=4, qk_norm="head"),
+    # gpt-oss: biases on attention, router and experts, a sink per head, the pre-MLP norm named
+    # post_attention_norm, experts MXFP4 by default.
+    "gptoss20b": dict(arch="gpt-oss", hidden=2880, layers=24, heads=64, kv_heads=8, head_dim=64, ffn=2880,
+                      expert_ffn=2880, experts=32, used=4, vocab=201088, gptoss=True),
+    "tinygptoss": dict(arch="gpt-oss", hidden=256, layers=4, heads=8, kv_heads=2, head_dim=32, ffn=256,
+                       expert_ffn=256, experts=8, used=2, gptoss=True),
 }
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB_DIR = os.path.join(HERE, "..", "tests", "data", "gpt2-tokenizer")
@@ -64,16 +75,25 @@ def tensor_plan(s, vocab):
         yield p + "attn_k.weight", (kvd, h)
         yield p + "attn_v.weight", (kvd, h)
         yield p + "attn_output.weight", (h, qd)
+        if s.get("gptoss"):
+            for n, size in (("attn_q", qd), ("attn_k", kvd), ("attn_v", kvd), ("attn_output", h)):
+                yield p + n + ".bias", (size,)
+            yield p + "attn_sinks.weight", (s["heads"],)
         if s.get("qk_norm"):
             yield p + "attn_q_norm.weight", (qd if s["qk_norm"] == "full" else d,)
             yield p + "attn_k_norm.weight", (kvd if s["qk_norm"] == "full" else d,)
-        yield p + "ffn_norm.weight", (h,)
+        yield p + ("post_attention_norm.weight" if s.get("gptoss") else "ffn_norm.weight"), (h,)
         if s.get("experts"):
             e, ef = s["experts"], s.get("expert_ffn", f)
             yield p + "ffn_gate_inp.weight", (e, h)
             yield p + "ffn_gate_exps.weight", (e, ef, h)
             yield p + "ffn_up_exps.weight", (e, ef, h)
             yield p + "ffn_down_exps.weight", (e, h, ef)
+            if s.get("gptoss"):
+                yield p + "ffn_gate_inp.bias", (e,)
+                yield p + "ffn_gate_exps.bias", (e, ef)
+                yield p + "ffn_up_exps.bias", (e, ef)
+                yield p + "ffn_down_exps.bias", (e, h)
             continue
         yield p + "ffn_gate.weight", (f, h)
         yield p + "ffn_up.weight", (f, h)
@@ -88,6 +108,8 @@ def main():
     ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f16")
     ap.add_argument("--layers", type=int, help="override the layer count")
     ap.add_argument("--context", type=int, default=8192)
+    ap.add_argument("--experts", choices=["float", "mxfp4"],
+                    help="the expert stacks' type: the file's float dtype, or MXFP4 (default for gpt-oss shapes)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -119,13 +141,19 @@ def main():
     if "head_dim" in s:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if s.get("gptoss"):
+        w.add_sliding_window(128)
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(32.0)
+        w.add_rope_scaling_orig_ctx_len(4096)
     if s.get("experts"):
         w.add_expert_count(s["experts"])
         w.add_expert_used_count(s["used"])
         if "expert_ffn" in s:
             w.add_expert_feed_forward_length(s["expert_ffn"])
     w.add_vocab_size(len(tokens))
-    w.add_file_type({"f32": 0, "f16": 1, "bf16": 32}[a.dtype])
+    mxfp4 = (a.experts or ("mxfp4" if s.get("gptoss") else "float")) == "mxfp4"
+    w.add_file_type(38 if mxfp4 else {"f32": 0, "f16": 1, "bf16": 32}[a.dtype])  # 38: MOSTLY_MXFP4_MOE
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("gpt-2")
     w.add_token_list(tokens)
@@ -135,10 +163,18 @@ def main():
     w.add_eos_token_id(50256)
 
     plan = list(tensor_plan(s, len(tokens)))
+
+    def packed(name, shape):  # MXFP4 expert matrices: 17-byte blocks along the rows
+        return mxfp4 and name.endswith("_exps.weight")
+
     for name, shape in plan:
         n = int(np.prod(shape))
-        # Norm weights stay f32 (as convert_hf_to_gguf.py writes them).
-        if len(shape) == 1 or a.dtype == "f32":
+        # Norm weights and biases stay f32 (as convert_hf_to_gguf.py writes them).
+        if packed(name, shape):
+            byte_shape = tuple(shape[:-1]) + (shape[-1] // 32 * 17,)
+            w.add_tensor_info(name, byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)),
+                              raw_dtype=GGMLQuantizationType.MXFP4)
+        elif len(shape) == 1 or name.endswith(".bias") or a.dtype == "f32":
             w.add_tensor_info(name, shape, np.dtype(np.float32), n * 4)
         elif a.dtype == "f16":
             w.add_tensor_info(name, shape, np.dtype(np.float16), n * 2)
@@ -147,9 +183,20 @@ def main():
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
+    bytes_pool = rng.integers(0, 256, 1 << 24, dtype=np.uint8)
     for name, shape in plan:
         n = int(np.prod(shape))
-        if len(shape) == 1:
+        if packed(name, shape):
+            blocks = n // 32
+            start = int(rng.integers(0, bytes_pool.size))
+            data = np.resize(np.roll(bytes_pool, -start), blocks * 17).reshape(blocks, 17)
+            data[:, 0] = 120  # the scale 2^(120 - 128): codes up to 12 give values up to 0.047
+            w.write_tensor_data(data)
+            continue
+        if name.endswith(".bias") or name.endswith("attn_sinks.weight"):
+            start = int(rng.integers(0, pool.size))
+            data = np.resize(np.roll(pool, -start), n).reshape(shape).astype(np.float32)
+        elif len(shape) == 1:
             data = np.ones(shape, np.float32)
         else:
             start = int(rng.integers(0, pool.size))
