@@ -5,8 +5,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/golden.h"
 #include "wick/text/chat_template.h"
+#include "wick/text/harmony.h"
 #include "wick/text/reasoning.h"
+#include "wick/text/tool_calls.h"
 
 using wick::text::ReasoningSplit;
 
@@ -81,4 +84,68 @@ TEST(ReasoningSplit, TheReasoningBeforeAConstrainedAnswer) {
   EXPECT_EQ(opened->close, "</think>");
   const std::string llama3 = template_file("llama3_instruct.jinja");
   EXPECT_FALSE(wick::text::reasoning_prefix(llama3, ChatTemplate::parse(llama3).render(chat)));
+}
+
+// gpt-oss's harmony format (wick/text/harmony.h), hand-derived: the decoder's rewrite into the
+// <think> / Hermes form, in pieces of every size, then through the reasoning split and the
+// tool-call parser the server runs after it.
+namespace {
+
+std::string harmony(const std::string& out, size_t step) {
+  wick::text::HarmonyDecoder d;
+  std::string got;
+  for (size_t i = 0; i < out.size(); i += step) got += d.push(out.substr(i, step));
+  return got + d.flush();
+}
+
+}  // namespace
+
+TEST(Harmony, RewritesChannelsAndCallsInAnyPieces) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // Reasoning, then the answer (<|return|> is a stop token: not in the output).
+      {"<|channel|>analysis<|message|>User asks 2+2.<|end|><|start|>assistant<|channel|>final<|message|>4",
+       "<think>User asks 2+2.</think>4"},
+      // A tool call after the reasoning (<|call|> is a stop token too).
+      {"<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary "
+       "to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}",
+       "<think>Need the weather.</think><tool_call>{\"name\": \"get_weather\", \"arguments\": "
+       "{\"city\":\"Oslo\"}}</tool_call>"},
+      // The recipient in the role part, the call's end marker present.
+      {"<|start|>assistant to=functions.f<|channel|>commentary json<|message|> {} <|call|>",
+       "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"},
+      // A preamble (commentary to no one) is shown; a final answer with markup-like text.
+      {"<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>final<|message|>a <| b",
+       "Checking.a <| b"},
+      // Arguments that are not JSON become a JSON string (the parser then keeps them as content).
+      {"<|channel|>commentary to=functions.g<|message|>not json",
+       "<tool_call>{\"name\": \"g\", \"arguments\": \"not json\"}</tool_call>"},
+      // No header at all: the text as it is. An unfinished analysis is closed at the end.
+      {"plain answer", "plain answer"},
+      {"<|channel|>analysis<|message|>cut sh", "<think>cut sh</think>"},
+  };
+  for (const auto& [in, want] : cases)
+    for (size_t step : {size_t(1), size_t(2), size_t(5), size_t(13), in.size()}) {
+      SCOPED_TRACE(in + " step " + std::to_string(step));
+      EXPECT_EQ(harmony(in, step), want);
+    }
+}
+
+TEST(Harmony, FeedsTheReasoningSplitAndTheToolCallParser) {
+  const std::string out =
+      "<|channel|>analysis<|message|>Two cities.<|end|><|start|>assistant<|channel|>commentary "
+      "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\", \"unit\": \"celsius\"}";
+  const auto [reasoning, answer] = split(harmony(out, 3), 4);
+  EXPECT_EQ(reasoning, "Two cities.");
+  const wick::text::ToolCallReply r = wick::text::parse_tool_calls(answer, wick::text::ToolCallFormat::Hermes);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  EXPECT_EQ(r.calls[0].arguments, "{\"city\":\"Oslo\",\"unit\":\"celsius\"}");
+  EXPECT_EQ(r.content, "");
+  // gpt-oss's template is harmony; a Qwen3-style one is not.
+  std::ifstream f(wick::test::data_path("chat_templates/gpt_oss.jinja"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_TRUE(wick::text::template_is_harmony(ss.str()));
+  EXPECT_TRUE(wick::text::template_thinks(ss.str()));
+  EXPECT_FALSE(wick::text::template_is_harmony("{{ '<think>' }}{{ messages[0].content }}"));
 }

@@ -1,6 +1,7 @@
 #include "wick/text/reasoning.h"
 
 #include "text/marker_text.h"
+#include "wick/text/harmony.h"
 
 namespace wick::text {
 
@@ -68,7 +69,10 @@ ReasoningSplit::Piece ReasoningSplit::flush() {
   return out;
 }
 
-bool template_thinks(std::string_view chat_template) { return chat_template.find("</think>") != std::string::npos; }
+// Harmony (gpt-oss) thinks in its analysis channel, which HarmonyDecoder writes as <think>.
+bool template_thinks(std::string_view chat_template) {
+  return chat_template.find("</think>") != std::string::npos || template_is_harmony(chat_template);
+}
 
 bool prompt_opens_reasoning(std::string_view prompt) {
   while (!prompt.empty() && is_blank(prompt.back())) prompt.remove_suffix(1);
@@ -76,7 +80,9 @@ bool prompt_opens_reasoning(std::string_view prompt) {
 }
 
 std::optional<FreePrefix> reasoning_prefix(std::string_view chat_template, std::string_view prompt) {
-  if (!template_thinks(chat_template)) return std::nullopt;
+  // Harmony's channel headers are special tokens no grammar allows: a constrained gpt-oss reply
+  // is the answer from its first token (HarmonyDecoder passes header-less text as it is).
+  if (!template_thinks(chat_template) || template_is_harmony(chat_template)) return std::nullopt;
   if (prompt_opens_reasoning(prompt)) return FreePrefix{"", "</think>"};
   while (!prompt.empty() && is_blank(prompt.back())) prompt.remove_suffix(1);
   if (prompt.ends_with("</think>")) return std::nullopt;

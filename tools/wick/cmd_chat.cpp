@@ -16,6 +16,7 @@
 
 #include "grammar_args.h"
 #include "model_args.h"
+#include "wick/text/harmony.h"
 #include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 
@@ -77,9 +78,13 @@ int run_chat(const ChatArgs& a) {
     auto stream = lm.tokenizer().decode_stream();
     text::StopText stop(a.stop);
     std::string shown;  // the reply's text as printed (cut before a stop string)
+    // gpt-oss's harmony channels printed as <think>reasoning</think>answer (text::HarmonyDecoder).
+    std::optional<text::HarmonyDecoder> harmony;
+    if (text::template_is_harmony(lm.chat_template()->source())) harmony.emplace();
     auto show = [&](const std::string& t) {
-      shown += t;
-      print_now(t);
+      const std::string s = harmony ? harmony->push(t) : t;
+      shown += s;
+      print_now(s);
     };
     gen.sampling(opt).generate(
         ids, std::min<int64_t>(a.max_tokens, capacity - int64_t(ids.size())),
@@ -90,10 +95,22 @@ int run_chat(const ChatArgs& a) {
         },
         stops);
     show(stop.flush());
+    if (harmony) {
+      const std::string rest = harmony->flush();
+      shown += rest;
+      print_now(rest);
+    }
     print_now("\n");
     // The conversation goes on from what was said: a reply cut by a stop string ends there
-    // (the next rendering shares the cached blocks up to where they differ).
-    messages.push_back({"assistant", stop.stopped() ? shown : lm.tokenizer().decode(reply, /*skip_special=*/true)});
+    // (the next rendering shares the cached blocks up to where they differ). A harmony reply
+    // goes on as its answer: the template renders the turn's channels itself (and refuses
+    // channel tags in the content).
+    if (harmony) {
+      text::ReasoningSplit split;
+      messages.push_back({"assistant", split.push(shown).content + split.flush().content});
+    } else {
+      messages.push_back({"assistant", stop.stopped() ? shown : lm.tokenizer().decode(reply, /*skip_special=*/true)});
+    }
   }
   return 0;
 }

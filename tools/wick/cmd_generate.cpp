@@ -17,6 +17,7 @@
 
 #include "grammar_args.h"
 #include "model_args.h"
+#include "wick/text/harmony.h"
 #include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 
@@ -73,14 +74,19 @@ int run_generate(const GenerateArgs& a) {
   gen.context(std::min<int64_t>(context, int64_t(prompt.size()) + a.max_tokens));
   auto stream = lm.tokenizer().decode_stream();
   text::StopText stop(a.stop);
+  // With --chat, gpt-oss's harmony channels print as <think>reasoning</think>answer.
+  std::optional<text::HarmonyDecoder> harmony;
+  if (a.chat && text::template_is_harmony(lm.chat_template()->source())) harmony.emplace();
+  auto show = [&](const std::string& t) { print_now(harmony ? harmony->push(t) : t); };
   const auto st = gen.generate(
       prompt, a.max_tokens,
       [&](int32_t id) {
-        print_now(stop.push(stream.push(id)));
+        show(stop.push(stream.push(id)));
         return !stop.stopped();
       },
       a.sampling.ignore_eos ? std::vector<int32_t>{} : lm.stop_tokens());
-  print_now(stop.flush() + "\n");
+  show(stop.flush());
+  print_now((harmony ? harmony->flush() : std::string()) + "\n");
   // The first generated token comes out of the prefill pass; decode covers the rest.
   const int64_t decoded = std::max<int64_t>(st.generated_tokens - 1, 0);
   std::fprintf(stderr, "model %s (%s) on %s (%s)\n", a.model.model.empty() ? "gpt2-tiny" : a.model.model.c_str(),

@@ -34,8 +34,8 @@ class ReasoningSplit {
   std::string open_, close_, held_;
 };
 
-// Whether a chat template writes reasoning markers (a thinking model's), and whether a
-// rendered prompt ends inside an opened reasoning.
+// Whether a chat template writes reasoning markers (a thinking model's, or harmony's analysis
+// channel: harmony.h), and whether a rendered prompt ends inside an opened reasoning.
 bool template_thinks(std::string_view chat_template);
 bool prompt_opens_reasoning(std::string_view prompt);
 // Where a constrained answer starts for a thinking template: after the reasoning, which the

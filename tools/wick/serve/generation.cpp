@@ -90,7 +90,9 @@ void Generation::feed(const TokenEvent& e, Clock::time_point at) {
   end();
 }
 
-void Generation::append(const std::string& piece) {
+void Generation::append(const std::string& piece) { place(harmony_ ? harmony_->push(piece) : piece); }
+
+void Generation::place(const std::string& piece) {
   std::string answer = piece;
   if (split_) {
     const text::ReasoningSplit::Piece p = split_->push(piece);
@@ -101,6 +103,7 @@ void Generation::append(const std::string& piece) {
 }
 
 void Generation::end() {
+  if (harmony_) place(harmony_->flush());
   if (split_) {
     const text::ReasoningSplit::Piece p = split_->flush();
     reasoning_ += p.reasoning;
@@ -302,7 +305,10 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   std::optional<text::Grammar> tool_grammar;
   if (r.endpoint == Endpoint::Chat && r.tools.active()) {
     const std::string& source = ctx.lm.chat_template()->source();
-    tool_format = text::template_takes_tools(source) ? text::tool_call_format(source) : text::ToolCallFormat::Hermes;
+    // Harmony's calls reach the parser as Hermes calls (HarmonyDecoder).
+    tool_format = text::template_takes_tools(source) && !text::template_is_harmony(source)
+                      ? text::tool_call_format(source)
+                      : text::ToolCallFormat::Hermes;
     if (r.tools.forced()) {
       std::vector<text::ToolSpec> callable;
       for (const text::ToolSpec& t : r.tools.tools)
@@ -349,6 +355,7 @@ void serve_generation(const GenerationContext& ctx, std::string_view raw, Endpoi
   const ResponseMeta meta{endpoint, (endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-") + std::to_string(serial),
                           ctx.model_id, int64_t(std::time(nullptr))};
   Generation gen(ctx.lm, r, n_prompt, arrival, ctx.metrics);
+  if (r.endpoint == Endpoint::Chat && text::template_is_harmony(ctx.lm.chat_template()->source())) gen.decode_harmony();
   if (split_reasoning) gen.split_reasoning(text::prompt_opens_reasoning(rendered));
   if (tool_format) gen.expect_tool_calls(*tool_format);
   if (r.stream) {

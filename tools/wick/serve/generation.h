@@ -19,6 +19,7 @@
 #include "openai_response.h"
 #include "wick/models/language_model.h"
 #include "wick/serve/engine.h"
+#include "wick/text/harmony.h"
 #include "wick/text/reasoning.h"
 #include "wick/text/stop_text.h"
 #include "wick/text/tool_calls.h"
@@ -65,6 +66,9 @@ class Generation {
   // Chat with a thinking model: the output's reasoning is split from its text
   // (text::ReasoningSplit); starts_inside: the prompt opened it.
   void split_reasoning(bool starts_inside) { split_.emplace(starts_inside); }
+  // Chat with a harmony template (gpt-oss): the output is rewritten by text::HarmonyDecoder
+  // before the reasoning split and the tool calls (which then read Hermes calls).
+  void decode_harmony() { harmony_.emplace(); }
   std::string take_text();       // text not yet taken
   std::string take_reasoning();  // reasoning not yet taken
   // A chat with tools: the text that cannot belong to a call goes out as it comes, the rest
@@ -79,7 +83,8 @@ class Generation {
 
  private:
   TokenLogprob logprob_of(const TokenEvent& e) const;
-  void append(const std::string& piece);  // to the text, or split into reasoning and text
+  void append(const std::string& piece);  // through the harmony decoder, then place()
+  void place(const std::string& piece);   // to the text, or split into reasoning and text
   void end();                             // the reply is complete: release what was held
   const models::LanguageModel& lm_;
   text::Tokenizer::DecodeStream decoder_;
@@ -88,6 +93,7 @@ class Generation {
   Metrics& metrics_;
   std::string text_, reasoning_;
   size_t taken_ = 0, reasoning_taken_ = 0;
+  std::optional<text::HarmonyDecoder> harmony_;
   std::optional<text::ReasoningSplit> split_;
   std::optional<text::ToolCallStream> tools_;
   std::vector<text::ToolCall> calls_;
