@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "support/golden.h"
@@ -148,4 +149,25 @@ TEST(Harmony, FeedsTheReasoningSplitAndTheToolCallParser) {
   EXPECT_TRUE(wick::text::template_is_harmony(ss.str()));
   EXPECT_TRUE(wick::text::template_thinks(ss.str()));
   EXPECT_FALSE(wick::text::template_is_harmony("{{ '<think>' }}{{ messages[0].content }}"));
+}
+
+// Random replies over harmony's markers and fragments of them (seeded): the rewrite does not
+// depend on how the text is cut into pieces, and a message's markers never reach the output.
+TEST(Harmony, PiecesNeverChangeTheRewrite) {
+  const std::vector<std::string> parts = {"<|channel|>", "analysis", "final",     "commentary", " to=functions.f",
+                                          "<|message|>", "<|end|>",  "<|start|>", "assistant",  "<|call|>",
+                                          "x",           "<|",       "|>",        "{\"a\": 1}", " "};
+  std::mt19937 gen(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string reply;
+    const int n = int(gen() % 12);
+    for (int i = 0; i < n; ++i) reply += parts[gen() % parts.size()];
+    const std::string whole = harmony(reply, reply.size() + 1);
+    for (size_t step : {size_t(1), size_t(2), size_t(3), size_t(7)}) {
+      ASSERT_EQ(harmony(reply, step), whole) << "reply '" << reply << "' step " << step;
+    }
+    if (reply.find("<|channel|>") != std::string::npos || reply.find("<|start|>") != std::string::npos)
+      continue;  // a header's text is consumed; plain replies pass as they are
+    ASSERT_EQ(whole, reply);
+  }
 }
