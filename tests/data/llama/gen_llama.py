@@ -18,6 +18,15 @@ the experts as MXFP4 blocks and scales (config.json's quantization_config); its 
 model transformers itself loads (and dequantizes) from that folder, and its GGUF keeps the
 experts in ggml's MXFP4 as convert_hf_to_gguf.py repacks them.
 
+The MoE fixtures' seeds are chosen so that no token's experts are close to a tie (routing_margin:
+twice the smallest change of the router logits that could change a choice, >= 0.1). For the
+DeepSeek routers that is the choice their own rule makes: V2's softmax top-k, or its
+group-limited greedy (groups ranked by their best expert), V3's sigmoid plus
+e_score_correction_bias (groups ranked by the sum of their two best biased scores). The
+DeepSeek fixtures' seeds must also keep bf16's choices and logits close (bf16_close). The
+DeepSeek fixtures (deepseek2, deepseek2_group, deepseek3) are written by convert_hf_to_gguf.py
+as llama.cpp's "deepseek2" architecture (kv_b_proj split into attn_k_b, transposed, and attn_v_b).
+
 convert_hf_to_gguf.py needs a tokenizer in the folder. Each folder gets a byte-level BPE
 tokenizer.json of 255 byte tokens and one merge (vocab_size 256; llama.cpp wants merges),
 committed beside the weights (with tokenizer_config.json), so that wick's own converter
@@ -58,6 +67,22 @@ GPTOSS = dict(head_dim=16, num_local_experts=8, num_experts_per_tok=2, intermedi
               tie_word_embeddings=False, rope_parameters=dict(
                   rope_type="yarn", rope_theta=150000.0, factor=4.0, original_max_position_embeddings=32,
                   beta_fast=32.0, beta_slow=1.0, truncate=False))
+
+# DeepSeek's multi-head latent attention (MLA): 4 heads of 16 + 8 (no-rope + rope) query/key dims
+# and 16 value dims, through a 32-wide compressed KV latent (kv_lora_rank) and one shared 8-wide
+# rope key; a dense first layer (first_k_dense_replace 1, intermediate 64) before two MoE layers
+# (experts and one shared expert of moe_intermediate_size); yarn rope of factor 4 over an
+# original context of 32 (prompt1 is 40) with DeepSeek's mscale / mscale_all_dim, which
+# transformers folds into the softmax scale: qk_head_dim^-0.5 * (0.1 * mscale_all_dim * ln 4 + 1)^2
+# (yarn's rotary attention factor, mscale(factor, mscale) / mscale(factor, mscale_all_dim), is 1
+# here, as in the released models). scoring_func and topk_method are the released configs' keys:
+# convert_hf_to_gguf.py reads scoring_func, transformers' V2 reads topk_method, and its classes
+# imply the scoring (V2 softmax, V3 sigmoid). No MTP layers (num_nextn_predict_layers 0).
+DEEPSEEK = dict(num_hidden_layers=3, num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16,
+                qk_rope_head_dim=8, v_head_dim=16, intermediate_size=64, first_k_dense_replace=1,
+                n_shared_experts=1, rms_norm_eps=1e-6, tie_word_embeddings=False)
+DEEPSEEK_YARN = dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=32,
+                     beta_fast=32.0, beta_slow=1.0)
 
 # name: (config class, kwargs, seed, save dtype, shard size or None)
 FIXTURES = {
@@ -137,6 +162,36 @@ FIXTURES = {
     # the two, gate and up interleaved in gate_up_proj, the clamped SwiGLU (limit 7; perturb draws
     # gate_up wider so that the clamps bite) with its (up + 1), expert biases.
     "gptoss": ("GptOssConfig", GPTOSS, 16, torch.float32, None),
+    # DeepSeek-V2-Lite style: q_proj without a LoRA (q_lora_rank None; llama.cpp itself reads a file
+    # without attention.q_lora_rank only at the Lite models' layer counts), 8 experts of 32, top 2 by
+    # softmax ("greedy"; n_group 1 / topk_group 1 as V2-Lite's config), not renormalized (transformers'
+    # V2 router never renormalizes), routed weights * 1.5, mscale = mscale_all_dim = 0.707 as released.
+    "deepseek2": ("DeepseekV2Config", dict(DEEPSEEK, q_lora_rank=None, n_routed_experts=8, num_experts_per_tok=2,
+                                           moe_intermediate_size=32, topk_method="greedy", n_group=1, topk_group=1,
+                                           scoring_func="softmax", norm_topk_prob=False, routed_scaling_factor=1.5,
+                                           rope_parameters=dict(DEEPSEEK_YARN, mscale=0.707, mscale_all_dim=0.707)),
+                  22, torch.float32, None),
+    # DeepSeek-V2 (full) style: q through a LoRA (q_a_proj, q_a_layernorm, q_b_proj; rank 24), 8
+    # experts of 32 in 4 groups of 2, "group_limited_greedy": the 2 groups with the best single
+    # softmax score, then the top 3 experts in them, not renormalized, * 2.0. (llama.cpp ranks
+    # groups by the sum of their two best scores, as V3 does; here both choose the same groups.)
+    "deepseek2_group": ("DeepseekV2Config", dict(DEEPSEEK, q_lora_rank=24, n_routed_experts=8, num_experts_per_tok=3,
+                                                 moe_intermediate_size=32, topk_method="group_limited_greedy",
+                                                 n_group=4, topk_group=2, scoring_func="softmax", norm_topk_prob=False,
+                                                 routed_scaling_factor=2.0, rope_parameters=dict(
+                                                     DEEPSEEK_YARN, mscale=0.707, mscale_all_dim=0.707)),
+                        26, torch.float32, None),
+    # DeepSeek-V3 style: q LoRA of 24, 16 experts of 16 in 4 groups of 4, sigmoid scores plus
+    # e_score_correction_bias (perturb draws it, randn) for the choice only: the 2 groups whose
+    # two best biased scores sum highest, then the top 4 biased scores in them, weighted by their
+    # unbiased sigmoids renormalized (norm_topk_prob) and * 2.5; interleaved rope (rope_interleave),
+    # mscale = mscale_all_dim = 1 as released.
+    "deepseek3": ("DeepseekV3Config", dict(DEEPSEEK, q_lora_rank=24, n_routed_experts=16, num_experts_per_tok=4,
+                                           moe_intermediate_size=16, n_group=4, topk_group=2, scoring_func="sigmoid",
+                                           topk_method="noaux_tc", norm_topk_prob=True, routed_scaling_factor=2.5,
+                                           num_mtp_layers=0, rope_interleave=True,
+                                           rope_parameters=dict(DEEPSEEK_YARN, mscale=1.0, mscale_all_dim=1.0)),
+                  20, torch.float32, None),
 }
 
 PROMPTS = [[(37 * i + 11) % VOCAB for i in range(24)], [(53 * i + 5) % VOCAB for i in range(40)]]
@@ -168,6 +223,9 @@ def perturb(model, seed, std=0.15):
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
             else:
                 p.copy_(std * torch.randn(p.shape, generator=g))
+        for name, b in model.named_buffers():
+            if name.endswith(".mlp.gate.e_score_correction_bias"):  # DeepSeek-V3: sways the choice
+                b.copy_(torch.randn(b.shape, generator=g))
 
 
 def write_tokenizer(d):
@@ -205,7 +263,8 @@ def convert(src, out, outtype, llama_cpp):
     import convert_hf_to_gguf as conv
     import conversion
     from conversion import base
-    for module in ("llama", "qwen", "gemma", "phi", "olmo", "gpt_oss"):  # the model classes register on import
+    # the model classes register on import
+    for module in ("llama", "qwen", "gemma", "phi", "olmo", "gpt_oss", "deepseek"):
         __import__(f"conversion.{module}")
     tokens = [t for t, _ in sorted(json.load(open(os.path.join(src, "tokenizer.json")))["model"]["vocab"].items(),
                                    key=lambda kv: kv[1])]
@@ -228,16 +287,79 @@ def convert(src, out, outtype, llama_cpp):
         sys.argv = argv
 
 
+def top2_sum(x):
+    return x.topk(2, dim=-1).values.sum(-1)
+
+
+def largest_delta(f, n):
+    """Per row, the largest delta in [0, 64] with f(delta) > 0 (f decreasing), by bisection."""
+    lo, hi = torch.zeros(n, dtype=torch.float64), torch.full((n,), 64.0, dtype=torch.float64)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        ok = f(mid) > 0
+        lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
+    return lo
+
+
+def deepseek_v3_choice(logits, bias, n_group, topk_group, k):
+    """DeepseekV3TopkRouter's choice, as masks: the experts (tokens x experts), the groups
+    (tokens x groups) and the experts of the chosen groups."""
+    t, e = logits.shape
+    c = (logits.sigmoid() + bias).view(t, n_group, e // n_group)
+    groups = torch.zeros(t, n_group, dtype=torch.bool).scatter_(1, top2_sum(c).topk(topk_group, dim=-1).indices, True)
+    allowed = groups[:, :, None].expand(c.shape).reshape(t, e)
+    top = c.reshape(t, e).masked_fill(~allowed, float("-inf")).topk(k, dim=-1).indices
+    return torch.zeros(t, e, dtype=torch.bool).scatter_(1, top, True), groups, allowed
+
+
+def router_margin(mod, logits, k):
+    """For one router call (logits: tokens x experts): twice the smallest change delta of the
+    router logits (each moved by at most delta, the worst way) that changes a token's experts,
+    and the experts chosen. For a softmax top-k that is the gap between the k-th and (k+1)-th
+    logit. DeepSeek-V2's group_limited_greedy first keeps the topk_group groups with the best
+    logit; DeepSeek-V3 ranks sigmoid(logit) + e_score_correction_bias, groups by the sum of
+    their two best, and its margin (the sigmoid is not linear) is found by bisection."""
+    t, e = logits.shape
+    if hasattr(mod, "e_score_correction_bias"):  # DeepSeek-V3
+        n_group, topk_group = mod.num_group, mod.topk_group
+        l, b = logits.double(), mod.e_score_correction_bias.double()
+        chosen, groups, allowed = deepseek_v3_choice(l, b, n_group, topk_group, k)
+        deltas = []
+        if topk_group < n_group:  # a chosen group (rows ti, gi) against one left out (go)
+            ti, gi, go = torch.nonzero(groups[:, :, None] & ~groups[:, None, :], as_tuple=True)
+            lg, bg = l.view(t, n_group, -1), b.view(n_group, -1)
+            deltas.append(largest_delta(lambda d: top2_sum((lg[ti, gi] - d[:, None]).sigmoid() + bg[gi]) -
+                                        top2_sum((lg[ti, go] + d[:, None]).sigmoid() + bg[go]), len(ti)).min())
+        ti, ei, eo = torch.nonzero(chosen[:, :, None] & (allowed & ~chosen)[:, None, :], as_tuple=True)
+        deltas.append(largest_delta(lambda d: ((l[ti, ei] - d).sigmoid() + b[ei]) - ((l[ti, eo] + d).sigmoid() + b[eo]),
+                                    len(ti)).min())
+        return 2 * float(min(deltas)), chosen.nonzero()[:, 1].view(t, k)
+    gaps = []
+    if getattr(mod, "topk_method", None) == "group_limited_greedy":  # DeepSeek-V2
+        n_group, topk_group = mod.num_group, mod.topk_group
+        best = logits.view(t, n_group, -1).max(-1).values
+        top = best.topk(topk_group + 1, dim=-1)
+        gaps.append(float((top.values[:, topk_group - 1] - top.values[:, topk_group]).min()))
+        groups = torch.zeros(t, n_group, dtype=torch.bool).scatter_(1, top.indices[:, :topk_group], True)
+        logits = logits.masked_fill(~groups[:, :, None].expand(t, n_group, e // n_group).reshape(t, e), float("-inf"))
+    top = torch.topk(logits, k + 1, dim=-1)
+    gaps.append(float((top.values[:, k - 1] - top.values[:, k]).min()))
+    return min(gaps), top.indices[:, :k]
+
+
 def routing_margin(model, k):
-    """The smallest gap, over every token and MoE layer of both prompts, between a router's
-    k-th and (k+1)-th largest logit: bf16 rounding must not change any token's experts."""
+    """The smallest router_margin over every token and MoE layer of both prompts: bf16 rounding
+    must not change any token's experts. DeepSeek's routers (which return the logits, the
+    weights and the chosen experts) are checked to choose as router_margin says."""
     gaps, hooks = [], []
     for name, m in model.named_modules():
         if name.endswith((".mlp.gate", ".block_sparse_moe.gate", ".mlp.router")):  # gpt-oss: with a bias
             def hook(mod, inp, out):
                 logits = (out[0] if isinstance(out, tuple) else out).reshape(-1, mod.weight.shape[0]).float()
-                top = torch.topk(logits, k + 1, dim=-1).values
-                gaps.append(float((top[:, k - 1] - top[:, k]).min()))
+                gap, chosen = router_margin(mod, logits, k)
+                if hasattr(mod, "topk_method") or hasattr(mod, "e_score_correction_bias"):
+                    assert torch.equal(chosen.sort(-1).values, out[2].sort(-1).values), "routing rule"
+                gaps.append(gap)
             hooks.append(m.register_forward_hook(hook))
     with torch.no_grad():
         for p in PROMPTS:
@@ -263,13 +385,47 @@ def oracle(model, greedy_prompt):
     return out, min(margins)
 
 
+# Fixtures whose seed must also keep bf16 close (bf16_close): the routing margin alone does not
+# ensure it, as bf16's rounding moves these models' router logits by up to about 0.5, and their
+# softmax-weighted experts (weights from logits some 10 apart) amplify what it does not flip.
+BF16_ROUTED = ("deepseek2", "deepseek2_group", "deepseek3")
+
+
+def bf16_close(model):
+    """Whether, with the weights rounded to bf16 (computing in f32) and with the whole model in
+    bf16, DeepSeek's routers (which return the chosen experts third) choose the same experts for
+    every token of both prompts and the logits stay within 0.1 of the f32 ones (relative to the
+    prompt's largest |logit|, as test_llama.cpp measures; its bf16 limit is 0.15)."""
+    def run(m):
+        chosen, logits = [], []
+        hooks = [mod.register_forward_hook(lambda mod, inp, o: chosen.append(o[2].sort(-1).values))
+                 for name, mod in m.named_modules() if name.endswith(".mlp.gate")]
+        with torch.no_grad():
+            for p in PROMPTS:
+                logits.append(m(torch.tensor([p])).logits[0].float())
+        for h in hooks:
+            h.remove()
+        return chosen, logits
+    ref_chosen, ref_logits = run(model)
+    rounded = copy.deepcopy(model)
+    rounded.load_state_dict({key: v.to(torch.bfloat16).float() for key, v in model.state_dict().items()})
+    for m in (rounded, copy.deepcopy(model).to(torch.bfloat16)):
+        chosen, logits = run(m)
+        if not all(torch.equal(a, b) for a, b in zip(ref_chosen, chosen)):
+            return False
+        if any(float((a - b).abs().max() / b.abs().max()) > 0.1 for a, b in zip(logits, ref_logits)):
+            return False
+    return True
+
+
 def make(name, spec, llama_cpp):
     cls_name, kwargs, seed, save_dtype, shard = spec
     cfg = getattr(transformers, cls_name)(**{**BASE, **kwargs})
     k = getattr(cfg, "num_experts_per_tok", None)
     # MoE fixtures: the first of seed, seed + 1000, ... whose routers choose every token's
-    # experts by a margin of at least 0.1 in logits, so that bf16 rounding cannot flip a choice.
-    for attempt in range(100):
+    # experts by a margin of at least 0.1 in logits, so that bf16 rounding cannot flip a choice
+    # (BF16_ROUTED: and that bf16 does not, bf16_close).
+    for attempt in range(300):
         torch.manual_seed(seed + 1000 * attempt)
         model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
         perturb(model, seed + 1000 * attempt)
@@ -281,7 +437,7 @@ def make(name, spec, llama_cpp):
         if not k:
             break
         routing = routing_margin(model, k)
-        if routing >= 0.1:
+        if routing >= 0.1 and (name not in BF16_ROUTED or bf16_close(model)):
             print(name, "seed", seed + 1000 * attempt, "min routing margin", round(routing, 4))
             break
     else:
