@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # GPU machine, three calls: constrained decoding (issue 40) on CUDA. The build of
 # pack_build.sh (TESTS="test_constrained test_grammar test_engine") is split in three
-# (split -n 3 -d .device/build.tar.xz .device/build.part_): a call carries 64 MiB at most,
+# (split -n 3, or -n 4 since the checkout is about 52 MB: -d .device/build.tar.xz .device/build.part_): a call carries 64 MiB at most,
 # the checkout included.
 #   STAGE=start: carries .device/build.part_00 and .device/gguf-py.tar.xz; stashes the part and
 #     starts writing the Llama-3.2-1B-shaped F16 file (bench/make_llama_gguf.py).
-#   STAGE=part: carries .device/build.part_01; stashes it.
-#   STAGE=run: carries .device/build.part_02 and .device/origin.txt; joins the build, runs the three test programs,
+#   STAGE=part (PART=1, then PART=2 when split in four): carries .device/build.part_0$PART; stashes it.
+#   STAGE=run: carries the last part (.device/build.part_02, or _03 when split in four) and .device/origin.txt; joins the build, runs the three test programs,
 #     then `wick serve` on the GPU under bench/serve_load.py at 1/8/32/64 streams, without a
 #     constraint and with response_format json_object and a GBNF grammar, side by side.
 # Writes to $OUT.
@@ -24,7 +24,7 @@ if [[ ${STAGE:-run} == start ]]; then
   exit 0
 fi
 if [[ ${STAGE:-run} == part ]]; then
-  stash_part 1
+  stash_part "${PART:-1}"
   exit 0
 fi
 join_parts

@@ -2,11 +2,11 @@
 # GPU machine, three calls: gpt-oss on CUDA (issue 39): MXFP4 blocks, attention sinks, the
 # gpt-oss fixtures of test_llama. The build of pack_build.sh
 # (TESTS="test_attention test_cache_attention test_quant_cuda test_gguf test_llama" NO_WICK_BENCH=1)
-# is split in three (split -n 3 -d .device/build.tar.xz .device/build.part_): a call carries
-# 64 MiB at most, the checkout included.
+# is split in four (split -n 4 -d .device/build.tar.xz .device/build.part_): a call carries
+# 64 MiB at most, the checkout (about 52 MB) included.
 #   STAGE=start: carries .device/build.part_00; stashes it.
-#   STAGE=part: carries .device/build.part_01; stashes it.
-#   STAGE=run: carries .device/build.part_02 and .device/origin.txt; joins the build, runs the
+#   STAGE=part PART=1, then PART=2: carries .device/build.part_0$PART; stashes it.
+#   STAGE=run: carries .device/build.part_03 and .device/origin.txt; joins the build, runs the
 #     CUDA cases of the five programs, then the new CUDA paths under compute-sanitizer memcheck.
 # Writes to $OUT.
 set -uo pipefail
@@ -16,7 +16,7 @@ out=${OUT:-/tmp/out}
 mkdir -p "$out"
 case ${STAGE:-run} in
   start) stash_part 0; nvidia-smi -L; exit 0 ;;
-  part) stash_part 1; exit 0 ;;
+  part) stash_part "${PART:-1}"; exit 0 ;;
 esac
 join_parts
 nvidia-smi -L

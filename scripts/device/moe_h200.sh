@@ -2,12 +2,12 @@
 # GPU machine, three calls: the Mixture-of-Experts checks and wick against llama.cpp on a
 # Qwen3-30B-A3B-shaped file (bench/make_llama_gguf.py --shape qwen3moe, LAYERS of its 48 layers:
 # each layer is the same work, and the 64 GB disk holds no 61 GB f16 file).
-# The build (pack_build.sh) is split in three (split -n 3 -d .device/build.tar.xz
+# The build (pack_build.sh) is split in three or four (split -n 3 or 4, by the checkout's size, -d .device/build.tar.xz
 # .device/build.part_): a call carries at most 64 MiB with the checkout.
 #   STAGE=start: carries .device/build.part_00 and .device/llama.tar.xz; stashes the part,
 #     starts the llama.cpp CUDA build (trimmed sdist tree, not part of wick) and the f16 file.
-#   STAGE=part: carries .device/build.part_01; stashes it.
-#   STAGE=run: carries .device/build.part_02 and .device/origin.txt; joins the build, runs the CUDA cases of TESTS under
+#   STAGE=part (PART=1, then PART=2 when split in four): carries .device/build.part_0$PART; stashes it.
+#   STAGE=run: carries the last part (.device/build.part_02, or _03 when split in four) and .device/origin.txt; joins the build, runs the CUDA cases of TESTS under
 #     ctest and MEMCHECK's binaries under compute-sanitizer, then quantizes (QUANTS) and runs
 #     bench/llm_side_by_side.py and llama-batched-bench / wick batched-bench.
 # Writes to $OUT.
@@ -28,7 +28,7 @@ if [[ ${STAGE:-run} == start ]]; then
   exit 0
 fi
 if [[ ${STAGE:-run} == part ]]; then
-  stash_part 1
+  stash_part "${PART:-1}"
   exit 0
 fi
 join_parts
