@@ -110,7 +110,9 @@ struct Case {
 // count R and quant_matmul (threads, row grouping) equal the scalar reference bit for bit;
 // all are within f32 accumulation error of the f64 product.
 TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
-  std::vector<Case> cases = {{GgmlType::Q8_0, {32, 96, 800, 2304, 4096}}, {GgmlType::Q4_0, {32, 96, 800, 2304, 4096}}};
+  std::vector<Case> cases = {{GgmlType::Q8_0, {32, 96, 800, 2304, 4096}},
+                             {GgmlType::Q4_0, {32, 96, 800, 2304, 4096}},
+                             {GgmlType::MXFP4, {32, 96, 800, 2304, 4096}}};
   const int64_t N = 3;
   for (const Case& c : cases) {
     for (int64_t K : c.ks) {
@@ -163,7 +165,7 @@ TEST(QuantCpu, BlockDotsMatchScalarReferenceAndF64) {
 // reference; the lane order is still checked against f64.
 TEST(QuantCpu, WideBlockDotsMatchTheirReferenceAndF64) {
   const int64_t N = 3, M = 9;
-  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0}) {
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4}) {
     for (int64_t K : {32, 96, 800, 4096}) {
       SCOPED_TRACE(std::string(ggml_type_name(type)) + " K=" + std::to_string(K));
       const QuantTensor w =
@@ -213,7 +215,7 @@ TEST(QuantCpu, WideBlockDotsMatchTheirReferenceAndF64) {
 // accumulation error of the f64 product.
 TEST(QuantCpu, TileKernelMatchesItsArithmeticAndF64) {
   const int64_t N = 37;
-  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0}) {
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4}) {
     for (int64_t K : {32, 96, 800, 2048}) {
       const QuantTensor w =
           quantize(Tensor::from_vector(random_values(size_t(N * K), uint32_t(K) + 13, 0.5f), Shape{N, K}), type, "w");
@@ -234,16 +236,22 @@ TEST(QuantCpu, TileKernelMatchesItsArithmeticAndF64) {
           for (int64_t m = 0; m < M && tiles; ++m) {
             float acc = 0;
             for (int64_t b = 0; b < K / 32; ++b) {
-              const uint8_t* blk = wp + size_t(n) * row_bytes + size_t(b) * (type == GgmlType::Q8_0 ? 34 : 18);
+              const uint8_t* blk = wp + size_t(n) * row_bytes + size_t(b) * ggml_type_info(type).block_bytes;
+              // Value i of the block is q(i) * d: ggml's layouts (blocks.h) written out.
+              const bool mx = type == GgmlType::MXFP4;
               uint16_t dbits;
               std::memcpy(&dbits, blk, 2);
+              const float d = mx ? quant::e8m0_half(blk[0]) : quant::f16_value(dbits);
               int32_t sum = 0;
               for (int i = 0; i < 32; ++i) {
+                const int nibble =
+                    mx ? (blk[1 + i % 16] >> (i < 16 ? 0 : 4)) & 0x0F : (blk[2 + i % 16] >> (i < 16 ? 0 : 4)) & 0x0F;
                 const int q = type == GgmlType::Q8_0 ? int(int8_t(blk[2 + i]))
-                                                     : int((blk[2 + i % 16] >> (i < 16 ? 0 : 4)) & 0x0F) - 8;
+                              : mx                   ? quant::mxfp4_value(uint32_t(nibble))
+                                                     : nibble - 8;
                 sum += q * a.qs[size_t((m * K / 32 + b) * 32 + i)];
               }
-              acc = std::fma(float(sum), quant::f16_value(dbits) * a.d[size_t(m * K / 32 + b)], acc);
+              acc = std::fma(float(sum), d * a.d[size_t(m * K / 32 + b)], acc);
             }
             if (std::bit_cast<uint32_t>(tile[size_t(m * 16 + n)]) != std::bit_cast<uint32_t>(acc) && ++bad <= 3)
               ADD_FAILURE() << "tile m=" << m << " n=" << n << ": " << tile[size_t(m * 16 + n)] << " vs " << acc;

@@ -98,7 +98,7 @@ enum class QuantActivation {
   F32,  // exact f32 x against W (any weight type)
   Q8,   // x rounded to 8-bit blocks first, as ggml's matmuls round it, and the product of
         // that rounded x with W. On the CPU (as ggml's CPU): per 32 values to q8_0 (K % 32 ==
-        // 0), per 256 to q8_K for the K-quants; q8_0, q4_0 and every K-quant (q2_K to q6_K)
+        // 0), per 256 to q8_K for the K-quants; q8_0, q4_0, mxfp4 and every K-quant (q2_K to q6_K)
         // take integer block dot products (AVX-512 VNNI or AVX2 where present, else the
         // scalar formula). On CUDA (as ggml's CUDA): per 32 for every type; the block types but
         // q2_K / q3_K take a dp4a kernel for M <= 8. Other combinations multiply the rounded

@@ -1,4 +1,4 @@
-// The q8_0-activation block dot products of q8_0 and q4_0 weights (see cpu_qdot_avx2.h).
+// The q8_0-activation block dot products of q8_0, q4_0 and mxfp4 weights (see cpu_qdot_avx2.h).
 // The AVX2 kernels follow ggml's x86 formulation: _mm256_maddubs_epi16 multiplies unsigned
 // by signed bytes, so a signed weight w is fed as |w| with x's sign flipped where w < 0
 // (_mm256_sign_epi8), then _mm256_madd_epi16 sums pairs into int32 lanes. Pair sums stay in
@@ -44,6 +44,14 @@ void ref_block(GgmlType type, const uint8_t* row, int64_t b, RefBlock& o) {
     const uint8_t* p = row + b * int64_t(sizeof(BlockQ8_0));
     o.wf = f16_at(p);
     std::memcpy(o.q, p + offsetof(BlockQ8_0, qs), kQK);
+  } else if (type == GgmlType::MXFP4) {  // the doubled e2m1 values under the halved e8m0 scale
+    const uint8_t* p = row + b * int64_t(sizeof(BlockMXFP4));
+    o.wf = e8m0_half(p[offsetof(BlockMXFP4, e)]);
+    const uint8_t* qs = p + offsetof(BlockMXFP4, qs);
+    for (int j = 0; j < kQK / 2; ++j) {
+      o.q[j] = int8_t(mxfp4_value(qs[j] & 0x0Fu));
+      o.q[j + kQK / 2] = int8_t(mxfp4_value(qs[j] >> 4));
+    }
   } else {  // Q4_0
     const uint8_t* p = row + b * int64_t(sizeof(BlockQ4_0));
     o.wf = f16_at(p);
@@ -210,7 +218,7 @@ bool have_avx2() {
 #endif
 }
 
-bool has_kernel(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_0; }
+bool has_kernel(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::MXFP4; }
 
 void resize_act(ActQ8& a, int64_t M, int64_t K) {
   if (K % kQK != 0) fail(ErrorKind::ShapeMismatch, "q8 activations: K must be a multiple of 32, got K = ", K);
@@ -237,7 +245,9 @@ void quantize_act(const float* x, int64_t M, int64_t K, ActQ8& a, bool simd) {
   quantize_act_rows(x, K, 0, M, a, simd);
 }
 
-bool has_wide_kernel(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_0; }
+bool has_wide_kernel(GgmlType type) {
+  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::MXFP4;
+}
 
 bool wide_available() { return cpu_has_avx512_vnni(); }
 
@@ -268,6 +278,7 @@ void dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R
 #ifdef WICK_QDOT_AVX2
   if (simd) {
     if (type == GgmlType::Q8_0) return avx2_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride);
+    if (type == GgmlType::MXFP4) return avx2_dispatch<DecMXFP4>(w, a, m0, R, y, y_stride);
     return avx2_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride);
   }
 #endif

@@ -1,4 +1,4 @@
-// Integer block dot products of the CPU's q8-activation quant_matmul for q8_0 and q4_0
+// Integer block dot products of the CPU's q8-activation quant_matmul for q8_0, q4_0 and mxfp4
 // weights (cpu_qdot_avx2.cpp; the K-quants' are cpu_qdot_k.h): x rounded to q8_0 per 32
 // values, then each 32-value block of a weight row contributes (the two scales) * (integer
 // dot of the 32 quants). The AVX2 kernels keep 8 int32 lanes per
@@ -63,7 +63,7 @@ bool wide_available();
 void prepare_wide(ActQ8& a);
 void dot_rows_wide(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y, int64_t y_stride,
                    bool simd = true);
-// The tile kernel for prefill-sized products of q8_0 / q4_0 weights (AVX-512 VNNI only):
+// The tile kernel for prefill-sized products of q8_0 / q4_0 / mxfp4 weights (AVX-512 VNNI only):
 // kTileRows8 weight rows (w: the first, rows row_bytes apart) against every activation row,
 // each lane of a vector one weight row's sum: per 32-value block the exact integer sum S of
 // w quants times x quants, then acc = fma(float(S), d_w * d_x, acc); y[m * y_stride + j] for

@@ -92,12 +92,14 @@ void wide_dispatch(const uint8_t* w, const ActQ8& a, int64_t m0, int R, float* y
 
 // ---- the tile kernel --------------------------------------------------------------------
 
-// The 32 quants of a block as unsigned bytes and what they are shifted by (w = u - kShift).
+// The 32 quants of a block as unsigned bytes and what they are shifted by (w = u - kShift),
+// and the block's scale.
 struct TileQ8_0 {
   static constexpr int kBytes = sizeof(BlockQ8_0), kShift = 128;
   static __m256i unsigned_quants(const uint8_t* p) {
     return _mm256_xor_si256(load32(p + offsetof(BlockQ8_0, qs)), _mm256_set1_epi8(char(0x80)));
   }
+  static float scale(const uint8_t* p) { return f16c_at(p); }
 };
 struct TileQ4_0 {
   static constexpr int kBytes = sizeof(BlockQ4_0), kShift = 8;
@@ -105,6 +107,17 @@ struct TileQ4_0 {
     const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ4_0, qs)));
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
   }
+  static float scale(const uint8_t* p) { return f16c_at(p); }
+};
+// MXFP4: each code's doubled e2m1 value plus 12 (0..24), by one byte shuffle.
+struct TileMXFP4 {
+  static constexpr int kBytes = sizeof(BlockMXFP4), kShift = 12;
+  static __m256i unsigned_quants(const uint8_t* p) {
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    return _mm256_shuffle_epi8(table, DecMXFP4::codes(p));
+  }
+  static float scale(const uint8_t* p) { return e8m0_half(p[offsetof(BlockMXFP4, e)]); }
 };
 
 // Two blocks of kTileRows8 weight rows: q[g] holds group g (values 4g..4g+3; g < 8 the first
@@ -123,7 +136,7 @@ void unpack_band8(const uint8_t* w, size_t row_bytes, int64_t b, int blocks, Til
     const __m256i q0 = Dec::unsigned_quants(p);
     const __m256i q1 = blocks == 2 ? Dec::unsigned_quants(p + Dec::kBytes) : _mm256_setzero_si256();
     r[j] = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
-    for (int k = 0; k < blocks; ++k) t.d[k][j] = f16c_at(p + k * Dec::kBytes);
+    for (int k = 0; k < blocks; ++k) t.d[k][j] = Dec::scale(p + k * Dec::kBytes);
   }
   transpose16(r);
   for (int g = 0; g < 16; ++g) _mm512_store_si512(t.q[g], r[g]);
@@ -172,6 +185,7 @@ bool avx512_dot_tile(GgmlType type, const uint8_t* w, size_t row_bytes, const Ac
   if (!cpu_has_avx512_vnni()) return false;
   if (type == GgmlType::Q8_0) return tile8<TileQ8_0>(w, row_bytes, a, y, y_stride), true;
   if (type == GgmlType::Q4_0) return tile8<TileQ4_0>(w, row_bytes, a, y, y_stride), true;
+  if (type == GgmlType::MXFP4) return tile8<TileMXFP4>(w, row_bytes, a, y, y_stride), true;
 #endif
   (void)type, (void)w, (void)row_bytes, (void)a, (void)y, (void)y_stride;
   return false;
@@ -181,6 +195,7 @@ bool avx512_dot_rows(GgmlType type, const uint8_t* w, const ActQ8& a, int64_t m0
 #ifdef WICK_QDOT_AVX512
   if (type == GgmlType::Q8_0) return wide_dispatch<DecQ8_0>(w, a, m0, R, y, y_stride), true;
   if (type == GgmlType::Q4_0) return wide_dispatch<DecQ4_0>(w, a, m0, R, y, y_stride), true;
+  if (type == GgmlType::MXFP4) return wide_dispatch<DecMXFP4>(w, a, m0, R, y, y_stride), true;
 #endif
   (void)type, (void)w, (void)a, (void)m0, (void)R, (void)y, (void)y_stride;
   return false;

@@ -49,3 +49,19 @@ struct DecQ4_0 {
     return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
   }
 };
+
+// MXFP4: Q4_0's nibble layout, each code looked up (one byte shuffle) as its doubled e2m1
+// value in [-12, 12], the scale the halved e8m0 (blocks.h).
+struct DecMXFP4 {
+  static constexpr int kBytes = sizeof(BlockMXFP4);
+  static __m256i codes(const uint8_t* p) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockMXFP4, qs)));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+  }
+  static __m256i decode(const uint8_t* p, float& wf) {
+    wf = e8m0_half(p[offsetof(BlockMXFP4, e)]);
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+    return _mm256_shuffle_epi8(table, codes(p));
+  }
+};
