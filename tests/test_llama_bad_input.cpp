@@ -70,7 +70,7 @@ LlamaModel load(const fs::path& p) { return LlamaModel::load(p); }
 
 const std::string kSupported =
     "(supported: llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen2moe, qwen3moe, olmoe, gpt-oss, "
-    "gpt2)";
+    "deepseek2, deepseek3, gpt2)";
 
 TEST(LlamaBadInput, HfConfigs) {
   TempDir d("cfg");

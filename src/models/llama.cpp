@@ -152,7 +152,9 @@ Tensor LlamaModel::blocks(Tensor x, const Rotary& rot, const Attend& attend) con
     cos = local ? rot.cos_local : rot.cos;
     sin = local ? rot.sin_local : rot.sin;
     Tensor q, k, v;
-    if (l.qkv.present()) {  // the checkpoint's (Phi-3) or fused at load (llama_load.cpp)
+    if (c.kv_lora_rank > 0) {
+      std::tie(q, k, v) = mla_heads(l, x, rotate);
+    } else if (l.qkv.present()) {  // the checkpoint's (Phi-3) or fused at load (llama_load.cpp)
       const Tensor qkv = norm_lin(x, l.attn_norm, l.attn_norm_b, l.qkv, l.qkv_b, {});
       v = qkv.narrow(2, (H + KV) * D, KV * D);
       if (!c.qk_norm && R == D) {
@@ -184,8 +186,10 @@ Tensor LlamaModel::blocks(Tensor x, const Rotary& rot, const Attend& attend) con
       q = rotate(q.permute({0, 2, 1, 3}));
       k = rotate(k.permute({0, 2, 1, 3}));
     }
-    v = v.reshape({B, T, KV, D}).permute({0, 2, 1, 3});
-    const Tensor ctx = attend(li, q, k, v).permute({0, 2, 1, 3}).reshape({B, T, H * D});
+    if (v.rank() == 3) v = v.reshape({B, T, KV, D}).permute({0, 2, 1, 3});
+    // MLA's values are v_dim wide, padded to the key's width for attention (mla_heads).
+    const int64_t VD = c.kv_lora_rank > 0 ? c.v_dim : D;
+    const Tensor ctx = attend(li, q, k, v).narrow(3, 0, VD).permute({0, 2, 1, 3}).reshape({B, T, H * VD});
     if (fused_residual) {
       x = lin(l.o, ctx, l.o_b, x);
     } else {
@@ -212,6 +216,31 @@ Tensor LlamaModel::blocks(Tensor x, const Rotary& rot, const Attend& attend) con
     }
   }
   return x;
+}
+
+std::tuple<Tensor, Tensor, Tensor> LlamaModel::mla_heads(const Layer& l, const Tensor& x,
+                                                         const std::function<Tensor(const Tensor&)>& rotate) const {
+  const LlamaConfig& c = config_;
+  const int64_t B = x.dim(0), T = x.dim(1), H = c.n_head, N = c.qk_nope_dim, R = c.qk_rope_dim, V = c.v_dim,
+                C = c.kv_lora_rank, D = N + R;
+  auto lin = [&](const Weight& w, const Tensor& t) { return apply_weight(w, t, {}, dtype_, quant_activation_); };
+  const Tensor h = norm(x, l.attn_norm, {});
+  const Tensor qf =
+      (c.q_lora_rank > 0 ? lin(l.mla_q_b, rms_norm(lin(l.mla_q_a, h), l.mla_q_a_norm, c.rms_norm_eps)) : lin(l.q, h))
+          .reshape({B, T, H, D});
+  const Tensor kva = lin(l.mla_kv_a, h);  // (B, T, C + R): the latent, then the rope key shared by the heads
+  const Tensor kv =
+      lin(l.mla_kv_b, rms_norm(kva.narrow(2, 0, C), l.mla_kv_a_norm, c.rms_norm_eps)).reshape({B, T, H, N + V});
+  const Tensor k_pe = kva.narrow(2, C, R).reshape({B, T, 1, R}).expand(Shape{B, T, H, R});
+  // Each head's rope dims first (checkpoints put them last; any order of a head's dims gives
+  // the same scores when q and k share it), so the partial rotary of `rotate` applies.
+  const Tensor q = rotate(cat({qf.narrow(3, N, R), qf.narrow(3, 0, N)}, 3).permute({0, 2, 1, 3}));
+  const Tensor k = rotate(cat({k_pe, kv.narrow(3, 0, N)}, 3).permute({0, 2, 1, 3}));
+  // Values padded with zeros to the key's width: the attention ops take one head dim, and the
+  // padded dims of the output (weighted sums of zeros) are cut off again in blocks().
+  Tensor v = kv.narrow(3, N, V);
+  if (V < D) v = cat({v, zeros(Shape{B, T, H, D - V}, v.dtype(), v.device())}, 3);
+  return {q, k, v.permute({0, 2, 1, 3})};
 }
 
 LlamaModel::Rotary LlamaModel::rope_rows(int64_t past, int64_t T) const {

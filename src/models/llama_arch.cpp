@@ -23,6 +23,8 @@ constexpr std::string_view kQwen2MoeHf[] = {"Qwen2MoeForCausalLM"};
 constexpr std::string_view kQwen3MoeHf[] = {"Qwen3MoeForCausalLM"};
 constexpr std::string_view kOlmoeHf[] = {"OlmoeForCausalLM"};
 constexpr std::string_view kGptOssHf[] = {"GptOssForCausalLM"};
+constexpr std::string_view kDeepseek2Hf[] = {"DeepseekV2ForCausalLM"};
+constexpr std::string_view kDeepseek3Hf[] = {"DeepseekV3ForCausalLM"};
 
 // Mistral has no GGUF architecture of its own: convert_hf_to_gguf.py writes it as "llama"
 // (and llama.cpp's llama graph has no sliding window), so its name is never matched in GGUF.
@@ -143,6 +145,23 @@ constexpr std::array kArchs = {
               .moe_bias = true,
               .clamped_swiglu = true,
               .gguf_yarn_truncate = false},
+    // DeepSeek-V2 and V3 (GGUF: both "deepseek2", the routing told by its keys).
+    LlamaArch{.name = "deepseek2",
+              .hf_architectures = kDeepseek2Hf,
+              .hf_model_type = "deepseek_v2",
+              .activation = Activation::Silu,
+              .shared_expert = true,
+              .sliding = SlidingPattern::All,
+              .gguf_name = "deepseek2",
+              .mla = true},
+    LlamaArch{.name = "deepseek3",
+              .hf_architectures = kDeepseek3Hf,
+              .hf_model_type = "deepseek_v3",
+              .activation = Activation::Silu,
+              .shared_expert = true,
+              .sliding = SlidingPattern::All,
+              .gguf_name = "deepseek2",
+              .mla = true},
     LlamaArch{.name = "gpt2",
               .hf_architectures = kGpt2Hf,
               .hf_model_type = "gpt2",

@@ -58,6 +58,10 @@ struct LlamaArch {
   // GGUF: yarn's correction range rounded outward to whole dims (llama.cpp always does; gpt-oss
   // was trained with transformers' truncate false, which its GGUF cannot say).
   bool gguf_yarn_truncate = true;
+  // DeepSeek-V2/V3: multi-head latent attention, rotary pairs on the rope dims, the softmax
+  // scale times yarn's mscale_all_dim factor squared, routing from the config's keys
+  // (LlamaConfig::moe_*), shared experts without a gate, dense first layers.
+  bool mla = false;
 };
 
 // Whether layer i uses the window under pattern: Alternate the even layers, EverySixth all but

@@ -126,9 +126,14 @@ void read_rope(const Json& j, LlamaConfig& c) {
     r.beta_fast = get_number(p, "beta_fast", 32.0);
     r.beta_slow = get_number(p, "beta_slow", 1.0);
     r.yarn_truncate = get_bool(p, "truncate", true);
-    WICK_CHECK(!find(p, "mscale") && !find(p, "mscale_all_dim"), Unsupported, kLlamaOp,
-               ": yarn rope with mscale / mscale_all_dim is not supported");
-    if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
+    if (find(p, "attention_factor")) {
+      r.attention_factor = get_number(p, "attention_factor", 1.0);
+    } else if (find(p, "mscale") && find(p, "mscale_all_dim")) {
+      // transformers' _compute_yarn_parameters: the ratio of the two magnitude corrections.
+      const double m = get_number(p, "mscale", 1.0, false), all = get_number(p, "mscale_all_dim", 1.0, false);
+      r.attention_factor = yarn_mscale(r.factor, m) / yarn_mscale(r.factor, all);
+    }
+    if (find(p, "mscale_all_dim")) r.yarn_mscale_all_dim = get_number(p, "mscale_all_dim", 0.0, false);
   } else if (longrope) {
     r.scaling = RopeScaling::LongRope;
     if (find(p, "attention_factor")) r.attention_factor = get_number(p, "attention_factor", 1.0);
@@ -145,6 +150,52 @@ void read_rope(const Json& j, LlamaConfig& c) {
     fail(ErrorKind::Unsupported, kLlamaOp, ": rope type '", type,
          "' is not supported (default, linear, dynamic, llama3, yarn, longrope)");
   }
+}
+
+// DeepSeek: multi-head latent attention's sizes and the routing of its experts (dense layers
+// before first_k_dense_replace, then every moe_layer_freq-th; shared experts of
+// n_shared_experts x moe_intermediate_size; V2's softmax with greedy or group-limited (by each
+// group's best) choice, never renormalized in transformers; V3's sigmoid with a selection bias
+// and groups by their two best). The head dim is the key's, nope + rope.
+void read_deepseek(const Json& j, LlamaConfig& c) {
+  c.q_lora_rank = get_size(j, "q_lora_rank", 0);
+  c.kv_lora_rank = require_size(j, "kv_lora_rank");
+  c.qk_nope_dim = require_size(j, "qk_nope_head_dim");
+  c.qk_rope_dim = require_size(j, "qk_rope_head_dim");
+  c.v_dim = require_size(j, "v_head_dim");
+  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
+  c.n_kv_head = c.n_head;
+  // The rope dims of a head come first in wick's layout of q and k (llama.cpp's puts them
+  // last: a head's dims may be ordered at will, alike in q and k), rotated in pairs.
+  c.rope.dims = c.qk_rope_dim;
+  c.rope.interleaved = true;
+  WICK_CHECK(c.v_dim <= c.head_dim, Unsupported, kLlamaOp, ": v_head_dim ", c.v_dim,
+             " wider than the key's qk_nope_head_dim + qk_rope_head_dim ", c.head_dim, " is not supported");
+  c.n_expert = get_size(j, "n_routed_experts", 0);
+  c.moe_layers.assign(size_t(c.n_layer), false);
+  if (c.n_expert == 0) return;
+  c.n_expert_used = require_size(j, "num_experts_per_tok");
+  c.expert_ffn = require_size(j, "moe_intermediate_size");
+  c.shared_expert_ffn = c.expert_ffn * get_size(j, "n_shared_experts", 0);
+  const int64_t dense = get_size(j, "first_k_dense_replace", 0), freq = get_size(j, "moe_layer_freq", 1);
+  for (int64_t i = 0; i < c.n_layer; ++i) c.moe_layers[size_t(i)] = i >= dense && i % freq == 0;
+  const bool v3 = c.arch == "deepseek3";
+  const std::string scoring = get_string(j, "scoring_func");
+  c.moe_sigmoid = scoring.empty() ? v3 : scoring == "sigmoid";
+  WICK_CHECK(scoring.empty() || scoring == "sigmoid" || scoring == "softmax", Unsupported, kLlamaOp, ": scoring_func '",
+             scoring, "' is not supported (softmax, sigmoid)");
+  const std::string method = get_string(j, "topk_method");
+  WICK_CHECK(v3 || method.empty() || method == "greedy" || method == "group_limited_greedy", Unsupported, kLlamaOp,
+             ": topk_method '", method, "' is not supported for DeepSeek-V2 (greedy, group_limited_greedy)");
+  const bool grouped = v3 || method == "group_limited_greedy";
+  c.moe_groups = grouped ? get_size(j, "n_group", 1) : 1;
+  c.moe_topk_groups = grouped ? get_size(j, "topk_group", 1) : 1;
+  WICK_CHECK(c.n_expert % c.moe_groups == 0 && c.moe_topk_groups <= c.moe_groups, Format, kLlamaOp, ": n_group ",
+             c.moe_groups, " / topk_group ", c.moe_topk_groups, " do not divide ", c.n_expert, " experts");
+  c.moe_group_top2 = v3;
+  c.moe_select_bias = v3;
+  c.norm_topk_prob = v3 && get_bool(j, "norm_topk_prob", false);  // transformers' V2 never renormalizes
+  c.moe_routed_scale = get_number(j, "routed_scaling_factor", 1.0);
 }
 
 // Which layers slide: layer_types when the file lists them (and the arch reads them),
@@ -284,7 +335,11 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
   c.eos_token_ids = get_ids(j, "eos_token_id");
   c.torch_dtype = get_string(j, find(j, "dtype") ? "dtype" : "torch_dtype");
   WICK_CHECK(!find(j, "clip_qkv"), Unsupported, kLlamaOp, ": config key 'clip_qkv' (clamped q/k/v) is not supported");
-  read_experts(j, *arch, c);
+  if (arch->mla) {
+    read_deepseek(j, c);
+  } else {
+    read_experts(j, *arch, c);
+  }
   if (arch->clamped_swiglu) {
     c.swiglu_limit = get_number(j, "swiglu_limit", 7.0);
     c.swiglu_alpha = get_number(j, "swiglu_alpha", 1.702);
@@ -296,6 +351,7 @@ LlamaConfig LlamaConfig::from_hf_json(const std::string& text, const std::string
 NameStyle name_style(const LlamaConfig& c) {
   if (c.sandwich_norms) return NameStyle::Sandwich;
   if (c.attn_sinks) return NameStyle::GptOss;
+  if (c.kv_lora_rank > 0) return NameStyle::Deepseek;
   return c.arch == "mixtral" ? NameStyle::Mixtral : NameStyle::Plain;
 }
 
@@ -345,6 +401,12 @@ void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys
   c.gated_mlp = !arch.gpt2;
   c.embedding_scale = arch.gemma ? std::sqrt(double(c.hidden_size)) : 1.0;
   if (c.attention_scale == 0) c.attention_scale = 1.0 / std::sqrt(double(c.head_dim));
+  // DeepSeek's attention: the softmax scale times yarn's magnitude correction squared.
+  if (arch.mla && c.rope.scaling == RopeScaling::Yarn && c.rope.yarn_mscale_all_dim > 0) {
+    const double m = yarn_mscale(c.rope.factor, c.rope.yarn_mscale_all_dim);
+    c.attention_scale *= m * m;
+  }
+  c.shared_expert_gate = !arch.mla;
 }
 
 }  // namespace wick::models

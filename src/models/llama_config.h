@@ -35,6 +35,8 @@ void merge_generation_config(LlamaConfig& c, const std::string& json, const std:
 // long_factors picks longrope's long set (ignored by the other scalings).
 std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors = false);
 double rope_attention_factor(const RopeConfig& r);
+// Yarn's magnitude correction 0.1 mscale ln(factor) + 1 (1 for factor <= 1), transformers' get_mscale.
+double yarn_mscale(double factor, double mscale);
 
 // The rotary tables of a model: rows x dims/2 cos and sin in the compute dtype on the
 // device (and longrope's long-factor pair), computed in double precision from the inverse

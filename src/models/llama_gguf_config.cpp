@@ -108,6 +108,21 @@ void read_rope(const Keys& k, const gguf::File& f, LlamaConfig& c) {
   if (f.contains("rope_freqs.weight")) r.freq_factors = factors("rope_freqs.weight");  // llama3's rule
 }
 
+// DeepSeek's multi-head latent attention: the GGUF's head_count_kv is 1 and its key/value
+// lengths are the latent's; the per-head sizes have keys of their own.
+void read_mla(const Keys& k, LlamaConfig& c) {
+  c.q_lora_rank = k.integer("attention.q_lora_rank").value_or(0);
+  c.kv_lora_rank = k.require_integer("attention.kv_lora_rank");
+  c.qk_rope_dim = k.require_integer("rope.dimension_count");
+  c.head_dim = k.require_integer("attention.key_length_mla");
+  c.v_dim = k.require_integer("attention.value_length_mla");
+  WICK_CHECK(c.head_dim > c.qk_rope_dim && c.v_dim <= c.head_dim, Format, kLlamaOp, ": GGUF keys '",
+             k.key("attention.key_length_mla"), "' ", c.head_dim, ", '", k.key("rope.dimension_count"), "' ",
+             c.qk_rope_dim, " and '", k.key("attention.value_length_mla"), "' ", c.v_dim, " do not fit together");
+  c.qk_nope_dim = c.head_dim - c.qk_rope_dim;
+  c.n_kv_head = c.n_head;
+}
+
 // Mixture of experts: <arch>.expert_count and expert_used_count; a layer routes when it has
 // a router (ffn_gate_inp), as llama.cpp's loaders for the MoE archs expect in every layer.
 void read_experts(const Keys& k, const gguf::File& f, const LlamaArch& arch, LlamaConfig& c) {
@@ -125,6 +140,20 @@ void read_experts(const Keys& k, const gguf::File& f, const LlamaArch& arch, Lla
   }
   for (int64_t i = 0; i < c.n_layer; ++i)
     c.moe_layers[size_t(i)] = f.contains("blk." + std::to_string(i) + ".ffn_gate_inp.weight");
+  if (arch.mla) {  // DeepSeek's routing (LlamaConfig::moe_*), from llama.cpp's keys
+    c.shared_expert_ffn = c.expert_ffn * k.integer("expert_shared_count", 0).value_or(0);
+    c.moe_sigmoid = k.integer("expert_gating_func", 0).value_or(1) == 2;
+    c.moe_groups = k.integer("expert_group_count").value_or(1);
+    c.moe_topk_groups = k.integer("expert_group_used_count").value_or(1);
+    // transformers ranks V2's groups by their best score and V3's by their two best summed
+    // (llama.cpp by the two best for both): the file does not say which, the gating does.
+    c.moe_group_top2 = c.moe_sigmoid;
+    c.moe_routed_scale = k.number("expert_weights_scale").value_or(1.0);
+    c.moe_select_bias = f.contains("blk." + std::to_string(c.n_layer - 1) + ".exp_probs_b.bias");
+    WICK_CHECK(c.moe_groups >= 1 && c.n_expert % c.moe_groups == 0 && c.moe_topk_groups <= c.moe_groups, Format,
+               kLlamaOp, ": GGUF expert groups ", c.moe_groups, " / ", c.moe_topk_groups, " do not divide ", c.n_expert,
+               " experts");
+  }
 }
 
 }  // namespace
@@ -148,10 +177,14 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
   WICK_CHECK(c.hidden_size % c.n_head == 0 || k.has("attention.key_length"), Format, kLlamaOp, ": GGUF key '",
              k.key("embedding_length"), "' ", c.hidden_size, " is not a multiple of '", k.key("attention.head_count"),
              "' ", c.n_head, " and no key_length is given");
-  c.head_dim = k.integer("attention.key_length").value_or(c.hidden_size / c.n_head);
-  const int64_t value_dim = k.integer("attention.value_length").value_or(c.head_dim);
-  WICK_CHECK(value_dim == c.head_dim, Format, kLlamaOp, ": GGUF keys '", k.key("attention.key_length"), "' ",
-             c.head_dim, " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
+  if (arch->mla) {
+    read_mla(k, c);
+  } else {
+    c.head_dim = k.integer("attention.key_length").value_or(c.hidden_size / c.n_head);
+    const int64_t value_dim = k.integer("attention.value_length").value_or(c.head_dim);
+    WICK_CHECK(value_dim == c.head_dim, Format, kLlamaOp, ": GGUF keys '", k.key("attention.key_length"), "' ",
+               c.head_dim, " and '", k.key("attention.value_length"), "' ", value_dim, " differ");
+  }
   // GPT-2's norms are LayerNorms, whose epsilon has a key of its own.
   const char* eps_key = arch->gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon";
   const auto eps = k.number(eps_key);
@@ -166,7 +199,16 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& f) {
     c.vocab_size = f.tensor("token_embd.weight").shape[0];
   }
   read_rope(k, f, c);
-  c.rope.interleaved = arch->gguf_interleaved_rope;
+  c.rope.interleaved = arch->gguf_interleaved_rope || arch->mla;
+  if (arch->mla) {
+    c.rope.dims = c.qk_rope_dim;
+    // convert_hf_to_gguf.py keeps mscale_all_dim as yarn_log_multiplier (0.1 mscale_all_dim)
+    // and drops mscale, which DeepSeek's configs set equal to it: the rotary factor is 1.
+    if (c.rope.scaling == RopeScaling::Yarn) {
+      c.rope.attention_factor = 1.0;
+      c.rope.yarn_mscale_all_dim = k.number("rope.scaling.yarn_log_multiplier").value_or(0.0) / 0.1;
+    }
+  }
   c.rope.yarn_truncate = arch->gguf_yarn_truncate;
   if (arch->clamped_swiglu) c.swiglu_limit = 7.0;  // llama.cpp's constant for gpt-oss (no key)
   c.activation = arch->activation;

@@ -120,14 +120,16 @@ struct LlamaLoader {
       };
       vector(name(Part::AttnNorm, ".weight"), E, Kind::Norm, l.attn_norm);
       norm_bias(name(Part::AttnNorm, ".weight"), l.attn_norm_b);
-      if (c.fused_qkv) {
+      if (c.kv_lora_rank > 0) {
+        plan_mla(l, name, g, prefix);
+      } else if (c.fused_qkv) {
         linear(Part::Qkv, Shape{(H + 2 * KV) * D, E}, l.qkv, l.qkv_b, c.qkv_bias);
       } else {
         linear(Part::Q, Shape{H * D, E}, l.q, l.q_b, c.qkv_bias);
         linear(Part::K, Shape{KV * D, E}, l.k, l.k_b, c.qkv_bias);
         linear(Part::V, Shape{KV * D, E}, l.v, l.v_b, c.qkv_bias);
       }
-      linear(Part::O, Shape{E, H * D}, l.o, l.o_b, c.o_bias);
+      linear(Part::O, Shape{E, H * (c.kv_lora_rank > 0 ? c.v_dim : D)}, l.o, l.o_b, c.o_bias);
       if (c.attn_sinks) vector(name(Part::Sinks, ".weight"), H, Kind::F32, l.sinks);
       if (c.qk_norm) {
         vector(name(Part::QNorm, ".weight"), c.qk_norm_full ? H * D : D, Kind::Norm, l.q_norm);
@@ -152,11 +154,13 @@ struct LlamaLoader {
           table(name(Part::UpExps, ".bias"), Shape{c.n_expert, F}, l.up_exps_b);
           table(name(Part::DownExps, ".bias"), Shape{c.n_expert, E}, l.down_exps_b);
         }
+        if (c.moe_select_bias)  // HF: a buffer of the gate without a suffix; GGUF: exp_probs_b.bias
+          vector(name(Part::SelectBias, g ? ".bias" : ""), c.n_expert, Kind::F32, l.select_bias);
         if (S > 0) {  // the shared expert in the dense MLP's place
           matrix(name(Part::SharedGate, ".weight"), Shape{S, E}, l.gate);
           matrix(name(Part::SharedUp, ".weight"), Shape{S, E}, l.up);
           matrix(name(Part::SharedDown, ".weight"), Shape{E, S}, l.down);
-          vector(name(Part::SharedExpertGate, ".weight"), E, Kind::Bias, l.shared_gate);
+          if (c.shared_expert_gate) vector(name(Part::SharedExpertGate, ".weight"), E, Kind::Bias, l.shared_gate);
         }
         continue;
       }
@@ -169,6 +173,45 @@ struct LlamaLoader {
         linear(Part::Up, Shape{I, E}, l.up, l.up_b, c.mlp_bias);
       }
       linear(Part::Down, Shape{E, I}, l.down, l.down_b, c.mlp_bias);
+    }
+  }
+
+  // DeepSeek's multi-head latent attention: q (or its bottleneck), the latent and rope key, and
+  // the latent's expansion, which GGUF stores split per head (attn_k_b (H, latent, nope):
+  // transposed; attn_v_b (H, v, latent)): those go into l.k and l.v until join_kv_b() rebuilds
+  // kv_b's rows [k_h; v_h] per head.
+  template <class Name>
+  void plan_mla(LlamaModel::Layer& l, const Name& name, bool g, const std::string& prefix) {
+    const LlamaConfig& c = m.config_;
+    const int64_t E = c.hidden_size, H = c.n_head, C = c.kv_lora_rank, N = c.qk_nope_dim, R = c.qk_rope_dim,
+                  V = c.v_dim, Q = c.q_lora_rank;
+    if (Q > 0) {
+      matrix(name(Part::QA, ".weight"), Shape{Q, E}, l.mla_q_a);
+      vector(name(Part::QANorm, ".weight"), Q, Kind::Norm, l.mla_q_a_norm);
+      matrix(name(Part::QB, ".weight"), Shape{H * (N + R), Q}, l.mla_q_b);
+    } else {
+      matrix(name(Part::Q, ".weight"), Shape{H * (N + R), E}, l.q);
+    }
+    matrix(name(Part::KvA, ".weight"), Shape{C + R, E}, l.mla_kv_a);
+    vector(name(Part::KvANorm, ".weight"), C, Kind::Norm, l.mla_kv_a_norm);
+    if (!g || src.contains(name(Part::KvB, ".weight"))) {
+      matrix(name(Part::KvB, ".weight"), Shape{H * (N + V), C}, l.mla_kv_b);
+    } else {
+      matrix(prefix + std::string(part_name(Part::KB, NameStyle::Deepseek, true)) + ".weight", Shape{H, C, N}, l.k);
+      matrix(prefix + std::string(part_name(Part::VB, NameStyle::Deepseek, true)) + ".weight", Shape{H, V, C}, l.v);
+    }
+  }
+  // kv_b (H (N + V), C) from GGUF's split halves: per head k_h = k_b[h]^T (N, C), then v_h (V, C).
+  void join_kv_b() {
+    for (LlamaModel::Layer& l : m.layers_) {
+      if (!l.k.present() || l.mla_kv_b.present() || m.config_.kv_lora_rank == 0) continue;
+      auto dense = [&](const LlamaModel::Weight& w) {
+        return w.quantized() ? dequantize(w.packed, m.dtype_) : w.dense;
+      };
+      const Tensor k = dense(l.k).transpose(1, 2), v = dense(l.v);  // (H, N, C), (H, V, C)
+      l.mla_kv_b.dense = cat({k, v.to(k.dtype())}, 1).reshape({-1, m.config_.kv_lora_rank}).contiguous();
+      l.k = {};
+      l.v = {};
     }
   }
 
@@ -318,6 +361,7 @@ struct LlamaLoader {
       if (opt.on_tensor) opt.on_tensor(i + 1, plan.size());
     }
     if (m.config_.tie_embeddings) m.lm_head_ = m.embedding_;
+    join_kv_b();
     if (m.device_.is_cuda()) fuse_projections();
     m.weight_bytes_ = bytes;
     if (!m.config_.learned_positions) m.rope_ = std::make_shared<RopeTables>(m.config_, m.dtype_, m.device_);

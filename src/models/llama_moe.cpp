@@ -22,6 +22,35 @@ Tensor clamped_swiglu(const Tensor& gate, const Tensor& up, double limit, double
   return (u + Scalar(1.0)) * (g * sigmoid(g * Scalar(alpha)));
 }
 
+// The experts each token routes to and their weights, (tokens, k) each. Mixtral, Qwen-MoE,
+// OLMoE, gpt-oss: softmax over the logits, the top k, renormalized with norm_topk_prob.
+// DeepSeek: softmax (V2) or sigmoid (V3) scores; V3 adds a per-expert bias for the choice only;
+// with groups, only the moe_topk_groups best groups (by their best score, or V3's sum of two
+// best) are searched (the others' scores masked: 0 under softmax as transformers' V2, -inf
+// under V3); the weights are the picked scores (without the bias), renormalized with
+// norm_topk_prob, times moe_routed_scale.
+SortResult route(const LlamaConfig& c, const Tensor& logits, const Tensor& select_bias) {
+  const Tensor scores = c.moe_sigmoid ? sigmoid(logits) : softmax(logits);
+  Tensor choice = select_bias.defined() ? scores + select_bias : scores;
+  if (c.moe_groups > 1) {
+    const int64_t n = logits.dim(0), G = c.moe_groups, per = c.n_expert / G, keep = c.moe_topk_groups;
+    const Tensor grouped = choice.reshape({n, G, per});
+    const Tensor group_score = c.moe_group_top2 ? sum(topk(grouped, 2).values, {-1}) : max(grouped, {-1});
+    const Tensor best = topk(group_score, keep).indices;
+    const Device dev = logits.device();
+    const Tensor kept = scatter(zeros(Shape{n, G}, DType::F32, dev), 1, best, ones(Shape{n, keep}, DType::F32, dev));
+    const Tensor in_kept =
+        gt(kept.unsqueeze(2).expand(Shape{n, G, per}).reshape({n, c.n_expert}), zeros(Shape{}, DType::F32, dev));
+    const double masked = c.moe_sigmoid ? -INFINITY : 0.0;
+    choice = where(in_kept, choice, full(Shape{}, masked, choice.dtype(), choice.device()));
+  }
+  SortResult top = topk(choice, c.n_expert_used);
+  if (select_bias.defined() || c.moe_groups > 1) top.values = gather(scores, -1, top.indices);
+  if (c.norm_topk_prob) top.values = top.values / sum(top.values, {-1}, true);
+  if (c.moe_routed_scale != 1.0) top.values = top.values * Scalar(c.moe_routed_scale);
+  return top;
+}
+
 }  // namespace
 
 bool LlamaModel::graph_recordable(int64_t lanes) const {
@@ -34,9 +63,8 @@ Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
   // The router in f32 whatever the compute dtype (as llama.cpp's products are): a 16-bit
   // product would pick other experts for tokens whose scores are close.
   const Tensor logits = apply_weight(l.router, x.to(DType::F32), l.router_b, DType::F32, quant_activation_);
-  const SortResult top = topk(softmax(logits), c.n_expert_used);
-  Tensor weights = top.values;
-  if (c.norm_topk_prob) weights = weights / sum(weights, {-1}, true);
+  const SortResult top = route(c, logits, l.select_bias);
+  const Tensor& weights = top.values;
   // The picked experts of every token: (tokens, k, out).
   auto experts = [&](const Weight& w, const Tensor& in, const LinearEpilogue& e) {
     if (w.quantized()) return mul_mat_id(in, w.packed, top.indices, quant_activation_, e, dtype_);
@@ -79,8 +107,9 @@ Tensor LlamaModel::moe_ffn(const Layer& l, const Tensor& h) const {
       s = activate(apply_weight(l.gate, x, {}, dtype_, quant_activation_), c.activation) *
           apply_weight(l.up, x, {}, dtype_, quant_activation_);
     }
-    const Tensor gate = sigmoid(linear(x, l.shared_gate.unsqueeze(0)));
-    y = y + apply_weight(l.down, s, {}, dtype_, quant_activation_) * gate;
+    const Tensor shared = apply_weight(l.down, s, {}, dtype_, quant_activation_);
+    // Qwen2-MoE scales its shared expert by a sigmoid gate; DeepSeek's are added as they are.
+    y = y + (l.shared_gate.defined() ? shared * sigmoid(linear(x, l.shared_gate.unsqueeze(0))) : shared);
   }
   return y.reshape(h.shape().dims());
 }

@@ -32,6 +32,23 @@ constexpr PartRow kGptOssRows[] = {
     {Part::Sinks, "self_attn.sinks", "attn_sinks"},
 };
 
+// DeepSeek: MLA's tensors, shared_experts (plural), the selection bias (HF: a buffer of the
+// gate, no .weight suffix; GGUF: exp_probs_b.bias; the loader spells the suffixes).
+constexpr PartRow kDeepseekRows[] = {
+    {Part::QA, "self_attn.q_a_proj", "attn_q_a"},
+    {Part::QANorm, "self_attn.q_a_layernorm", "attn_q_a_norm"},
+    {Part::QB, "self_attn.q_b_proj", "attn_q_b"},
+    {Part::KvA, "self_attn.kv_a_proj_with_mqa", "attn_kv_a_mqa"},
+    {Part::KvANorm, "self_attn.kv_a_layernorm", "attn_kv_a_norm"},
+    {Part::KvB, "self_attn.kv_b_proj", "attn_kv_b"},
+    {Part::KB, "", "attn_k_b"},
+    {Part::VB, "", "attn_v_b"},
+    {Part::SelectBias, "mlp.gate.e_score_correction_bias", "exp_probs_b"},
+    {Part::SharedGate, "mlp.shared_experts.gate_proj", "ffn_gate_shexp"},
+    {Part::SharedUp, "mlp.shared_experts.up_proj", "ffn_up_shexp"},
+    {Part::SharedDown, "mlp.shared_experts.down_proj", "ffn_down_shexp"},
+};
+
 constexpr PartRow kRows[] = {
     {Part::AttnNorm, "input_layernorm", "attn_norm"},
     {Part::Q, "self_attn.q_proj", "attn_q"},
@@ -76,6 +93,9 @@ const PartRow* find_row(NameStyle style, F&& match) {
       if (match(r)) return &r;
   if (style == NameStyle::GptOss)
     for (const PartRow& r : kGptOssRows)
+      if (match(r)) return &r;
+  if (style == NameStyle::Deepseek)
+    for (const PartRow& r : kDeepseekRows)
       if (match(r)) return &r;
   for (const PartRow& r : kRows)
     if (match(r)) return &r;

@@ -36,7 +36,19 @@ enum class Part {
   SharedUp,
   SharedDown,
   SharedExpertGate,
-  Sinks  // gpt-oss: one logit per query head
+  Sinks,  // gpt-oss: one logit per query head
+  // DeepSeek's multi-head latent attention: q's bottleneck (q_a, its norm, q_b), the latent and
+  // rope key (kv_a) and its norm, the latent's expansion kv_b (GGUF: split into k_b, v_b), and
+  // the router's selection bias.
+  QA,
+  QANorm,
+  QB,
+  KvA,
+  KvANorm,
+  KvB,
+  KB,
+  VB,
+  SelectBias
 };
 
 // Where an architecture's HF names differ from the common ones: Gemma 2, whose HF
@@ -44,7 +56,7 @@ enum class Part {
 // MoE block is "block_sparse_moe" with experts w1 / w3 / w2.
 // gpt-oss: its GGUF names the norm before the MLP post_attention_norm, its HF router is
 // mlp.router (its HF folders are read under GGUF names: GptOssFolder, llama_weights.h).
-enum class NameStyle : uint8_t { Plain, Sandwich, Mixtral, GptOss };
+enum class NameStyle : uint8_t { Plain, Sandwich, Mixtral, GptOss, Deepseek };
 
 // A layer tensor's name within its layer ("self_attn.q_proj" / "attn_q").
 std::string_view part_name(Part p, NameStyle style, bool gguf);

@@ -70,6 +70,8 @@ std::vector<double> rope_inv_freq(const RopeConfig& r, bool long_factors) {
   return inv;
 }
 
+double yarn_mscale(double factor, double mscale) { return factor <= 1 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0; }
+
 double rope_attention_factor(const RopeConfig& r) {
   if (r.scaling != RopeScaling::Yarn && r.scaling != RopeScaling::LongRope) return 1.0;
   if (r.attention_factor) return *r.attention_factor;

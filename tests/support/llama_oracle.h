@@ -19,9 +19,10 @@
 namespace wick::test {
 
 inline const std::vector<std::string>& llama_fixtures() {
-  static const std::vector<std::string> names = {"llama3",   "llama2", "mistral", "qwen2",       "qwen3",
-                                                 "gemma2",   "phi3",   "gemma3",  "mixtral",     "qwen2moe",
-                                                 "qwen3moe", "olmoe",  "gptoss",  "gptoss_mxfp4"};
+  static const std::vector<std::string> names = {"llama3",          "llama2",   "mistral", "qwen2",        "qwen3",
+                                                 "gemma2",          "phi3",     "gemma3",  "mixtral",      "qwen2moe",
+                                                 "qwen3moe",        "olmoe",    "gptoss",  "gptoss_mxfp4", "deepseek2",
+                                                 "deepseek2_group", "deepseek3"};
   return names;
 }
 
@@ -29,7 +30,8 @@ inline const std::vector<std::string>& llama_fixtures() {
 inline std::vector<std::string> llama_dense_fixtures() {
   std::vector<std::string> names;
   for (const std::string& n : llama_fixtures())
-    if (n != "mixtral" && n != "qwen2moe" && n != "qwen3moe" && n != "olmoe" && !n.starts_with("gptoss"))
+    if (n != "mixtral" && n != "qwen2moe" && n != "qwen3moe" && n != "olmoe" && !n.starts_with("gptoss") &&
+        !n.starts_with("deepseek"))
       names.push_back(n);
   return names;
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "wick/models/causal_lm.h"
@@ -45,7 +46,8 @@ struct RopeConfig {
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
   double beta_fast = 32.0, beta_slow = 1.0;              // yarn
   bool yarn_truncate = true;
-  std::optional<double> attention_factor;         // yarn, longrope: scales cos/sin; derived from factor when absent
+  double yarn_mscale_all_dim = 0;          // DeepSeek: the softmax scale grows by (0.1 ln(factor) mscale_all_dim + 1)^2
+  std::optional<double> attention_factor;  // yarn, longrope: scales cos/sin; derived from factor when absent
   std::vector<double> short_factor, long_factor;  // longrope: dims/2 divisors each
   // Per-frequency divisors (GGUF rope_freqs: llama3's rule as convert_hf_to_gguf.py stores it).
   std::vector<double> freq_factors;
@@ -94,6 +96,19 @@ struct LlamaConfig {
   // (swiglu_limit > 0; 0: the config's activation, plain).
   bool attn_sinks = false, moe_bias = false;
   double swiglu_limit = 0, swiglu_alpha = 1.702;
+  // DeepSeek's multi-head latent attention (kv_lora_rank > 0): q from x directly (q_lora_rank
+  // 0) or through a q_lora_rank bottleneck and its RMSNorm; per token one latent of
+  // kv_lora_rank (RMSNorm'd) and one rope key of qk_rope_dim shared by the heads; the latent
+  // expands per head to qk_nope_dim key dims and v_dim value dims. head_dim is then
+  // qk_nope_dim + qk_rope_dim and every head is its own key/value head.
+  int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_dim = 0;
+  // DeepSeek's routing: sigmoid scores (else softmax), a per-expert bias added for the choice
+  // only (exp_probs_b), the experts in moe_groups groups of which the moe_topk_groups best are
+  // searched (a group's score: its best expert's, or its two best summed with moe_group_top2),
+  // the picked weights times moe_routed_scale. Shared experts without a gate add to the output.
+  bool moe_sigmoid = false, moe_group_top2 = false, moe_select_bias = false, shared_expert_gate = true;
+  int64_t moe_groups = 1, moe_topk_groups = 1;
+  double moe_routed_scale = 1.0;
   // From config.json (GGUF: tokenizer.ggml.*); load() adds generation_config.json's eos ids.
   std::vector<int32_t> bos_token_ids, eos_token_ids;
   std::string torch_dtype;  // config.json's dtype ("bfloat16", ...), empty if absent
@@ -170,6 +185,10 @@ class LlamaModel final : public CausalLM {
     // gpt-oss: the sink logits (n_head, f32), the router's bias (n_expert, f32) and the
     // experts' biases (n_expert, out) in the compute dtype.
     Tensor sinks, router_b, gate_exps_b, up_exps_b, down_exps_b;
+    // DeepSeek: MLA's projections (q_a, q_b or q; kv_a; kv_b (H (nope + v), kv_lora)) and norms,
+    // and the router's selection bias (n_expert, f32).
+    Weight mla_q_a, mla_q_b, mla_kv_a, mla_kv_b;
+    Tensor mla_q_a_norm, mla_kv_a_norm, select_bias;
   };
 
  protected:
@@ -191,6 +210,10 @@ class LlamaModel final : public CausalLM {
   // kernel (rms_norm_linear / rms_norm_quant_linear); Gemma's f32 norms and LayerNorms are not.
   bool norm_fuses() const { return !config_.gemma_norms && !config_.layer_norm; }
   Tensor head(const Tensor& y) const;
+  // DeepSeek's multi-head latent attention: q, k, v as (B, H, T, qk_nope + qk_rope) heads,
+  // rotated, the values zero-padded to that width.
+  std::tuple<Tensor, Tensor, Tensor> mla_heads(const Layer& l, const Tensor& x,
+                                               const std::function<Tensor(const Tensor&)>& rotate) const;
   // The decoder blocks over x (B, T, E) with the rotary rows of the positions; attend gets
   // q (B, H, T, D) and k, v (B, KV, T, D) after rotation and returns (B, H, T, D).
   Tensor blocks(Tensor x, const Rotary& rot, const Attend& attend) const;
