@@ -190,8 +190,7 @@ void read_deepseek(const Json& j, LlamaConfig& c) {
   const bool grouped = v3 || method == "group_limited_greedy";
   c.moe_groups = grouped ? get_size(j, "n_group", 1) : 1;
   c.moe_topk_groups = grouped ? get_size(j, "topk_group", 1) : 1;
-  WICK_CHECK(c.n_expert % c.moe_groups == 0 && c.moe_topk_groups <= c.moe_groups, Format, kLlamaOp, ": n_group ",
-             c.moe_groups, " / topk_group ", c.moe_topk_groups, " do not divide ", c.n_expert, " experts");
+  check_expert_groups(c, "n_group", "topk_group");
   c.moe_group_top2 = v3;
   c.moe_select_bias = v3;
   c.norm_topk_prob = v3 && get_bool(j, "norm_topk_prob", false);  // transformers' V2 never renormalizes
@@ -353,6 +352,12 @@ NameStyle name_style(const LlamaConfig& c) {
   if (c.attn_sinks) return NameStyle::GptOss;
   if (c.kv_lora_rank > 0) return NameStyle::Deepseek;
   return c.arch == "mixtral" ? NameStyle::Mixtral : NameStyle::Plain;
+}
+
+void check_expert_groups(const LlamaConfig& c, std::string_view groups_key, std::string_view used_key) {
+  WICK_CHECK(c.moe_groups >= 1 && c.n_expert % c.moe_groups == 0 && c.moe_topk_groups <= c.moe_groups, Format, kLlamaOp,
+             ": ", groups_key, " ", c.moe_groups, " / ", used_key, " ", c.moe_topk_groups, " do not divide ",
+             c.n_expert, " experts");
 }
 
 void merge_generation_config(LlamaConfig& c, const std::string& text, const std::string& origin) {

@@ -26,6 +26,10 @@ struct ConfigKeys {
 };
 void finish_config(LlamaConfig& c, const LlamaArch& arch, const ConfigKeys& keys);
 
+// DeepSeek's expert groups: they split the experts evenly and at most all of them are searched;
+// Format naming the source's two keys otherwise.
+void check_expert_groups(const LlamaConfig& c, std::string_view groups_key, std::string_view used_key);
+
 // Adds generation_config.json's eos_token_id (an id or a list) to c.eos_token_ids: chat
 // checkpoints list their end-of-turn tokens there (Llama 3: 128001, 128008, 128009).
 void merge_generation_config(LlamaConfig& c, const std::string& json, const std::string& origin);

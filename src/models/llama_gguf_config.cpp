@@ -150,9 +150,7 @@ void read_experts(const Keys& k, const gguf::File& f, const LlamaArch& arch, Lla
     c.moe_group_top2 = c.moe_sigmoid;
     c.moe_routed_scale = k.number("expert_weights_scale").value_or(1.0);
     c.moe_select_bias = f.contains("blk." + std::to_string(c.n_layer - 1) + ".exp_probs_b.bias");
-    WICK_CHECK(c.moe_groups >= 1 && c.n_expert % c.moe_groups == 0 && c.moe_topk_groups <= c.moe_groups, Format,
-               kLlamaOp, ": GGUF expert groups ", c.moe_groups, " / ", c.moe_topk_groups, " do not divide ", c.n_expert,
-               " experts");
+    check_expert_groups(c, k.key("expert_group_count"), k.key("expert_group_used_count"));
   }
 }
 
