@@ -109,17 +109,17 @@ TEST(Harmony, RewritesChannelsAndCallsInAnyPieces) {
       // A tool call after the reasoning (<|call|> is a stop token too).
       {"<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary "
        "to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}",
-       "<think>Need the weather.</think><tool_call>{\"name\": \"get_weather\", \"arguments\": "
-       "{\"city\":\"Oslo\"}}</tool_call>"},
+       "<think>Need the weather.</think><tool_call>\n{\"name\":\"get_weather\",\"arguments\":"
+       "{\"city\":\"Oslo\"}}\n</tool_call>"},
       // The recipient in the role part, the call's end marker present.
       {"<|start|>assistant to=functions.f<|channel|>commentary json<|message|> {} <|call|>",
-       "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"},
+       "<tool_call>\n{\"name\":\"f\",\"arguments\":{}}\n</tool_call>"},
       // A preamble (commentary to no one) is shown; a final answer with markup-like text.
       {"<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>final<|message|>a <| b",
        "Checking.a <| b"},
       // Arguments that are not JSON become a JSON string (the parser then keeps them as content).
       {"<|channel|>commentary to=functions.g<|message|>not json",
-       "<tool_call>{\"name\": \"g\", \"arguments\": \"not json\"}</tool_call>"},
+       "<tool_call>\n{\"name\":\"g\",\"arguments\":\"not json\"}\n</tool_call>"},
       // No header at all: the text as it is. An unfinished analysis is closed at the end.
       {"plain answer", "plain answer"},
       {"<|channel|>analysis<|message|>cut sh", "<think>cut sh</think>"},

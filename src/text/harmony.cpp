@@ -1,8 +1,7 @@
 #include "wick/text/harmony.h"
 
-#include <nlohmann/json.hpp>
-
 #include "text/marker_text.h"
+#include "wick/text/tool_calls.h"
 
 namespace wick::text {
 
@@ -26,20 +25,12 @@ size_t partial_any(std::string_view s, std::initializer_list<std::string_view> m
   return keep;
 }
 
-// The word after "to=" in a header ("functions.get_weather"), "" when none.
-std::string recipient_of(std::string_view header) {
-  const size_t at = header.find("to=");
+// The word of a header after marker (up to a blank or the next marker), "" when none: the
+// channel after <|channel|>, the recipient after "to=" ("functions.get_weather").
+std::string_view word_after(std::string_view header, std::string_view marker) {
+  const size_t at = header.find(marker);
   if (at == std::string_view::npos) return {};
-  size_t end = at + 3;
-  while (end < header.size() && !is_blank(header[end]) && header[end] != '<') ++end;
-  return std::string(header.substr(at + 3, end - at - 3));
-}
-
-// The channel's name: the word after <|channel|>.
-std::string_view channel_of(std::string_view header) {
-  const size_t at = header.find(kChannel);
-  if (at == std::string_view::npos) return {};
-  std::string_view rest = header.substr(at + kChannel.size());
+  const std::string_view rest = header.substr(at + marker.size());
   size_t end = 0;
   while (end < rest.size() && !is_blank(rest[end]) && rest[end] != '<') ++end;
   return rest.substr(0, end);
@@ -55,18 +46,14 @@ std::string HarmonyDecoder::finish_message() {
   std::string out;
   if (kind_ == Kind::Reasoning) out = "</think>";
   if (kind_ == Kind::Call) {
-    // The recipient's name without its namespace ("functions.get_weather" -> "get_weather").
+    // The recipient's name without its namespace ("functions.get_weather" -> "get_weather"),
+    // written as a Hermes call; arguments that are not JSON go out as a JSON string, which the
+    // tool-call parser leaves as content (not an object): nothing is lost.
     const size_t dot = recipient_.find('.');
     const std::string name = dot == std::string::npos ? recipient_ : recipient_.substr(dot + 1);
-    const std::string_view args = trim_blank(body_);
-    // Arguments that are not JSON go out as a JSON string, which the tool-call parser leaves
-    // as content (not an object): nothing is lost.
-    std::string json_args(args);
-    if (!nlohmann::json::accept(args)) json_args = nlohmann::json(std::string(args)).dump();
-    out = "<tool_call>{\"name\": " + nlohmann::json(name).dump() + ", \"arguments\": " + json_args + "}</tool_call>";
+    out = write_tool_call({name, std::string(trim_blank(body_))}, ToolCallFormat::Hermes);
   }
   body_.clear();
-  header_.clear();
   recipient_.clear();
   kind_ = Kind::Text;
   state_ = State::Outside;
@@ -97,10 +84,10 @@ std::string HarmonyDecoder::push(std::string_view text) {
       case State::Header: {
         const size_t at = held_.find(kMessage);
         if (at == std::string::npos) break;  // the header is short: wait for all of it
-        header_ = held_.substr(0, at);
+        const std::string header = held_.substr(0, at);
         held_.erase(0, at + kMessage.size());
-        recipient_ = recipient_of(header_);
-        const std::string_view channel = channel_of(header_);
+        recipient_ = std::string(word_after(header, "to="));
+        const std::string_view channel = word_after(header, kChannel);
         kind_ = !recipient_.empty() && recipient_ != "user" && recipient_ != "all" ? Kind::Call
                 : channel == "analysis"                                            ? Kind::Reasoning
                                                                                    : Kind::Text;

@@ -8,7 +8,7 @@
 // HarmonyDecoder turns that stream, as it is generated, into the form wick's other thinking
 // and tool-calling models write, so that one reasoning split (reasoning.h) and one tool-call
 // parser (tool_calls.h, Hermes) serve it: analysis bodies become "<think>…</think>", final and
-// preamble bodies plain text, tool calls "<tool_call>{"name": …, "arguments": …}</tool_call>".
+// preamble bodies plain text, tool calls Hermes blocks written by write_tool_call.
 // Text before any message header (a reply that does not use the format) is passed as it is.
 #pragma once
 
@@ -33,9 +33,8 @@ class HarmonyDecoder {
   enum class State { Outside, Header, Body };
   std::string finish_message();
   State state_ = State::Outside;
-  std::string held_;    // text not yet placed
-  std::string header_;  // the current message's header (between its start and <|message|>)
-  std::string body_;    // a tool call's body so far
+  std::string held_;  // text not yet placed
+  std::string body_;  // a tool call's body so far
   enum class Kind { Reasoning, Text, Call } kind_ = Kind::Text;
   std::string recipient_;
 };
